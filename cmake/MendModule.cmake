@@ -1,0 +1,33 @@
+# mend_module(NAME DEPS dep... [PRIVATE_DEPS dep...])
+#
+# Declares the library target mend_<NAME> from every .cc file in src/<NAME>/ (globbed, so adding a
+# file needs no edit here). Public headers live in include/mend/<NAME>/, private ones beside the
+# sources. DEPS are linked PUBLIC (other mend modules by their target name, e.g. mend_base).
+function(mend_module name)
+  cmake_parse_arguments(ARG "" "" "DEPS;PRIVATE_DEPS" ${ARGN})
+  file(GLOB sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*.cc")
+  list(FILTER sources EXCLUDE REGEX ".*/main\\.cc$")
+  add_library(mend_${name} STATIC ${sources})
+  target_include_directories(mend_${name}
+    PUBLIC "${PROJECT_SOURCE_DIR}/include"
+    PRIVATE "${PROJECT_SOURCE_DIR}/src")
+  target_link_libraries(mend_${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+endfunction()
+
+# mend_module_test(NAME DEPS dep... [LABELS label...])
+#
+# One test binary per module: every *_test.cc in tests/<NAME>/ becomes part of mend_<NAME>_test,
+# registered with ctest through gtest_discover_tests under the given labels (default: unit).
+function(mend_module_test name)
+  cmake_parse_arguments(ARG "" "" "DEPS;LABELS" ${ARGN})
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS unit)
+  endif()
+  file(GLOB sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc")
+  add_executable(mend_${name}_test ${sources})
+  target_include_directories(mend_${name}_test PRIVATE "${PROJECT_SOURCE_DIR}/src" "${PROJECT_SOURCE_DIR}")
+  target_link_libraries(mend_${name}_test PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
+  gtest_discover_tests(mend_${name}_test
+    PROPERTIES LABELS "${ARG_LABELS}"
+    DISCOVERY_TIMEOUT 60)
+endfunction()

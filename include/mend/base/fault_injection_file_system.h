@@ -1,0 +1,75 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "mend/base/file_system.h"
+
+namespace mend {
+
+// The kinds of filesystem operation a fault can target.
+enum class FsOp {
+  kOpen,  // OpenWritable / OpenReadable
+  kRead,
+  kWrite,  // WritableFile::Append
+  kSync,   // WritableFile::Sync
+  kClose,
+  kRename,
+  kSyncDir,
+  kUnlink,
+  kList,
+  kCreateDirs,
+  kStat,
+  kLock,
+};
+
+// Wraps another FileSystem and injects faults. Thread-safe.
+//
+//   FaultInjectionFileSystem fs(&memory_fs);
+//   fs.FailNext(FsOp::kSync, ENOSPC);        // the next fsync fails with ENOSPC
+//   fs.FailAfter(FsOp::kWrite, 3, EIO);      // the 4th write from now fails (a crash point)
+//   fs.CutPower();                           // forwarded to a MemoryFileSystem base
+//
+// Failed operations return ErrnoToStatus(errno) and have no effect. A failing partial write
+// (SetTornWrites) first writes a prefix of the data, as a real disk may.
+class FaultInjectionFileSystem final : public FileSystem {
+ public:
+  // `base` must outlive this object. CutPower/DropUnsyncedData need `base` to be a
+  // MemoryFileSystem (otherwise they return kUnimplemented).
+  explicit FaultInjectionFileSystem(FileSystem* base);
+  ~FaultInjectionFileSystem() override;
+
+  // The next operation of kind `op` fails with `err`.
+  void FailNext(FsOp op, int err);
+  // After `n` more successful operations of kind `op`, the following one fails with `err`.
+  void FailAfter(FsOp op, int n, int err);
+  // Every operation of kind `op` fails with `err` until ClearFaults().
+  void FailAlways(FsOp op, int err);
+  void ClearFaults();
+  // When on, a failing kWrite writes the first half of its data before failing.
+  void SetTornWrites(bool on);
+  // How many operations of kind `op` were attempted (failed ones included).
+  int Count(FsOp op) const;
+
+  Status DropUnsyncedData();
+  Status CutPower();
+
+  Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path,
+                                                     WriteMode mode) override;
+  Result<std::unique_ptr<ReadableFile>> OpenReadable(const std::string& path) override;
+  Status Rename(const std::string& from, const std::string& to) override;
+  Status SyncDir(const std::string& dir) override;
+  Status Unlink(const std::string& path) override;
+  Result<std::vector<std::string>> List(const std::string& dir) override;
+  Status CreateDirs(const std::string& dir) override;
+  Result<FileInfo> Stat(const std::string& path) override;
+  Result<std::unique_ptr<FileLock>> Lock(const std::string& path) override;
+
+ private:
+  class Faults;
+  FileSystem* base_;
+  std::shared_ptr<Faults> faults_;
+};
+
+}  // namespace mend

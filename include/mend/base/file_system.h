@@ -1,0 +1,105 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mend/base/result.h"
+
+namespace mend {
+
+// A file open for writing. Data written with Append() is durable only after Sync() returns OK.
+// Not thread-safe. Destroying an unclosed file closes it (errors are then ignored).
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual Status Append(std::string_view data) = 0;
+  virtual Status Sync() = 0;  // fsync(2): data and metadata of this file
+  virtual Status Close() = 0;
+};
+
+// A file open for sequential reading. Not thread-safe.
+class ReadableFile {
+ public:
+  virtual ~ReadableFile() = default;
+  // Reads up to `n` bytes into `out` (replacing its contents); an empty result means end of file.
+  virtual Status Read(size_t n, std::string* out) = 0;
+  // Reads exactly `n` bytes (looping over short reads). Ending early is kDataLoss (a torn or
+  // truncated file), so callers can tell truncation apart from I/O errors.
+  Status ReadExactly(size_t n, std::string* out);
+};
+
+// An exclusive advisory lock on a file (flock-like: held by this open file, released when the
+// object is destroyed or the process dies).
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
+enum class WriteMode {
+  kTruncate,         // create or truncate
+  kAppend,           // create or append
+  kCreateExclusive,  // fail with kAlreadyExists when the file exists
+};
+
+struct FileInfo {
+  uint64_t size = 0;
+  bool is_directory = false;
+};
+
+// The filesystem seam (LevelDB's Env, narrowed to what mend needs). Paths are plain strings;
+// errors carry the path and the system's description. Implementations are thread-safe.
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  virtual Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path,
+                                                             WriteMode mode) = 0;
+  virtual Result<std::unique_ptr<ReadableFile>> OpenReadable(const std::string& path) = 0;
+  // rename(2): atomic replacement of `to`; durable once the parent directory is synced.
+  virtual Status Rename(const std::string& from, const std::string& to) = 0;
+  // fsync(2) of a directory, making creations, renames and unlinks in it durable.
+  virtual Status SyncDir(const std::string& dir) = 0;
+  virtual Status Unlink(const std::string& path) = 0;
+  // Names (not paths) of the entries of `dir`, without "." and "..", sorted.
+  virtual Result<std::vector<std::string>> List(const std::string& dir) = 0;
+  // mkdir -p. Existing directories are fine.
+  virtual Status CreateDirs(const std::string& dir) = 0;
+  virtual Result<FileInfo> Stat(const std::string& path) = 0;
+  // Takes an exclusive lock on `path` (created if missing) without blocking: kUnavailable when
+  // another holder (in this or another process) has it.
+  virtual Result<std::unique_ptr<FileLock>> Lock(const std::string& path) = 0;
+
+  bool Exists(const std::string& path) { return Stat(path).ok(); }
+};
+
+// Whole-file helpers on top of any FileSystem.
+Result<std::string> ReadFileToString(FileSystem& fs, const std::string& path);
+// Writes `data` to `path` crash-safely: a temporary file in the same directory → Sync → Rename →
+// SyncDir. Readers see either the old or the new contents, never a mix.
+Status WriteFileAtomically(FileSystem& fs, const std::string& path, std::string_view data);
+// "a/b" + "c" → "a/b/c"; DirName("a/b/c") → "a/b"; BaseName("a/b/c") → "c".
+std::string JoinPath(std::string_view a, std::string_view b);
+std::string DirName(std::string_view path);
+std::string BaseName(std::string_view path);
+
+// The operating system's filesystem (POSIX calls).
+class PosixFileSystem final : public FileSystem {
+ public:
+  Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path,
+                                                     WriteMode mode) override;
+  Result<std::unique_ptr<ReadableFile>> OpenReadable(const std::string& path) override;
+  Status Rename(const std::string& from, const std::string& to) override;
+  Status SyncDir(const std::string& dir) override;
+  Status Unlink(const std::string& path) override;
+  Result<std::vector<std::string>> List(const std::string& dir) override;
+  Status CreateDirs(const std::string& dir) override;
+  Result<FileInfo> Stat(const std::string& path) override;
+  Result<std::unique_ptr<FileLock>> Lock(const std::string& path) override;
+
+  static PosixFileSystem* Default();
+};
+
+}  // namespace mend

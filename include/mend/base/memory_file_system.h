@@ -1,0 +1,44 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "mend/base/file_system.h"
+
+namespace mend {
+
+// An in-memory filesystem for tests. It models durability: every file has its written bytes and
+// the prefix that has been synced, and every directory entry (creation, rename, unlink) is either
+// synced (SyncDir of its parent) or not. CutPower() keeps only what a real disk would keep after a
+// power cut: synced bytes of files whose entries were synced. Thread-safe.
+class MemoryFileSystem final : public FileSystem {
+ public:
+  MemoryFileSystem();
+  ~MemoryFileSystem() override;
+
+  Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path,
+                                                     WriteMode mode) override;
+  Result<std::unique_ptr<ReadableFile>> OpenReadable(const std::string& path) override;
+  Status Rename(const std::string& from, const std::string& to) override;
+  Status SyncDir(const std::string& dir) override;
+  Status Unlink(const std::string& path) override;
+  Result<std::vector<std::string>> List(const std::string& dir) override;
+  Status CreateDirs(const std::string& dir) override;
+  Result<FileInfo> Stat(const std::string& path) override;
+  Result<std::unique_ptr<FileLock>> Lock(const std::string& path) override;
+
+  // Discards file bytes not yet synced (the directory entries stay).
+  void DropUnsyncedData();
+  // Simulates a power cut: DropUnsyncedData() plus undoing every directory change not yet made
+  // durable by SyncDir. Open files and locks become invalid (their operations fail).
+  void CutPower();
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace mend

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string_view>
+
+#include "mend/base/result.h"
+#include "mend/llm/types.h"
+
+namespace mend::llm {
+
+// A chat model. Complete() makes one request and returns one completion, or an error whose class
+// (ClassOf) drives recovery (DESIGN.md §5):
+//   transient  kUnavailable (5xx, connection refused/reset, malformed or truncated body),
+//              kDeadlineExceeded (timeouts), kResourceExhausted (429, with retry_after() when the
+//              server sent Retry-After)
+//   permanent  kInvalidArgument (400, context too long), kFailedPrecondition (413 payload too large)
+//   auth       kUnauthenticated (401), kPermissionDenied (403); never an outage
+// The status's detail_code() carries "http_<status>" for HTTP errors. Messages never contain the
+// API key. Providers do not retry: retrying is the caller's policy. Implementations are
+// thread-safe: concurrent Complete() calls are allowed.
+class LlmProvider {
+ public:
+  virtual ~LlmProvider() = default;
+  virtual Result<Completion> Complete(const CompletionRequest& request) = 0;
+  // "openai", "anthropic", "scripted".
+  virtual std::string_view name() const = 0;
+};
+
+}  // namespace mend::llm
