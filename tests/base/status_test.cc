@@ -41,7 +41,8 @@ TEST(StatusTest, ClassesFollowTheCode) {
 }
 
 TEST(StatusTest, DetailsSurviveCopies) {
-  Status s = ResourceExhaustedError("rate limited", std::chrono::seconds(7)).WithDetailCode("http_429");
+  Status s =
+      ResourceExhaustedError("rate limited", std::chrono::seconds(7)).WithDetailCode("http_429");
   Status copy = s.Annotate("openai");
   EXPECT_EQ(copy.message(), "openai: rate limited");
   EXPECT_EQ(copy.retry_after(), std::chrono::milliseconds(7000));
@@ -50,7 +51,8 @@ TEST(StatusTest, DetailsSurviveCopies) {
 }
 
 TEST(StatusTest, ErrnoMapping) {
-  EXPECT_THAT(ErrnoToStatus(ENOENT, "open a"), StatusIs(StatusCode::kNotFound, HasSubstr("open a")));
+  EXPECT_THAT(ErrnoToStatus(ENOENT, "open a"),
+              StatusIs(StatusCode::kNotFound, HasSubstr("open a")));
   EXPECT_THAT(ErrnoToStatus(ENOSPC, "write"), StatusIs(StatusCode::kResourceExhausted));
   EXPECT_THAT(ErrnoToStatus(EIO, "fsync"), StatusIs(StatusCode::kInternal));
 }

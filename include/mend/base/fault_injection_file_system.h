@@ -31,8 +31,10 @@ enum class FsOp {
 //   fs.FailAfter(FsOp::kWrite, 3, EIO);      // the 4th write from now fails (a crash point)
 //   fs.CutPower();                           // forwarded to a MemoryFileSystem base
 //
-// Failed operations return ErrnoToStatus(errno) and have no effect. A failing partial write
-// (SetTornWrites) first writes a prefix of the data, as a real disk may.
+// Failed operations return ErrnoToStatus(errno) (the message names the operation and the path and
+// says "injected fault") and have no effect; a file whose Close() failed stays open until it is
+// destroyed. A failing partial write (SetTornWrites) first writes a prefix of the data, as a real
+// disk may. Files handed out keep following the fault plan and may outlive this object.
 class FaultInjectionFileSystem final : public FileSystem {
  public:
   // `base` must outlive this object. CutPower/DropUnsyncedData need `base` to be a
@@ -40,12 +42,13 @@ class FaultInjectionFileSystem final : public FileSystem {
   explicit FaultInjectionFileSystem(FileSystem* base);
   ~FaultInjectionFileSystem() override;
 
-  // The next operation of kind `op` fails with `err`.
+  // The next operation of kind `op` fails with `err`. Replaces a pending FailAfter() of `op`.
   void FailNext(FsOp op, int err);
   // After `n` more successful operations of kind `op`, the following one fails with `err`.
   void FailAfter(FsOp op, int n, int err);
   // Every operation of kind `op` fails with `err` until ClearFaults().
   void FailAlways(FsOp op, int err);
+  // Disarms every fault (counts are kept).
   void ClearFaults();
   // When on, a failing kWrite writes the first half of its data before failing.
   void SetTornWrites(bool on);

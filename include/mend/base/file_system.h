@@ -11,7 +11,8 @@
 namespace mend {
 
 // A file open for writing. Data written with Append() is durable only after Sync() returns OK.
-// Not thread-safe. Destroying an unclosed file closes it (errors are then ignored).
+// Not thread-safe. Destroying an unclosed file closes it (errors are then ignored). Operations on
+// a closed file fail with kFailedPrecondition.
 class WritableFile {
  public:
   virtual ~WritableFile() = default;
@@ -27,7 +28,8 @@ class ReadableFile {
   // Reads up to `n` bytes into `out` (replacing its contents); an empty result means end of file.
   virtual Status Read(size_t n, std::string* out) = 0;
   // Reads exactly `n` bytes (looping over short reads). Ending early is kDataLoss (a torn or
-  // truncated file), so callers can tell truncation apart from I/O errors.
+  // truncated file), so callers can tell truncation apart from I/O errors; `out` then holds the
+  // bytes that were read.
   Status ReadExactly(size_t n, std::string* out);
 };
 
@@ -69,7 +71,8 @@ class FileSystem {
   virtual Status CreateDirs(const std::string& dir) = 0;
   virtual Result<FileInfo> Stat(const std::string& path) = 0;
   // Takes an exclusive lock on `path` (created if missing) without blocking: kUnavailable when
-  // another holder (in this or another process) has it.
+  // another holder (in this or another process) has it. A second Lock() of the same path in the
+  // same process also fails: the lock belongs to the returned object, not to the process.
   virtual Result<std::unique_ptr<FileLock>> Lock(const std::string& path) = 0;
 
   bool Exists(const std::string& path) { return Stat(path).ok(); }
@@ -77,15 +80,20 @@ class FileSystem {
 
 // Whole-file helpers on top of any FileSystem.
 Result<std::string> ReadFileToString(FileSystem& fs, const std::string& path);
-// Writes `data` to `path` crash-safely: a temporary file in the same directory → Sync → Rename →
-// SyncDir. Readers see either the old or the new contents, never a mix.
+// Writes `data` to `path` crash-safely: a temporary file `<path>.tmp` → Sync → Rename → SyncDir of
+// the parent. Readers see either the old or the new contents, never a mix. On failure the
+// temporary is removed (best effort). Concurrent writers of one path must serialize themselves.
 Status WriteFileAtomically(FileSystem& fs, const std::string& path, std::string_view data);
-// "a/b" + "c" → "a/b/c"; DirName("a/b/c") → "a/b"; BaseName("a/b/c") → "c".
+// Purely lexical. JoinPath("a/b", "c") → "a/b/c" with exactly one '/' between the parts (an empty
+// part yields the other). DirName("a/b/c") → "a/b", DirName("c") → ".", DirName("/c") → "/".
+// BaseName("a/b/c") → "c". Trailing slashes are ignored: DirName("a/b/") → "a".
 std::string JoinPath(std::string_view a, std::string_view b);
 std::string DirName(std::string_view path);
 std::string BaseName(std::string_view path);
 
-// The operating system's filesystem (POSIX calls).
+// The operating system's filesystem (POSIX calls). Every descriptor is opened O_CLOEXEC; EINTR is
+// retried and short writes continue. Errors come from ErrnoToStatus with the operation and the
+// path in the message. Lock() uses flock(2) on a fresh descriptor.
 class PosixFileSystem final : public FileSystem {
  public:
   Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path,

@@ -14,6 +14,13 @@ namespace mend {
 // the prefix that has been synced, and every directory entry (creation, rename, unlink) is either
 // synced (SyncDir of its parent) or not. CutPower() keeps only what a real disk would keep after a
 // power cut: synced bytes of files whose entries were synced. Thread-safe.
+//
+// Simplifications: directories made by CreateDirs() are durable at once (as if their parent had
+// been synced); Rename() of a directory is kUnimplemented; a rename between two directories is
+// made durable separately in each (syncing only the target keeps both names after a power cut).
+// Errors use the codes ErrnoToStatus gives the matching errno. Paths are normalized lexically
+// ("a//b/./c" is "a/b/c"); "/" and "." are roots that always exist. Files and locks handed out
+// may outlive the filesystem.
 class MemoryFileSystem final : public FileSystem {
  public:
   MemoryFileSystem();
@@ -33,7 +40,8 @@ class MemoryFileSystem final : public FileSystem {
   // Discards file bytes not yet synced (the directory entries stay).
   void DropUnsyncedData();
   // Simulates a power cut: DropUnsyncedData() plus undoing every directory change not yet made
-  // durable by SyncDir. Open files and locks become invalid (their operations fail).
+  // durable by SyncDir. Open files become invalid (their operations fail with
+  // kFailedPrecondition) and locks are released, as if the owning process had died.
   void CutPower();
 
  private:

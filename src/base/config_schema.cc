@@ -1,0 +1,160 @@
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mend/base/config.h"
+
+namespace mend {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+ConfigKeySpec String(std::string name, std::string env_var, std::string flag, std::string help) {
+  ConfigKeySpec spec;
+  spec.name = std::move(name);
+  spec.env_var = std::move(env_var);
+  spec.flag = std::move(flag);
+  spec.help = std::move(help);
+  return spec;
+}
+
+ConfigKeySpec Bool(std::string name, bool default_value, std::string env_var, std::string help) {
+  ConfigKeySpec spec = String(std::move(name), std::move(env_var), "", std::move(help));
+  spec.type = ConfigType::kBool;
+  spec.default_value = default_value ? "true" : "false";
+  return spec;
+}
+
+ConfigKeySpec Int(std::string name, std::int64_t default_value, std::int64_t min, std::int64_t max,
+                  std::string env_var, std::string help) {
+  ConfigKeySpec spec = String(std::move(name), std::move(env_var), "", std::move(help));
+  spec.type = ConfigType::kInt;
+  spec.default_value = std::to_string(default_value);
+  spec.int_min = min;
+  spec.int_max = max;
+  return spec;
+}
+
+ConfigKeySpec Duration(std::string name, std::string default_value, milliseconds min,
+                       milliseconds max, std::string env_var, std::string flag, std::string help) {
+  ConfigKeySpec spec =
+      String(std::move(name), std::move(env_var), std::move(flag), std::move(help));
+  spec.type = ConfigType::kDuration;
+  spec.default_value = std::move(default_value);
+  spec.duration_min = min;
+  spec.duration_max = max;
+  return spec;
+}
+
+void AddGeneralKeys(std::vector<ConfigKeySpec>& keys) {
+  ConfigKeySpec home = String("home", "MEND_HOME", "home", "state directory of mend (DESIGN §3)");
+  home.default_value = "{user_home}/.mend";
+  home.file_allowed = false;
+  keys.push_back(std::move(home));
+
+  ConfigKeySpec store = String("store.url", "MEND_STORE", "",
+                               "runs store: empty for SQLite in home, or postgres://...");
+  store.sensitivity = Sensitivity::kUrl;
+  keys.push_back(std::move(store));
+
+  ConfigKeySpec level = String("log.level", "MEND_LOG_LEVEL", "", "diagnostic log verbosity");
+  level.type = ConfigType::kEnum;
+  level.choices = {"debug", "info", "warn", "error"};
+  level.default_value = "info";
+  keys.push_back(std::move(level));
+}
+
+void AddProviderKeys(std::vector<ConfigKeySpec>& keys) {
+  ConfigKeySpec name = String("provider.name", "MEND_PROVIDER", "provider", "LLM provider");
+  name.type = ConfigType::kEnum;
+  name.choices = {"openai", "anthropic", "scripted"};
+  name.default_value = "openai";
+  keys.push_back(std::move(name));
+
+  keys.push_back(String("provider.model", "MEND_MODEL", "model",
+                        "model name; empty for the provider's default"));
+  ConfigKeySpec url = String("provider.base_url", "MEND_BASE_URL", "base-url",
+                             "API base URL; empty for the provider's public endpoint");
+  url.sensitivity = Sensitivity::kUrl;
+  keys.push_back(std::move(url));
+
+  ConfigKeySpec key = String("provider.api_key", "MEND_API_KEY", "", "API key (secret)");
+  key.sensitivity = Sensitivity::kSecret;
+  key.env_fallbacks = {{"provider.name", "openai", "OPENAI_API_KEY"},
+                       {"provider.name", "anthropic", "ANTHROPIC_API_KEY"}};
+  keys.push_back(std::move(key));
+
+  keys.push_back(Duration("provider.connect_timeout", "10s", milliseconds(100), minutes(5),
+                          "MEND_CONNECT_TIMEOUT", "connect-timeout",
+                          "time allowed to open a connection"));
+  keys.push_back(Duration("provider.timeout", "2m", seconds(1), hours(1), "MEND_TIMEOUT", "timeout",
+                          "total time allowed for one model request"));
+  keys.push_back(String("provider.prices_file", "MEND_PRICES_FILE", "prices-file",
+                        "JSON price table overriding the built-in prices"));
+  keys.push_back(String("provider.script_file", "MEND_SCRIPT_FILE", "script-file",
+                        "JSON script of responses for the scripted provider"));
+}
+
+// The reflexion keys mirror the seed's CHATCLI_QUALITY_REFLEXION_* variables (DESIGN §8).
+void AddReflexionKeys(std::vector<ConfigKeySpec>& keys) {
+  const std::string e = "MEND_QUALITY_REFLEXION_";
+  keys.push_back(Bool("reflexion.enabled", true, e + "ENABLED", "master switch of reflexion"));
+  keys.push_back(Bool("reflexion.on_error", true, e + "ON_ERROR", "reflect on errors"));
+  keys.push_back(Bool("reflexion.on_hallucination", true, e + "ON_HALLUCINATION",
+                      "reflect on verified_with_discrepancy"));
+  keys.push_back(Bool("reflexion.on_low_quality", false, e + "ON_LOW_QUALITY",
+                      "reflect on refine_low_quality"));
+  keys.push_back(Bool("reflexion.persist", true, e + "PERSIST", "write lessons to memory"));
+
+  const std::string q = e + "QUEUE_";
+  keys.push_back(Bool("reflexion.queue.enabled", true, q + "ENABLED", "durable lesson queue"));
+  keys.push_back(Int("reflexion.queue.workers", 2, 1, 64, q + "WORKERS", "lesson workers"));
+  keys.push_back(
+      Int("reflexion.queue.capacity", 1000, 1, 1'000'000, q + "CAPACITY", "in-memory queue depth"));
+  keys.push_back(Bool("reflexion.queue.drop_oldest", false, q + "DROP_OLDEST",
+                      "overflow policy: drop the oldest instead of blocking"));
+  keys.push_back(Duration("reflexion.queue.block_timeout", "5s", milliseconds(0), minutes(10),
+                          q + "BLOCK_TIMEOUT", "", "how long a full queue blocks an enqueue"));
+  keys.push_back(Int("reflexion.queue.max_attempts", 5, 1, 100, q + "MAX_ATTEMPTS",
+                     "attempts per job before the dead-letter queue"));
+  keys.push_back(Duration("reflexion.queue.initial_delay", "1s", milliseconds(1), hours(1),
+                          q + "INITIAL_DELAY", "", "first retry delay"));
+  keys.push_back(Duration("reflexion.queue.max_delay", "5m", milliseconds(1), hours(24),
+                          q + "MAX_DELAY", "", "cap of the retry delay"));
+  ConfigKeySpec jitter =
+      String("reflexion.queue.jitter", q + "JITTER", "", "fractional jitter of the retry delay");
+  jitter.type = ConfigType::kDouble;
+  jitter.default_value = "0.2";
+  jitter.double_max = 0.5;
+  keys.push_back(std::move(jitter));
+  keys.push_back(Duration("reflexion.queue.job_timeout", "2m", seconds(1), hours(1),
+                          q + "JOB_TIMEOUT", "", "time allowed for one lesson job"));
+  keys.push_back(Duration("reflexion.queue.stale_after", "168h", minutes(1), hours(24 * 365),
+                          q + "STALE_AFTER", "", "pending jobs older than this are discarded"));
+  ConfigKeySpec dir = String("reflexion.queue.base_dir", q + "BASE_DIR", "",
+                             "directory of the lesson WAL and dead-letter queue");
+  dir.default_value = "{home}/reflexion";
+  keys.push_back(std::move(dir));
+}
+
+std::vector<ConfigKeySpec> BuildSchema() {
+  std::vector<ConfigKeySpec> keys;
+  AddGeneralKeys(keys);
+  AddProviderKeys(keys);
+  AddReflexionKeys(keys);
+  return keys;
+}
+
+}  // namespace
+
+const std::vector<ConfigKeySpec>& DefaultConfigSchema() {
+  static const std::vector<ConfigKeySpec>* const kSchema =
+      new std::vector<ConfigKeySpec>(BuildSchema());
+  return *kSchema;
+}
+
+}  // namespace mend

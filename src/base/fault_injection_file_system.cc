@@ -1,0 +1,230 @@
+#include "mend/base/fault_injection_file_system.h"
+
+#include <array>
+
+#include "mend/base/memory_file_system.h"
+
+namespace mend {
+
+namespace {
+
+constexpr size_t kNumOps = static_cast<size_t>(FsOp::kLock) + 1;
+
+std::string_view OpName(FsOp op) {
+  static constexpr std::array<std::string_view, kNumOps> kNames = {
+      "open",   "read", "write", "sync", "close", "rename", "fsync directory",
+      "unlink", "list", "mkdir", "stat", "lock"};
+  return kNames[static_cast<size_t>(op)];
+}
+
+// The fault plan. It is shared with the files handed out, which may outlive the filesystem.
+class FaultPlan {
+ public:
+  // Counts an attempt of `op` and returns the errno it must fail with, or 0 to let it through.
+  int Attempt(FsOp op) {
+    std::lock_guard<std::mutex> guard(mu_);
+    Rule& rule = rules_[Index(op)];
+    ++rule.count;
+    if (rule.always != 0) return rule.always;
+    if (rule.countdown < 0) return 0;
+    if (rule.countdown > 0) {
+      --rule.countdown;
+      return 0;
+    }
+    rule.countdown = -1;  // A one-shot fault fires once.
+    return rule.once;
+  }
+
+  void FailAfter(FsOp op, int n, int err) {
+    std::lock_guard<std::mutex> guard(mu_);
+    rules_[Index(op)].countdown = n;
+    rules_[Index(op)].once = err;
+  }
+
+  void FailAlways(FsOp op, int err) {
+    std::lock_guard<std::mutex> guard(mu_);
+    rules_[Index(op)].always = err;
+  }
+
+  void Clear() {
+    std::lock_guard<std::mutex> guard(mu_);
+    for (Rule& rule : rules_) rule = Rule{.count = rule.count};
+  }
+
+  void SetTornWrites(bool on) {
+    std::lock_guard<std::mutex> guard(mu_);
+    torn_writes_ = on;
+  }
+
+  bool torn_writes() const {
+    std::lock_guard<std::mutex> guard(mu_);
+    return torn_writes_;
+  }
+
+  int Count(FsOp op) const {
+    std::lock_guard<std::mutex> guard(mu_);
+    return rules_[Index(op)].count;
+  }
+
+ private:
+  struct Rule {
+    int count = 0;
+    int countdown = -1;  // Successes left before the one-shot fault; -1 when none is armed.
+    int once = 0;        // The errno of the one-shot fault.
+    int always = 0;      // Non-zero: every attempt fails with this errno.
+  };
+  static size_t Index(FsOp op) { return static_cast<size_t>(op); }
+
+  mutable std::mutex mu_;
+  std::array<Rule, kNumOps> rules_{};
+  bool torn_writes_ = false;
+};
+
+Status Injected(int err, FsOp op, std::string_view path) {
+  std::string context(OpName(op));
+  context += ' ';
+  context.append(path);
+  context += " (injected fault)";
+  return ErrnoToStatus(err, context);
+}
+
+// Counts an attempt of `op` and returns the injected error, if any.
+Status Inject(FaultPlan& plan, FsOp op, std::string_view path) {
+  const int err = plan.Attempt(op);
+  return err == 0 ? OkStatus() : Injected(err, op, path);
+}
+
+class FaultWritableFile final : public WritableFile {
+ public:
+  FaultWritableFile(std::unique_ptr<WritableFile> base, std::shared_ptr<FaultPlan> plan,
+                    std::string path)
+      : base_(std::move(base)), plan_(std::move(plan)), path_(std::move(path)) {}
+
+  Status Append(std::string_view data) override {
+    if (const int err = plan_->Attempt(FsOp::kWrite); err != 0) {
+      // A disk may persist part of a write that reports failure.
+      if (plan_->torn_writes()) base_->Append(data.substr(0, data.size() / 2)).IgnoreError();
+      return Injected(err, FsOp::kWrite, path_);
+    }
+    return base_->Append(data);
+  }
+
+  Status Sync() override {
+    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kSync, path_));
+    return base_->Sync();
+  }
+
+  Status Close() override {
+    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kClose, path_));
+    return base_->Close();
+  }
+
+ private:
+  std::unique_ptr<WritableFile> base_;
+  std::shared_ptr<FaultPlan> plan_;
+  std::string path_;
+};
+
+class FaultReadableFile final : public ReadableFile {
+ public:
+  FaultReadableFile(std::unique_ptr<ReadableFile> base, std::shared_ptr<FaultPlan> plan,
+                    std::string path)
+      : base_(std::move(base)), plan_(std::move(plan)), path_(std::move(path)) {}
+
+  Status Read(size_t n, std::string* out) override {
+    if (const int err = plan_->Attempt(FsOp::kRead); err != 0) {
+      out->clear();
+      return Injected(err, FsOp::kRead, path_);
+    }
+    return base_->Read(n, out);
+  }
+
+ private:
+  std::unique_ptr<ReadableFile> base_;
+  std::shared_ptr<FaultPlan> plan_;
+  std::string path_;
+};
+
+}  // namespace
+
+class FaultInjectionFileSystem::Faults : public FaultPlan {};
+
+FaultInjectionFileSystem::FaultInjectionFileSystem(FileSystem* base)
+    : base_(base), faults_(std::make_shared<Faults>()) {}
+FaultInjectionFileSystem::~FaultInjectionFileSystem() = default;
+
+void FaultInjectionFileSystem::FailNext(FsOp op, int err) { faults_->FailAfter(op, 0, err); }
+void FaultInjectionFileSystem::FailAfter(FsOp op, int n, int err) {
+  faults_->FailAfter(op, n, err);
+}
+void FaultInjectionFileSystem::FailAlways(FsOp op, int err) { faults_->FailAlways(op, err); }
+void FaultInjectionFileSystem::ClearFaults() { faults_->Clear(); }
+void FaultInjectionFileSystem::SetTornWrites(bool on) { faults_->SetTornWrites(on); }
+int FaultInjectionFileSystem::Count(FsOp op) const { return faults_->Count(op); }
+
+Status FaultInjectionFileSystem::DropUnsyncedData() {
+  auto* memory = dynamic_cast<MemoryFileSystem*>(base_);
+  if (memory == nullptr) return UnimplementedError("DropUnsyncedData needs a MemoryFileSystem");
+  memory->DropUnsyncedData();
+  return OkStatus();
+}
+
+Status FaultInjectionFileSystem::CutPower() {
+  auto* memory = dynamic_cast<MemoryFileSystem*>(base_);
+  if (memory == nullptr) return UnimplementedError("CutPower needs a MemoryFileSystem");
+  memory->CutPower();
+  return OkStatus();
+}
+
+Result<std::unique_ptr<WritableFile>> FaultInjectionFileSystem::OpenWritable(
+    const std::string& path, WriteMode mode) {
+  MEND_RETURN_IF_ERROR(Inject(*faults_, FsOp::kOpen, path));
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, base_->OpenWritable(path, mode));
+  return std::unique_ptr<WritableFile>(
+      std::make_unique<FaultWritableFile>(std::move(file), faults_, path));
+}
+
+Result<std::unique_ptr<ReadableFile>> FaultInjectionFileSystem::OpenReadable(
+    const std::string& path) {
+  MEND_RETURN_IF_ERROR(Inject(*faults_, FsOp::kOpen, path));
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<ReadableFile> file, base_->OpenReadable(path));
+  return std::unique_ptr<ReadableFile>(
+      std::make_unique<FaultReadableFile>(std::move(file), faults_, path));
+}
+
+Status FaultInjectionFileSystem::Rename(const std::string& from, const std::string& to) {
+  MEND_RETURN_IF_ERROR(Inject(*faults_, FsOp::kRename, from + " to " + to));
+  return base_->Rename(from, to);
+}
+
+Status FaultInjectionFileSystem::SyncDir(const std::string& dir) {
+  MEND_RETURN_IF_ERROR(Inject(*faults_, FsOp::kSyncDir, dir));
+  return base_->SyncDir(dir);
+}
+
+Status FaultInjectionFileSystem::Unlink(const std::string& path) {
+  MEND_RETURN_IF_ERROR(Inject(*faults_, FsOp::kUnlink, path));
+  return base_->Unlink(path);
+}
+
+Result<std::vector<std::string>> FaultInjectionFileSystem::List(const std::string& dir) {
+  MEND_RETURN_IF_ERROR(Inject(*faults_, FsOp::kList, dir));
+  return base_->List(dir);
+}
+
+Status FaultInjectionFileSystem::CreateDirs(const std::string& dir) {
+  MEND_RETURN_IF_ERROR(Inject(*faults_, FsOp::kCreateDirs, dir));
+  return base_->CreateDirs(dir);
+}
+
+Result<FileInfo> FaultInjectionFileSystem::Stat(const std::string& path) {
+  MEND_RETURN_IF_ERROR(Inject(*faults_, FsOp::kStat, path));
+  return base_->Stat(path);
+}
+
+Result<std::unique_ptr<FileLock>> FaultInjectionFileSystem::Lock(const std::string& path) {
+  MEND_RETURN_IF_ERROR(Inject(*faults_, FsOp::kLock, path));
+  return base_->Lock(path);
+}
+
+}  // namespace mend
