@@ -2,9 +2,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "mend/base/result.h"
@@ -22,13 +25,13 @@ struct FakeResponse {
   };
   enum class Fault {
     kNone,
-    kMalformedJson,    // 200 with a body that is not JSON
-    kTruncatedBody,    // 200 whose body stops halfway (Content-Length promises more)
-    kHtmlErrorPage,    // `status` with a proxy's HTML page instead of JSON
-    kDropConnection,   // close the connection without answering
-    kEmptyBody,        // 200 with an empty body
-    kNonUtf8,          // 200 whose text contains invalid UTF-8 bytes
-    kOversizedBody,    // 200 with a body of `oversize_bytes` bytes of valid JSON
+    kMalformedJson,   // 200 with a body that is not JSON
+    kTruncatedBody,   // 200 whose body stops halfway (Content-Length promises more)
+    kHtmlErrorPage,   // `status` (502 when below 400) with a proxy's HTML page, text/html
+    kDropConnection,  // close the connection without answering
+    kEmptyBody,       // 200 with an empty body
+    kNonUtf8,         // 200 whose text is `text` followed by invalid UTF-8 bytes
+    kOversizedBody,   // 200 with a body of `oversize_bytes` bytes of valid JSON
   };
 
   int status = 200;
@@ -37,15 +40,20 @@ struct FakeResponse {
   int64_t input_tokens = 10;
   int64_t output_tokens = 5;
   bool omit_usage = false;
-  std::string finish_reason;  // empty: "stop" or "tool_calls" as fits
-  std::chrono::milliseconds latency{0};
-  std::optional<int> retry_after_seconds;  // sets the Retry-After header
+  // Empty: "stop"/"end_turn" or "tool_calls"/"tool_use" as fits. Either API's vocabulary is
+  // accepted and translated ("length" <-> "max_tokens").
+  std::string finish_reason;
+  std::chrono::milliseconds latency{0};          // waited before answering; cut short when stopping
+  std::optional<int> retry_after_seconds;        // sets the Retry-After header
   std::string error_message = "scripted error";  // for status >= 400, in the provider's error shape
-  std::string error_type;                        // e.g. "context_length_exceeded"
+  // Overrides the default error kind: OpenAI's "code" (e.g. "context_length_exceeded") or
+  // Anthropic's error "type" (e.g. "overloaded_error"). Empty: derived from `status`.
+  std::string error_type;
   std::string raw_body;  // when not empty, sent verbatim (Content-Type application/json)
   Fault fault = Fault::kNone;
   size_t oversize_bytes = 64 << 20;
-  std::vector<std::vector<float>> embeddings;  // for /v1/embeddings; empty: derived from input
+  // For /v1/embeddings, used in turn for the inputs; empty: 8 floats derived from each input.
+  std::vector<std::vector<float>> embeddings;
 };
 
 // A request the server received, in arrival order.
@@ -58,14 +66,43 @@ struct RecordedRequest {
   std::string Header(const std::string& name) const;  // case-insensitive; "" when absent
 };
 
+// Parses a script: a JSON array of response objects whose keys are the FakeResponse field names in
+// snake_case ("status", "text", "tool_calls" [{"id","name","arguments"}], "input_tokens",
+// "output_tokens", "omit_usage", "finish_reason", "latency_ms", "retry_after_seconds",
+// "error_message", "error_type", "raw_body", "fault", "oversize_bytes", "embeddings"). "fault" is
+// one of "none", "malformed_json", "truncated_body", "html_error_page", "drop_connection",
+// "empty_body", "non_utf8", "oversized_body"; a tool call's "arguments" may be a JSON string or an
+// object. Unknown keys and wrong types are kInvalidArgument, naming the element and key.
+Result<std::vector<FakeResponse>> ParseFakeScript(std::string_view json);
+// The same for a single response object (e.g. the --default file of the executable).
+Result<FakeResponse> ParseFakeResponse(std::string_view json);
+
+// One JSON object on one line (no trailing newline) describing `request`: method, path, body,
+// connection_id and headers, with the values of Authorization and x-api-key redacted.
+std::string RecordedRequestToJsonLine(const RecordedRequest& request);
+
+struct FakeLlmServerOptions {
+  int port = 0;             // 0: an ephemeral port
+  int worker_threads = 32;  // connections served at the same time (each keep-alive one holds one)
+};
+
 // An OpenAI- and Anthropic-compatible HTTP server on 127.0.0.1 with an ephemeral port, for tests
 // and benchmarks (DESIGN.md §5). Endpoints: POST /v1/chat/completions, POST /v1/messages,
-// POST /v1/embeddings, GET /v1/models. Answers come from the script in order; when the script is
-// empty, the default response (a 200 "ok") is used. Thread-safe.
+// POST /v1/embeddings, GET /v1/models. Each POST with a JSON object body takes the next scripted
+// response in order; when the script is empty, the default response (a 200 "ok") is used. Bodies
+// that are not a JSON object get a 400 and GET /v1/models a fixed list, neither using the script.
+// With "stream": true, chat completions and messages answer 200s as server-sent events (chunks
+// ending in "data: [DONE]", usage only with stream_options.include_usage; or Anthropic's
+// message_start ... message_stop events). Unknown paths get a 404 in OpenAI's error shape.
+// Connections are kept alive; every request is recorded with the id of its TCP connection.
+// Thread-safe.
 class FakeLlmServer {
  public:
-  // Starts listening; the server stops when the object is destroyed.
+  // Starts listening and returns once connections are accepted; the server stops when the object
+  // is destroyed (open connections are closed, scripted latencies are cut short).
+  // kUnavailable when the port cannot be bound.
   static Result<std::unique_ptr<FakeLlmServer>> Start();
+  static Result<std::unique_ptr<FakeLlmServer>> Start(const FakeLlmServerOptions& options);
   ~FakeLlmServer();
 
   int port() const;
@@ -75,6 +112,11 @@ class FakeLlmServer {
   void SetDefault(FakeResponse response);
   // Requests must carry this bearer token / x-api-key, otherwise 401. Empty: no check.
   void RequireApiKey(std::string key);
+
+  // Called on a server thread for every request as it arrives, after it is recorded. Must be
+  // thread-safe; set it before sending requests.
+  using RequestObserver = std::function<void(const RecordedRequest&)>;
+  void SetRequestObserver(RequestObserver observer);
 
   std::vector<RecordedRequest> requests() const;
   size_t request_count() const;

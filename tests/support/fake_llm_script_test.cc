@@ -1,0 +1,101 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/support/fake_llm_server.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(FakeScriptTest, ParsesEveryField) {
+  auto script = ParseFakeScript(R"([
+    {"status": 429, "retry_after_seconds": 2, "error_message": "slow down",
+     "error_type": "rate_limit_error"},
+    {"text": "hi", "input_tokens": 3, "output_tokens": 4, "finish_reason": "length",
+     "omit_usage": true, "latency_ms": 7},
+    {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": "{\"path\":\"a\"}"},
+                    {"name": "ls", "arguments": {"dir": "."}}]},
+    {"fault": "drop_connection"},
+    {"fault": "oversized_body", "oversize_bytes": 1024, "raw_body": "{}"},
+    {"embeddings": [[0.5, 1], [2]]}
+  ])");
+  ASSERT_TRUE(script.ok()) << script.status();
+  ASSERT_EQ(script->size(), 6u);
+  const auto& s = *script;
+  EXPECT_EQ(s[0].status, 429);
+  EXPECT_EQ(s[0].retry_after_seconds, 2);
+  EXPECT_EQ(s[0].error_message, "slow down");
+  EXPECT_EQ(s[0].error_type, "rate_limit_error");
+  EXPECT_EQ(s[1].text, "hi");
+  EXPECT_EQ(s[1].input_tokens, 3);
+  EXPECT_EQ(s[1].output_tokens, 4);
+  EXPECT_EQ(s[1].finish_reason, "length");
+  EXPECT_TRUE(s[1].omit_usage);
+  EXPECT_EQ(s[1].latency, std::chrono::milliseconds(7));
+  ASSERT_EQ(s[2].tool_calls.size(), 2u);
+  EXPECT_EQ(s[2].tool_calls[0].id, "c1");
+  EXPECT_EQ(s[2].tool_calls[0].arguments, R"({"path":"a"})");
+  EXPECT_EQ(s[2].tool_calls[1].id, "call_2");
+  EXPECT_EQ(s[2].tool_calls[1].arguments, R"({"dir":"."})");
+  EXPECT_EQ(s[3].fault, FakeResponse::Fault::kDropConnection);
+  EXPECT_EQ(s[3].status, 200);
+  EXPECT_EQ(s[4].fault, FakeResponse::Fault::kOversizedBody);
+  EXPECT_EQ(s[4].oversize_bytes, 1024u);
+  EXPECT_EQ(s[4].raw_body, "{}");
+  EXPECT_EQ(s[5].embeddings, (std::vector<std::vector<float>>{{0.5f, 1.0f}, {2.0f}}));
+}
+
+TEST(FakeScriptTest, EveryFaultNameParses) {
+  auto script = ParseFakeScript(R"([{"fault":"none"},{"fault":"malformed_json"},
+    {"fault":"truncated_body"},{"fault":"html_error_page"},{"fault":"drop_connection"},
+    {"fault":"empty_body"},{"fault":"non_utf8"},{"fault":"oversized_body"}])");
+  ASSERT_TRUE(script.ok()) << script.status();
+  ASSERT_EQ(script->size(), 8u);
+  EXPECT_EQ((*script)[1].fault, FakeResponse::Fault::kMalformedJson);
+  EXPECT_EQ((*script)[7].fault, FakeResponse::Fault::kOversizedBody);
+}
+
+TEST(FakeScriptTest, EmptyArrayIsAnEmptyScript) {
+  auto script = ParseFakeScript("[]");
+  ASSERT_TRUE(script.ok());
+  EXPECT_TRUE(script->empty());
+}
+
+TEST(FakeScriptTest, MalformedJsonIsInvalidArgument) {
+  EXPECT_THAT(ParseFakeScript("[{\"text\": "),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("not valid JSON")));
+}
+
+TEST(FakeScriptTest, NonArrayIsInvalidArgument) {
+  EXPECT_THAT(ParseFakeScript(R"({"text":"hi"})"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("array")));
+  EXPECT_THAT(ParseFakeScript("[1]"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("response 0")));
+}
+
+TEST(FakeScriptTest, UnknownKeyIsNamed) {
+  EXPECT_THAT(ParseFakeScript(R"([{"text":"a"},{"stauts":500}])"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("response 1, key stauts")));
+}
+
+TEST(FakeScriptTest, WrongTypesAreInvalidArgument) {
+  for (const char* bad :
+       {R"([{"status":"429"}])", R"([{"status":99}])", R"([{"latency_ms":-1}])", R"([{"text":1}])",
+        R"([{"omit_usage":1}])", R"([{"fault":"explode"}])", R"([{"tool_calls":[{"id":"x"}]}])",
+        R"([{"tool_calls":[{"name":"a","id":1}]}])", R"([{"embeddings":[["x"]]}])"}) {
+    EXPECT_THAT(ParseFakeScript(bad), StatusIs(StatusCode::kInvalidArgument)) << bad;
+  }
+}
+
+TEST(FakeScriptTest, SingleResponseParses) {
+  auto response = ParseFakeResponse(R"({"text":"default","output_tokens":9})");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->text, "default");
+  EXPECT_EQ(response->output_tokens, 9);
+  EXPECT_THAT(ParseFakeResponse("[]"), StatusIs(StatusCode::kInvalidArgument));
+}
+
+}  // namespace
+}  // namespace mend::testing

@@ -1,0 +1,370 @@
+#include "tests/support/fake_llm_server.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/support/fake_llm_connections.h"
+#include "tests/support/fake_llm_render.h"
+
+namespace mend::testing {
+namespace {
+
+using fake_llm::Endpoint;
+using fake_llm::RenderContext;
+using Json = nlohmann::json;
+
+constexpr char kJson[] = "application/json";
+constexpr char kNonUtf8Marker[] = "@@MEND_NON_UTF8@@";
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// httplib adds the peer's address to the request headers; they were not sent by the client.
+bool IsPseudoHeader(const std::string& name) {
+  return name == "REMOTE_ADDR" || name == "REMOTE_PORT" || name == "LOCAL_ADDR" ||
+         name == "LOCAL_PORT";
+}
+
+std::vector<std::string> EmbeddingInputs(const Json& input) {
+  std::vector<std::string> inputs;
+  if (input.is_string()) inputs.push_back(input.get<std::string>());
+  if (input.is_array()) {
+    for (const Json& item : input) {
+      inputs.push_back(item.is_string() ? item.get<std::string>() : item.dump());
+    }
+  }
+  return inputs;
+}
+
+// The raw bytes of a response whose body stops halfway although Content-Length promises all.
+std::string TruncatedResponse(int status, const std::string& body) {
+  return "HTTP/1.1 " + std::to_string(status) + " " + std::string(fake_llm::ReasonPhrase(status)) +
+         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\nConnection: close\r\n\r\n" + body.substr(0, body.size() / 2);
+}
+
+// httplib's listen backlog is fixed at 5 when the library is built; a burst of concurrent clients
+// would then see dropped SYNs and one-second retransmits. Listening again on the bound socket
+// raises the backlog.
+class Server : public httplib::Server {
+ public:
+  void RaiseBacklog() { ::listen(svr_sock_, 512); }
+};
+
+}  // namespace
+
+std::string RecordedRequest::Header(const std::string& name) const {
+  std::string wanted = Lower(name);
+  for (const auto& [key, value] : headers) {
+    if (Lower(key) == wanted) return value;
+  }
+  return "";
+}
+
+class FakeLlmServer::Impl {
+ public:
+  Impl() { default_.text = "ok"; }
+  ~Impl() { Stop(); }
+
+  Status Listen(const FakeLlmServerOptions& options);
+  void Stop();
+
+  int port() const { return port_; }
+  void Enqueue(FakeResponse r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    script_.push_back(std::move(r));
+  }
+  void SetDefault(FakeResponse r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    default_ = std::move(r);
+  }
+  void RequireApiKey(std::string key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    api_key_ = std::move(key);
+  }
+  void SetRequestObserver(RequestObserver observer) {
+    std::lock_guard<std::mutex> lock(mu_);
+    observer_ = std::move(observer);
+  }
+  std::vector<RecordedRequest> requests() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_;
+  }
+  void ClearRequests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    requests_.clear();
+  }
+  int connection_count() const { return connections_.count(); }
+
+ private:
+  void Handle(Endpoint endpoint, const httplib::Request& req, httplib::Response& res);
+  void Record(const httplib::Request& req);
+  bool Authorized(const httplib::Request& req) const;
+  FakeResponse Next();
+  void Wait(std::chrono::milliseconds latency);
+  void Respond(Endpoint endpoint, const Json& request, const FakeResponse& r,
+               httplib::Response& res);
+  void RespondFault(Endpoint endpoint, const FakeResponse& r, const RenderContext& context,
+                    httplib::Response& res);
+  void RespondStream(Endpoint endpoint, const Json& request, const FakeResponse& r,
+                     const RenderContext& context, httplib::Response& res);
+
+  Server server_;
+  fake_llm::Connections connections_;
+  std::thread thread_;
+  int port_ = 0;
+  std::atomic<bool> listen_returned_{false};
+  std::atomic<int64_t> sequence_{0};
+
+  mutable std::mutex mu_;
+  std::condition_variable stopping_cv_;
+  bool stopping_ = false;
+  std::deque<FakeResponse> script_;
+  FakeResponse default_;
+  std::string api_key_;
+  std::vector<RecordedRequest> requests_;
+  RequestObserver observer_;
+};
+
+Status FakeLlmServer::Impl::Listen(const FakeLlmServerOptions& options) {
+  size_t threads = static_cast<size_t>(std::max(1, options.worker_threads));
+  server_.new_task_queue = [this, threads] { return connections_.NewTaskQueue(threads); };
+  server_.set_keep_alive_max_count(1000000);
+  server_.set_tcp_nodelay(true);
+  // httplib's default also sets SO_REUSEPORT, which would let a second server share a fixed port.
+  server_.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  auto route = [this](Endpoint endpoint) {
+    return [this, endpoint](const httplib::Request& req, httplib::Response& res) {
+      Handle(endpoint, req, res);
+    };
+  };
+  server_.Post("/v1/chat/completions", route(Endpoint::kChatCompletions));
+  server_.Post("/v1/messages", route(Endpoint::kMessages));
+  server_.Post("/v1/embeddings", route(Endpoint::kEmbeddings));
+  server_.Get("/v1/models", route(Endpoint::kModels));
+  server_.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.status != 404 || !res.body.empty()) return;
+    FakeResponse r;
+    r.error_message = "no such endpoint";
+    res.set_content(fake_llm::RenderError(Endpoint::kChatCompletions, 404, r), kJson);
+  });
+  if (options.port == 0) {
+    port_ = server_.bind_to_any_port("127.0.0.1");
+  } else {
+    port_ = server_.bind_to_port("127.0.0.1", options.port) ? options.port : -1;
+  }
+  if (port_ <= 0) return UnavailableError("fake LLM server: cannot bind 127.0.0.1");
+  server_.RaiseBacklog();
+  thread_ = std::thread([this] {
+    server_.listen_after_bind();
+    listen_returned_ = true;
+  });
+  // The socket already queues connections; waiting for the accept loop only guarantees that
+  // stop() finds it running.
+  while (!server_.is_running() && !listen_returned_) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!server_.is_running()) return UnavailableError("fake LLM server: accept loop failed");
+  return OkStatus();
+}
+
+void FakeLlmServer::Impl::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  stopping_cv_.notify_all();
+  server_.stop();
+  connections_.CloseAll();
+  if (thread_.joinable()) thread_.join();
+}
+
+void FakeLlmServer::Impl::Handle(Endpoint endpoint, const httplib::Request& req,
+                                 httplib::Response& res) {
+  connections_.Attach(req.local_port, req.remote_port);
+  Record(req);
+  FakeResponse r;
+  r.error_message = "Incorrect API key provided.";
+  if (!Authorized(req)) {
+    res.status = 401;
+    res.set_content(fake_llm::RenderError(endpoint, 401, r), kJson);
+    return;
+  }
+  if (endpoint == Endpoint::kModels) {
+    res.set_content(fake_llm::RenderModels(), kJson);
+    return;
+  }
+  Json request = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (!request.is_object()) {
+    r.error_message = "We could not parse the JSON body of your request.";
+    res.status = 400;
+    res.set_content(fake_llm::RenderError(endpoint, 400, r), kJson);
+    return;
+  }
+  r = Next();
+  Wait(r.latency);
+  Respond(endpoint, request, r, res);
+}
+
+void FakeLlmServer::Impl::Record(const httplib::Request& req) {
+  RecordedRequest recorded;
+  recorded.method = req.method;
+  recorded.path = req.path;
+  recorded.body = req.body;
+  recorded.connection_id = fake_llm::Connections::CurrentId();
+  for (const auto& [name, value] : req.headers) {
+    if (!IsPseudoHeader(name)) recorded.headers.emplace_back(name, value);
+  }
+  RequestObserver observer;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    requests_.push_back(recorded);
+    observer = observer_;
+  }
+  if (observer) observer(recorded);
+}
+
+bool FakeLlmServer::Impl::Authorized(const httplib::Request& req) const {
+  std::string key;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    key = api_key_;
+  }
+  if (key.empty()) return true;
+  return req.get_header_value("Authorization") == "Bearer " + key ||
+         req.get_header_value("x-api-key") == key;
+}
+
+FakeResponse FakeLlmServer::Impl::Next() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (script_.empty()) return default_;
+  FakeResponse r = std::move(script_.front());
+  script_.pop_front();
+  return r;
+}
+
+// A simulated slow model; stopping the server cuts the wait short.
+void FakeLlmServer::Impl::Wait(std::chrono::milliseconds latency) {
+  if (latency <= std::chrono::milliseconds(0)) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  stopping_cv_.wait_for(lock, latency, [this] { return stopping_; });
+}
+
+void FakeLlmServer::Impl::Respond(Endpoint endpoint, const Json& request, const FakeResponse& r,
+                                  httplib::Response& res) {
+  RenderContext context;
+  context.sequence = ++sequence_;
+  const Json* model = request.contains("model") ? &request["model"] : nullptr;
+  context.model = model != nullptr && model->is_string() ? model->get<std::string>() : "fake-model";
+  if (endpoint == Endpoint::kEmbeddings) {
+    context.inputs = EmbeddingInputs(request.contains("input") ? request["input"] : Json());
+  }
+  if (r.retry_after_seconds) {
+    res.set_header("Retry-After", std::to_string(*r.retry_after_seconds));
+  }
+  res.status = r.status;
+  if (r.fault != FakeResponse::Fault::kNone) return RespondFault(endpoint, r, context, res);
+  if (!r.raw_body.empty()) return res.set_content(r.raw_body, kJson);
+  if (r.status >= 400) return res.set_content(fake_llm::RenderError(endpoint, r.status, r), kJson);
+  const Json* stream = request.contains("stream") ? &request["stream"] : nullptr;
+  if (stream != nullptr && stream->is_boolean() && stream->get<bool>() &&
+      endpoint != Endpoint::kEmbeddings) {
+    return RespondStream(endpoint, request, r, context, res);
+  }
+  res.set_content(fake_llm::RenderSuccess(endpoint, r, context), kJson);
+}
+
+void FakeLlmServer::Impl::RespondFault(Endpoint endpoint, const FakeResponse& r,
+                                       const RenderContext& context, httplib::Response& res) {
+  switch (r.fault) {
+    case FakeResponse::Fault::kNone:
+      break;
+    case FakeResponse::Fault::kMalformedJson:
+      return res.set_content(R"({"id": "chatcmpl-broken", "choices": [{"index": 0, "mess)", kJson);
+    case FakeResponse::Fault::kTruncatedBody:
+      return connections_.SendAndDrop(
+          TruncatedResponse(r.status, fake_llm::RenderSuccess(endpoint, r, context)));
+    case FakeResponse::Fault::kHtmlErrorPage:
+      res.status = r.status >= 400 ? r.status : 502;
+      return res.set_content(fake_llm::RenderHtmlErrorPage(res.status), "text/html");
+    case FakeResponse::Fault::kDropConnection:
+      return connections_.Drop();
+    case FakeResponse::Fault::kEmptyBody:
+      return res.set_content("", kJson);
+    case FakeResponse::Fault::kNonUtf8: {
+      FakeResponse marked = r;
+      marked.text += kNonUtf8Marker;
+      std::string body = fake_llm::RenderSuccess(endpoint, marked, context);
+      size_t at = body.find(kNonUtf8Marker);
+      if (at != std::string::npos) body.replace(at, sizeof(kNonUtf8Marker) - 1, "caf\xC3 \xFF\xFE");
+      return res.set_content(body, kJson);
+    }
+    case FakeResponse::Fault::kOversizedBody: {
+      FakeResponse padded = r;
+      size_t base = fake_llm::RenderSuccess(endpoint, padded, context).size();
+      if (r.oversize_bytes > base) padded.text.append(r.oversize_bytes - base, 'x');
+      return res.set_content(fake_llm::RenderSuccess(endpoint, padded, context), kJson);
+    }
+  }
+}
+
+void FakeLlmServer::Impl::RespondStream(Endpoint endpoint, const Json& request,
+                                        const FakeResponse& r, const RenderContext& context,
+                                        httplib::Response& res) {
+  const Json* options = request.contains("stream_options") ? &request["stream_options"] : nullptr;
+  bool include_usage = options != nullptr && options->is_object() &&
+                       options->value("include_usage", Json(false)) == Json(true);
+  auto events = std::make_shared<std::vector<std::string>>(
+      fake_llm::RenderStream(endpoint, r, context, include_usage));
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider("text/event-stream", [events](size_t, httplib::DataSink& sink) {
+    for (const std::string& event : *events) {
+      if (!sink.write(event.data(), event.size())) return false;
+    }
+    sink.done();
+    return true;
+  });
+}
+
+FakeLlmServer::FakeLlmServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+FakeLlmServer::~FakeLlmServer() = default;
+
+Result<std::unique_ptr<FakeLlmServer>> FakeLlmServer::Start() {
+  return Start(FakeLlmServerOptions{});
+}
+
+Result<std::unique_ptr<FakeLlmServer>> FakeLlmServer::Start(const FakeLlmServerOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  MEND_RETURN_IF_ERROR(impl->Listen(options));
+  return std::unique_ptr<FakeLlmServer>(new FakeLlmServer(std::move(impl)));
+}
+
+int FakeLlmServer::port() const { return impl_->port(); }
+std::string FakeLlmServer::base_url() const {
+  return "http://127.0.0.1:" + std::to_string(impl_->port());
+}
+void FakeLlmServer::Enqueue(FakeResponse response) { impl_->Enqueue(std::move(response)); }
+void FakeLlmServer::SetDefault(FakeResponse response) { impl_->SetDefault(std::move(response)); }
+void FakeLlmServer::RequireApiKey(std::string key) { impl_->RequireApiKey(std::move(key)); }
+void FakeLlmServer::SetRequestObserver(RequestObserver observer) {
+  impl_->SetRequestObserver(std::move(observer));
+}
+std::vector<RecordedRequest> FakeLlmServer::requests() const { return impl_->requests(); }
+size_t FakeLlmServer::request_count() const { return impl_->requests().size(); }
+int FakeLlmServer::connection_count() const { return impl_->connection_count(); }
+void FakeLlmServer::ClearRequests() { impl_->ClearRequests(); }
+
+}  // namespace mend::testing
