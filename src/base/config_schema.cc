@@ -109,8 +109,10 @@ void AddReflexionKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(Bool("reflexion.on_low_quality", false, e + "ON_LOW_QUALITY",
                       "reflect on refine_low_quality"));
   keys.push_back(Bool("reflexion.persist", true, e + "PERSIST", "write lessons to memory"));
+}
 
-  const std::string q = e + "QUEUE_";
+void AddReflexionQueueKeys(std::vector<ConfigKeySpec>& keys) {
+  const std::string q = "MEND_QUALITY_REFLEXION_QUEUE_";
   keys.push_back(Bool("reflexion.queue.enabled", true, q + "ENABLED", "durable lesson queue"));
   keys.push_back(Int("reflexion.queue.workers", 2, 1, 64, q + "WORKERS", "lesson workers"));
   keys.push_back(
@@ -146,6 +148,7 @@ std::vector<ConfigKeySpec> BuildSchema() {
   AddGeneralKeys(keys);
   AddProviderKeys(keys);
   AddReflexionKeys(keys);
+  AddReflexionQueueKeys(keys);
   return keys;
 }
 

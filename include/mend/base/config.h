@@ -79,7 +79,7 @@ struct ConfigKeySpec {
   std::string help;  // one line for `mend config show` and docs
 };
 
-// The keys mend knows, in display order; `home` comes first. Documented in docs/configuration.md.
+// The keys mend knows, in display order; `home` comes first.
 const std::vector<ConfigKeySpec>& DefaultConfigSchema();
 
 // What a user asked for, gathered by main() (or a test).

@@ -6,6 +6,7 @@
 
 #include "mend/base/env.h"
 #include "mend/base/result.h"
+#include "mend/llm/embedder.h"
 #include "mend/llm/provider.h"
 
 namespace mend::llm {
@@ -26,6 +27,27 @@ struct ProviderOptions {
 
 // Builds the provider named by `options.kind`. kInvalidArgument for an unknown kind or a missing
 // required option (naming which).
+// The price table comes from `options.prices_file` (over the defaults) when set, else the
+// defaults. Kinds "openai" and "anthropic" need `model`; "scripted" needs `script_file` (read via
+// env.fs). Errors reading the price or script file are returned as they come, annotated with the
+// path.
 Result<std::unique_ptr<LlmProvider>> CreateProvider(const ProviderOptions& options, Env env);
+
+// Everything needed to build an embedder.
+struct EmbedderOptions {
+  std::string kind = "hashing";  // "hashing" | "openai"
+  std::string model;             // openai: e.g. "text-embedding-3-small"
+  int dimension = 256;           // hashing: the vector length; openai: expected length, 0 = any
+  std::string base_url;          // empty: the provider's public default
+  std::string api_key;           // secret: never logged, never in an error message
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::chrono::milliseconds timeout{60'000};
+  bool reuse_connections = true;
+  size_t max_response_bytes = 64u << 20;
+};
+
+// Builds the embedder named by `options.kind`. kInvalidArgument for an unknown kind (listing the
+// accepted ones) or a missing model for "openai".
+Result<std::unique_ptr<Embedder>> CreateEmbedder(const EmbedderOptions& options, Env env);
 
 }  // namespace mend::llm

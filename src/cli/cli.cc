@@ -1,0 +1,113 @@
+// The command table of `mend`: global options, the registered commands, parsing, and the single
+// place where the outcome becomes an exit code.
+#include "cli/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <cctype>
+#include <exception>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+
+#ifndef MEND_VERSION
+#error "MEND_VERSION must be defined by the build"
+#endif
+
+namespace mend::cli {
+namespace {
+
+constexpr char kDescription[] = "mend: a self-healing runtime for LLM agents";
+constexpr char kFooter[] =
+    "Exit codes: 0 success, 1 runtime failure, 2 usage error. Errors are one line on stderr;\n"
+    "with --json the error is also printed on stdout as {\"error\":{...}}.";
+
+// --json decides the error format, so it must be known even when parsing fails.
+bool WantsJson(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg == "--json") return true;
+  }
+  return false;
+}
+
+void ConfigureApp(CLI::App& app, CliContext& ctx) {
+  app.set_version_flag("--version", std::string("mend ") + MEND_VERSION, "print the version");
+  app.add_option("--home", ctx.home, "state directory (default $MEND_HOME, else ~/.mend)");
+  app.add_flag("--json", ctx.json, "machine-readable output on stdout");
+  app.footer(kFooter);
+  // Global options are accepted after the command name too: `mend config show --json`.
+  app.fallthrough();
+  AddConfigCommand(app, ctx);
+  AddDemoCommand(app, ctx);
+  AddPlannedCommands(app, ctx);
+}
+
+// Rewrites CLI11's parse errors into our one-line usage errors.
+Status ParseErrorToStatus(const CLI::App& app, const CLI::ParseError& e) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && app.get_subcommands().empty()) {
+    const std::vector<std::string> extras = app.remaining();
+    if (!extras.empty() && !extras.front().starts_with("-")) {
+      return UsageError("unknown command '" + extras.front() + "'");
+    }
+  }
+  std::string message = e.what();
+  if (!message.empty()) message[0] = static_cast<char>(std::tolower(message[0]));
+  return UsageError(message);
+}
+
+// The deepest selected command, for messages about a missing subcommand.
+std::string SelectedCommandPath(CLI::App& app) {
+  std::string path = "mend";
+  CLI::App* current = &app;
+  while (!current->get_subcommands().empty()) {
+    current = current->get_subcommands().front();
+    path += " " + current->get_name();
+  }
+  return path;
+}
+
+int Run(int argc, char** argv, CliContext& ctx) {
+  ctx.json = WantsJson(argc, argv);
+  CLI::App app(kDescription, "mend");
+  ConfigureApp(app, ctx);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e, ctx.out, ctx.err);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e, ctx.out, ctx.err);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e, ctx.out, ctx.err);
+  } catch (const CLI::ParseError& e) {
+    return ReportError(ctx, ParseErrorToStatus(app, e));
+  }
+  if (!ctx.action) {
+    if (app.get_subcommands().empty()) return ReportError(ctx, UsageError("no command given"));
+    return ReportError(ctx, UsageError("'" + SelectedCommandPath(app) + "' needs a subcommand"));
+  }
+  const Status status = ctx.action();
+  return status.ok() ? 0 : ReportError(ctx, status);
+}
+
+}  // namespace
+
+int RunCli(int argc, char** argv, const std::map<std::string, std::string>& env, std::ostream& out,
+           std::ostream& err, FileSystem& fs) {
+  CliContext ctx{env, out, err, fs};
+  // CLI11 and the standard library may throw (e.g. std::bad_alloc); nothing escapes the CLI.
+  try {
+    return Run(argc, argv, ctx);
+  } catch (const std::exception& e) {
+    return ReportError(ctx, InternalError(std::string("unexpected error: ") + e.what()));
+  }
+}
+
+int RunCli(int argc, char** argv, const std::map<std::string, std::string>& env, std::ostream& out,
+           std::ostream& err) {
+  return RunCli(argc, argv, env, out, err, *PosixFileSystem::Default());
+}
+
+}  // namespace mend::cli

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <iosfwd>
+#include <map>
+#include <string>
+
+#include "mend/base/file_system.h"
+
+namespace mend::cli {
+
+// Runs the `mend` command line (DESIGN.md §4) in-process: parses `argv`, runs the command and
+// returns the process exit code: 0 on success, 1 on a runtime failure, 2 on a usage error
+// (unknown command, bad flag, invalid configuration). Normal output goes to `out`; errors go to
+// `err` as one line "mend: <message>", and with --json also as {"error":{...}} on `out`.
+// `env` is the process environment (the only place mend reads it from); `fs` is where the
+// configuration and state are read. Never throws.
+int RunCli(int argc, char** argv, const std::map<std::string, std::string>& env, std::ostream& out,
+           std::ostream& err, FileSystem& fs);
+
+// The same on the real filesystem.
+int RunCli(int argc, char** argv, const std::map<std::string, std::string>& env, std::ostream& out,
+           std::ostream& err);
+
+}  // namespace mend::cli

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <string>
+
+#include "mend/base/config.h"
+#include "mend/base/file_system.h"
+#include "mend/base/result.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace mend::cli {
+
+// What every command sees: the streams, the environment, the filesystem and the global options.
+// Commands register themselves on the CLI11 application and, when selected, store the action to
+// run in `action`; RunCli runs it after parsing and maps its Status to the exit code.
+struct CliContext {
+  const std::map<std::string, std::string>& env;
+  std::ostream& out;
+  std::ostream& err;
+  FileSystem& fs;
+
+  std::string home;   // --home; empty when not given
+  bool json = false;  // --json
+  // Configuration flags given on the command line, by configuration key ("provider.model").
+  std::map<std::string, std::string> config_flags;
+  std::function<Status()> action;
+};
+
+// Adds the flags of every configuration key under "provider." that has a flag (--provider,
+// --model, --base-url, --timeout, ...) to `command`, storing given values in ctx.config_flags.
+// For commands that talk to a model, and for `config show`.
+void AddProviderFlags(CLI::App& command, CliContext& ctx);
+
+// The effective configuration for this invocation: flags (including --home), the environment and
+// $MEND_HOME/config.toml. An invalid configuration is a usage error (see UsageError).
+Result<Config> LoadCliConfig(const CliContext& ctx);
+
+// Marks `status` as a usage error: exit code 2 instead of 1.
+Status UsageError(const Status& status);
+Status UsageError(std::string_view message);
+
+// 0 for OK, 2 for a usage error, 1 otherwise. The one place that maps Status to an exit code.
+int ExitCodeFor(const Status& status);
+
+// Writes "mend: <message>" to ctx.err (with a hint to run 'mend --help' for usage errors) and,
+// with --json, {"error":{"code","message","class","retryable"}} to ctx.out. Returns the exit code.
+int ReportError(const CliContext& ctx, const Status& status);
+
+// The commands; each adds its subcommand(s) to `app`.
+void AddConfigCommand(CLI::App& app, CliContext& ctx);
+void AddDemoCommand(CLI::App& app, CliContext& ctx);
+// The commands of DESIGN.md §4 not built yet: listed in --help under "Not yet implemented";
+// running one fails with kUnimplemented (exit 1).
+void AddPlannedCommands(CLI::App& app, CliContext& ctx);
+
+}  // namespace mend::cli

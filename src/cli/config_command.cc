@@ -1,0 +1,69 @@
+// `mend config show`: the effective configuration, where each value came from, secrets masked.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "cli/command.h"
+#include "mend/base/json.h"
+
+namespace mend::cli {
+namespace {
+
+std::string ShownValue(const ConfigValue& value) {
+  const std::string shown = DisplayValue(value);
+  return shown.empty() ? "(empty)" : shown;
+}
+
+void PrintTable(const Config& config, std::ostream& out) {
+  size_t key_width = 3, value_width = 5;
+  for (const ConfigValue& v : config.values()) {
+    key_width = std::max(key_width, v.key.size());
+    value_width = std::max(value_width, ShownValue(v).size());
+  }
+  auto row = [&](std::string_view key, std::string_view value, std::string_view source) {
+    out << std::left << std::setw(static_cast<int>(key_width + 2)) << key
+        << std::setw(static_cast<int>(value_width + 2)) << value << source << "\n";
+  };
+  row("KEY", "VALUE", "SOURCE");
+  for (const ConfigValue& v : config.values()) row(v.key, ShownValue(v), v.origin);
+}
+
+nlohmann::json ToJson(const Config& config, const std::string& file, bool file_exists) {
+  nlohmann::json values = nlohmann::json::array();
+  for (const ConfigValue& v : config.values()) {
+    values.push_back({{"key", v.key},
+                      {"value", DisplayValue(v)},
+                      {"source", std::string(ConfigSourceName(v.source))},
+                      {"origin", v.origin}});
+  }
+  return {{"values", values}, {"config_file", file}, {"config_file_exists", file_exists}};
+}
+
+Status ShowConfig(CliContext& ctx) {
+  MEND_ASSIGN_OR_RETURN(Config config, LoadCliConfig(ctx));
+  const std::string file = JoinPath(config.GetString("home"), "config.toml");
+  const bool file_exists = ctx.fs.Exists(file);
+  if (ctx.json) {
+    ctx.out << DumpJson(ToJson(config, file, file_exists)) << "\n";
+    return OkStatus();
+  }
+  PrintTable(config, ctx.out);
+  ctx.out << "\nconfig file: " << file << (file_exists ? "" : " (not present)") << "\n";
+  return OkStatus();
+}
+
+}  // namespace
+
+void AddConfigCommand(CLI::App& app, CliContext& ctx) {
+  CLI::App* config = app.add_subcommand("config", "inspect the configuration");
+  config->group("Commands");
+  CLI::App* show =
+      config->add_subcommand("show", "effective configuration and where each value came from");
+  AddProviderFlags(*show, ctx);
+  show->callback([&ctx] { ctx.action = [&ctx] { return ShowConfig(ctx); }; });
+}
+
+}  // namespace mend::cli

@@ -1,0 +1,19 @@
+// The `mend` executable: collects the process's arguments and environment and hands them to
+// RunCli, the only code that interprets them.
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "cli/cli.h"
+
+extern char** environ;
+
+int main(int argc, char** argv) {
+  std::map<std::string, std::string> env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const size_t eq = text.find('=');
+    if (eq != std::string::npos) env.emplace(text.substr(0, eq), text.substr(eq + 1));
+  }
+  return mend::cli::RunCli(argc, argv, env, std::cout, std::cerr);
+}

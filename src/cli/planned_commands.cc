@@ -1,0 +1,52 @@
+// The commands of the CLI surface (DESIGN.md §4) that this build does not implement yet. They are
+// registered so that `mend --help` shows the whole surface honestly, marked as not implemented,
+// and so that scripts get a clear error and a stable exit code (1) instead of a usage error.
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "cli/command.h"
+
+namespace mend::cli {
+namespace {
+
+struct Planned {
+  const char* name;
+  const char* description;
+};
+
+constexpr Planned kPlanned[] = {
+    {"run", "run an agent on a task, durably"},
+    {"chat", "interactive session with an agent"},
+    {"pending", "unfinished runs"},
+    {"resume", "resume an interrupted run"},
+    {"fork", "fork a run from a step"},
+    {"approve", "approve or deny a tool call waiting for approval"},
+    {"answer", "answer a question asked by a run"},
+    {"recover", "resume interrupted runs with backoff and quarantine"},
+    {"reflect", "the lesson queue: status, add, enqueue, list, failed, retry, purge, drain"},
+    {"memory", "long-term memory: add, search, list, show, rm, recall, export, import"},
+    {"improve", "propose tested improvements to an agent's instructions"},
+    {"traces", "spans and heal actions of recent runs"},
+    {"serve", "HTTP API, /metrics, web UI, recovery loop and lesson workers"},
+};
+
+}  // namespace
+
+void AddPlannedCommands(CLI::App& app, CliContext& ctx) {
+  for (const Planned& planned : kPlanned) {
+    CLI::App* command = app.add_subcommand(planned.name, planned.description);
+    command->group("Not yet implemented");
+    command->footer("This command is not implemented yet in this build; running it exits 1.");
+    // Whatever follows is left unparsed, so any arguments meant for the future command reach the
+    // "not implemented" error rather than a usage error.
+    // (--json there was already seen by RunCli's scan of the arguments.)
+    command->fallthrough(false);
+    command->prefix_command();
+    const std::string name = planned.name;
+    command->callback([&ctx, name] {
+      ctx.action = [name] { return UnimplementedError(name + " is not implemented yet"); };
+    });
+  }
+}
+
+}  // namespace mend::cli

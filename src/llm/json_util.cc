@@ -1,0 +1,113 @@
+#include "llm/json_util.h"
+
+namespace mend::llm {
+namespace {
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 when it is invalid.
+size_t ValidSequenceLength(std::string_view s, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;  // no surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < len; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return len;
+}
+
+}  // namespace
+
+std::string SanitizeUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    size_t n = ValidSequenceLength(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string ForMessage(std::string_view s, size_t max_bytes) {
+  std::string clean = SanitizeUtf8(s);
+  for (char& c : clean) {
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t') c = ' ';
+  }
+  if (clean.size() <= max_bytes) return clean;
+  size_t cut = max_bytes;
+  // Back up to a character boundary (never inside a multi-byte sequence).
+  while (cut > 0 && (static_cast<unsigned char>(clean[cut]) & 0xC0) == 0x80) --cut;
+  clean.resize(cut);
+  return clean + "...";
+}
+
+Result<Json> ParseJson(std::string_view text) {
+  std::string clean = SanitizeUtf8(text);
+  try {
+    return Json::parse(clean);
+  } catch (const Json::exception& e) {
+    return InvalidArgumentError(std::string("invalid JSON: ") + e.what());
+  }
+}
+
+std::string DumpJson(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+const Json* Member(const Json& j, std::string_view key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+std::optional<std::string> StringMember(const Json& j, std::string_view key) {
+  const Json* m = Member(j, key);
+  if (m == nullptr || !m->is_string()) return std::nullopt;
+  return m->get_ref<const std::string&>();
+}
+
+std::optional<int64_t> IntMember(const Json& j, std::string_view key) {
+  const Json* m = Member(j, key);
+  if (m == nullptr || !m->is_number()) return std::nullopt;
+  if (m->is_number_float()) {
+    double d = m->get<double>();
+    // Out-of-range doubles would make the cast undefined; such a count is garbage anyway.
+    if (!(d >= -9.0e18 && d <= 9.0e18)) return std::nullopt;
+    return static_cast<int64_t>(d);
+  }
+  if (m->is_number_unsigned()) {
+    uint64_t u = m->get<uint64_t>();
+    if (u > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+    return static_cast<int64_t>(u);
+  }
+  return m->get<int64_t>();
+}
+
+std::optional<double> NumberMember(const Json& j, std::string_view key) {
+  const Json* m = Member(j, key);
+  if (m == nullptr || !m->is_number()) return std::nullopt;
+  return m->get<double>();
+}
+
+}  // namespace mend::llm
