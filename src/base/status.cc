@@ -8,33 +8,54 @@ namespace mend {
 
 std::string_view StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kCancelled: return "CANCELLED";
-    case StatusCode::kUnknown: return "UNKNOWN";
-    case StatusCode::kInvalidArgument: return "INVALID_ARGUMENT";
-    case StatusCode::kDeadlineExceeded: return "DEADLINE_EXCEEDED";
-    case StatusCode::kNotFound: return "NOT_FOUND";
-    case StatusCode::kAlreadyExists: return "ALREADY_EXISTS";
-    case StatusCode::kPermissionDenied: return "PERMISSION_DENIED";
-    case StatusCode::kResourceExhausted: return "RESOURCE_EXHAUSTED";
-    case StatusCode::kFailedPrecondition: return "FAILED_PRECONDITION";
-    case StatusCode::kAborted: return "ABORTED";
-    case StatusCode::kOutOfRange: return "OUT_OF_RANGE";
-    case StatusCode::kUnimplemented: return "UNIMPLEMENTED";
-    case StatusCode::kInternal: return "INTERNAL";
-    case StatusCode::kUnavailable: return "UNAVAILABLE";
-    case StatusCode::kDataLoss: return "DATA_LOSS";
-    case StatusCode::kUnauthenticated: return "UNAUTHENTICATED";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kCancelled:
+      return "CANCELLED";
+    case StatusCode::kUnknown:
+      return "UNKNOWN";
+    case StatusCode::kInvalidArgument:
+      return "INVALID_ARGUMENT";
+    case StatusCode::kDeadlineExceeded:
+      return "DEADLINE_EXCEEDED";
+    case StatusCode::kNotFound:
+      return "NOT_FOUND";
+    case StatusCode::kAlreadyExists:
+      return "ALREADY_EXISTS";
+    case StatusCode::kPermissionDenied:
+      return "PERMISSION_DENIED";
+    case StatusCode::kResourceExhausted:
+      return "RESOURCE_EXHAUSTED";
+    case StatusCode::kFailedPrecondition:
+      return "FAILED_PRECONDITION";
+    case StatusCode::kAborted:
+      return "ABORTED";
+    case StatusCode::kOutOfRange:
+      return "OUT_OF_RANGE";
+    case StatusCode::kUnimplemented:
+      return "UNIMPLEMENTED";
+    case StatusCode::kInternal:
+      return "INTERNAL";
+    case StatusCode::kUnavailable:
+      return "UNAVAILABLE";
+    case StatusCode::kDataLoss:
+      return "DATA_LOSS";
+    case StatusCode::kUnauthenticated:
+      return "UNAUTHENTICATED";
   }
   return "UNKNOWN";
 }
 
 std::string_view ErrorClassName(ErrorClass c) {
   switch (c) {
-    case ErrorClass::kTransient: return "transient";
-    case ErrorClass::kPermanent: return "permanent";
-    case ErrorClass::kAuth: return "auth";
-    case ErrorClass::kInternal: return "internal";
+    case ErrorClass::kTransient:
+      return "transient";
+    case ErrorClass::kPermanent:
+      return "permanent";
+    case ErrorClass::kAuth:
+      return "auth";
+    case ErrorClass::kInternal:
+      return "internal";
   }
   return "internal";
 }
@@ -159,21 +180,28 @@ Status ErrnoToStatus(int err, std::string_view context) {
   message += ": ";
   message += std::strerror(err);
   switch (err) {
-    case ENOENT: return NotFoundError(message);
-    case EEXIST: return AlreadyExistsError(message);
+    case ENOENT:
+      return NotFoundError(message);
+    case EEXIST:
+      return AlreadyExistsError(message);
     case EACCES:
-    case EPERM: return PermissionDeniedError(message);
+    case EPERM:
+      return PermissionDeniedError(message);
     case ENOSPC:
     case EDQUOT:
     case EMFILE:
-    case ENFILE: return ResourceExhaustedError(message);
+    case ENFILE:
+      return ResourceExhaustedError(message);
     case EAGAIN:
-    case EINTR: return UnavailableError(message);
+    case EINTR:
+      return UnavailableError(message);
     case EINVAL:
     case ENAMETOOLONG:
     case ENOTDIR:
-    case EISDIR: return FailedPreconditionError(message);
-    default: return InternalError(message);
+    case EISDIR:
+      return FailedPreconditionError(message);
+    default:
+      return InternalError(message);
   }
 }
 

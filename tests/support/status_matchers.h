@@ -23,8 +23,7 @@ MATCHER_P2(StatusIs, code, message_matcher, "") {
   const Status& s = GetStatus(arg);
   *result_listener << "whose status is " << s.ToString();
   return s.code() == code &&
-         ::testing::ExplainMatchResult(message_matcher, std::string(s.message()),
-                                       result_listener);
+         ::testing::ExplainMatchResult(message_matcher, std::string(s.message()), result_listener);
 }
 MATCHER(IsOk, "is OK") {
   const Status& s = GetStatus(arg);

@@ -83,19 +83,19 @@ Status AsStatus(Result<T>&& r) {
 
 // Evaluates `expr` (a Status or a Result<T>) and returns its Status from the enclosing function
 // when it is not OK.
-#define MEND_RETURN_IF_ERROR(expr)                                                       \
-  do {                                                                                   \
-    if (auto&& mend_status_or_result_ = (expr); !mend_status_or_result_.ok()) {          \
-      return ::mend::internal::AsStatus(                                                 \
-          std::forward<decltype(mend_status_or_result_)>(mend_status_or_result_));       \
-    }                                                                                    \
+#define MEND_RETURN_IF_ERROR(expr)                                                 \
+  do {                                                                             \
+    if (auto&& mend_status_or_result_ = (expr); !mend_status_or_result_.ok()) {    \
+      return ::mend::internal::AsStatus(                                           \
+          std::forward<decltype(mend_status_or_result_)>(mend_status_or_result_)); \
+    }                                                                              \
   } while (false)
 
 // MEND_ASSIGN_OR_RETURN(lhs, expr): evaluates the Result<T> `expr`; on error returns its Status,
 // otherwise moves the value into `lhs`, which may be a declaration (`auto x`) or an lvalue.
 #define MEND_ASSIGN_OR_RETURN(lhs, expr) \
   MEND_INTERNAL_ASSIGN_OR_RETURN(MEND_INTERNAL_CONCAT(mend_result_, __LINE__), lhs, expr)
-#define MEND_INTERNAL_ASSIGN_OR_RETURN(tmp, lhs, expr)  \
-  auto tmp = (expr);                                    \
-  if (!tmp.ok()) return std::move(tmp).status();        \
+#define MEND_INTERNAL_ASSIGN_OR_RETURN(tmp, lhs, expr) \
+  auto tmp = (expr);                                   \
+  if (!tmp.ok()) return std::move(tmp).status();       \
   lhs = std::move(tmp).value()
