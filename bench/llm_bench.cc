@@ -81,6 +81,8 @@ void BM_RawCurlReference(benchmark::State& state) {
   curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Discard);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  // The same Accept-Encoding as the provider, so both get the same (compressed) response.
+  curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "gzip");
   for (auto _ : state) {
     if (curl_easy_perform(curl) != CURLE_OK) {
       state.SkipWithError("curl_easy_perform failed");

@@ -198,7 +198,13 @@ TEST_F(OpenAiErrorsTest, TotalTimeoutIsDeadlineExceeded) {
 }
 
 TEST_F(OpenAiErrorsTest, UserInfoInBaseUrlIsNotInMessages) {
-  options_.base_url = "http://user:hunter2@127.0.0.1:1";
+  int closed_port = 0;
+  {
+    auto other = FakeLlmServer::Start();
+    MEND_ASSERT_OK(other);
+    closed_port = (*other)->port();
+  }
+  options_.base_url = "http://user:hunter2@127.0.0.1:" + std::to_string(closed_port);
   auto p = MakeProvider(options_);
   Result<Completion> c = p->Complete(UserAsks("hi"));
   ASSERT_FALSE(c.ok());

@@ -89,7 +89,14 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--api-key", options.api_key, "require this bearer token or x-api-key");
   app.add_option("--log", options.log_path, "append recorded requests as JSON lines");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "fake_llm_server: %s (see --help)\n", e.what());
+    return 2;
+  }
 
   // Signals are taken synchronously by this thread; server threads inherit the blocked mask.
   sigset_t signals;

@@ -1,0 +1,238 @@
+// The fake_llm_server executable as a separate process, driven by mend's real OpenAI provider
+// over loopback: the path end-to-end tests and benchmarks rely on.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <charconv>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mend/base/env.h"
+#include "mend/llm/factory.h"
+#include "tests/e2e/child_process.h"
+#include "tests/e2e/temp_dir.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+constexpr char kKey[] = "sk-fake-e2e-KEY-4242";
+constexpr char kReadyPrefix[] = "listening on 127.0.0.1:";
+constexpr std::chrono::seconds kBound(20);  // a hang fails the test instead of blocking ctest
+
+constexpr char kScript[] = R"([
+  {"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "/notes.txt"}}]},
+  {"text": "hello from the fake", "input_tokens": 7, "output_tokens": 3},
+  {"status": 429, "retry_after_seconds": 3}
+])";
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+class FakeServerExecutableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = ScopedTempDir::Create();
+    MEND_ASSERT_OK(dir);
+    dir_ = std::move(*dir);
+  }
+
+  void TearDown() override {
+    // The key must not leak into anything the server printed or logged.
+    EXPECT_THAT(captured_, Not(HasSubstr(kKey)));
+  }
+
+  // Starts the server with `args` after --port 0 and returns the port of its ready line.
+  Result<int> StartServer(std::vector<std::string> args) {
+    args.insert(args.begin(), {FAKE_LLM_SERVER_BINARY, "--port", "0"});
+    MEND_ASSIGN_OR_RETURN(server_, ChildProcess::Spawn(args, {"PATH=/usr/bin:/bin"}));
+    MEND_ASSIGN_OR_RETURN(std::string line, server_->ReadStdoutLine(kBound));
+    captured_ += line + "\n";
+    if (!line.starts_with(kReadyPrefix)) return InternalError("unexpected ready line: " + line);
+    const std::string_view digits = std::string_view(line).substr(sizeof(kReadyPrefix) - 1);
+    int port = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+    if (ec != std::errc() || end != digits.data() + digits.size() || port <= 0) {
+      return InternalError("no port in: " + line);
+    }
+    return port;
+  }
+
+  // Stops the server with `signal` and returns how it ended and what else it printed.
+  Result<ChildOutput> StopServer(int signal) {
+    MEND_RETURN_IF_ERROR(server_->Kill(signal));
+    MEND_ASSIGN_OR_RETURN(ChildOutput output, server_->Finish(kBound));
+    captured_ += output.out + output.err;
+    return output;
+  }
+
+  Result<std::unique_ptr<llm::LlmProvider>> Provider(int port, const std::string& key) {
+    llm::ProviderOptions options;
+    options.kind = "openai";
+    options.model = "gpt-4o-mini";
+    options.base_url = "http://127.0.0.1:" + std::to_string(port);
+    options.api_key = key;
+    options.timeout = kBound;
+    return llm::CreateProvider(options, Env::Default());
+  }
+
+  static llm::CompletionRequest Ask() {
+    llm::CompletionRequest request;
+    request.messages.push_back(llm::Message::User("what do the notes say?"));
+    return request;
+  }
+
+  std::unique_ptr<ScopedTempDir> dir_;
+  std::unique_ptr<ChildProcess> server_;
+  std::string captured_;
+};
+
+TEST_F(FakeServerExecutableTest, ServesTheScriptToTheRealProviderInOrder) {
+  auto script = dir_->WriteFile("script.json", kScript);
+  MEND_ASSERT_OK(script);
+  auto port = StartServer({"--script", *script, "--api-key", kKey});
+  MEND_ASSERT_OK(port);
+  auto provider = Provider(*port, kKey);
+  MEND_ASSERT_OK(provider);
+
+  auto tool_call = (*provider)->Complete(Ask());
+  MEND_ASSERT_OK(tool_call);
+  EXPECT_EQ(tool_call->finish_reason, llm::FinishReason::kToolCalls);
+  ASSERT_EQ(tool_call->tool_calls.size(), 1u);
+  EXPECT_EQ(tool_call->tool_calls[0].id, "call_1");
+  EXPECT_EQ(tool_call->tool_calls[0].name, "read_file");
+  EXPECT_EQ(nlohmann::json::parse(tool_call->tool_calls[0].arguments),
+            nlohmann::json({{"path", "/notes.txt"}}));
+
+  auto text = (*provider)->Complete(Ask());
+  MEND_ASSERT_OK(text);
+  EXPECT_EQ(text->text, "hello from the fake");
+  EXPECT_EQ(text->finish_reason, llm::FinishReason::kStop);
+  EXPECT_TRUE(text->usage_reported);
+  EXPECT_EQ(text->usage.input_tokens, 7);
+  EXPECT_EQ(text->usage.output_tokens, 3);
+
+  auto limited = (*provider)->Complete(Ask());
+  EXPECT_THAT(limited, StatusIs(StatusCode::kResourceExhausted));
+  EXPECT_EQ(limited.status().retry_after(), std::chrono::milliseconds(3000));
+  EXPECT_EQ(limited.status().detail_code(), "http_429");
+  EXPECT_EQ(ClassOf(limited.status()), ErrorClass::kTransient);
+  EXPECT_TRUE(IsRetryable(limited.status()));
+  captured_ += std::string(limited.status().message());
+
+  auto stopped = StopServer(SIGTERM);
+  MEND_ASSERT_OK(stopped);
+  EXPECT_TRUE(stopped->status.exited);
+  EXPECT_EQ(stopped->status.code, 0);
+  EXPECT_EQ(stopped->err, "");
+}
+
+TEST_F(FakeServerExecutableTest, LogRecordsEveryRequestWithTheKeyRedacted) {
+  auto script = dir_->WriteFile("script.json", kScript);
+  MEND_ASSERT_OK(script);
+  const std::string log_path = dir_->File("requests.jsonl");
+  auto port = StartServer({"--script", *script, "--log", log_path});
+  MEND_ASSERT_OK(port);
+  auto provider = Provider(*port, kKey);
+  MEND_ASSERT_OK(provider);
+  MEND_EXPECT_OK((*provider)->Complete(Ask()));
+  MEND_EXPECT_OK((*provider)->Complete(Ask()));
+  EXPECT_THAT((*provider)->Complete(Ask()), StatusIs(StatusCode::kResourceExhausted));
+  auto stopped = StopServer(SIGTERM);
+  MEND_ASSERT_OK(stopped);
+  EXPECT_EQ(stopped->status.code, 0);
+
+  auto log = ReadWholeFile(log_path);
+  MEND_ASSERT_OK(log);
+  captured_ += *log;
+  const std::vector<std::string> lines = Lines(*log);
+  ASSERT_EQ(lines.size(), 3u) << *log;
+  for (const std::string& line : lines) {
+    const nlohmann::json request = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_TRUE(request.is_object()) << line;
+    EXPECT_EQ(request["method"], "POST");
+    EXPECT_EQ(request["path"], "/v1/chat/completions");
+    EXPECT_EQ(request["headers"]["authorization"], "<redacted>");
+    EXPECT_THAT(request["body"].get<std::string>(), HasSubstr("what do the notes say?"));
+  }
+  EXPECT_THAT(*log, Not(HasSubstr(kKey)));
+}
+
+TEST_F(FakeServerExecutableTest, WrongKeyIsAnAuthErrorThatDoesNotEchoEitherKey) {
+  auto port = StartServer({"--api-key", kKey});
+  MEND_ASSERT_OK(port);
+  const std::string wrong_key = "sk-wrong-e2e-KEY-9999";
+  auto provider = Provider(*port, wrong_key);
+  MEND_ASSERT_OK(provider);
+
+  auto denied = (*provider)->Complete(Ask());
+  EXPECT_THAT(denied, StatusIs(StatusCode::kUnauthenticated));
+  EXPECT_EQ(ClassOf(denied.status()), ErrorClass::kAuth);
+  EXPECT_FALSE(IsRetryable(denied.status()));
+  EXPECT_THAT(std::string(denied.status().message()), Not(HasSubstr(wrong_key)));
+  captured_ += std::string(denied.status().message());
+}
+
+TEST_F(FakeServerExecutableTest, MalformedScriptExitsTwoWithOneLineNamingTheFile) {
+  auto script = dir_->WriteFile("bad.json", R"([{"status": "x"}])");
+  MEND_ASSERT_OK(script);
+  auto result = RunProcess({FAKE_LLM_SERVER_BINARY, "--port", "0", "--script", *script},
+                           {"PATH=/usr/bin:/bin"}, kBound);
+  MEND_ASSERT_OK(result);
+  EXPECT_TRUE(result->status.exited);
+  EXPECT_EQ(result->status.code, 2);
+  EXPECT_EQ(result->out, "");  // never announced itself as ready
+  const std::vector<std::string> lines = Lines(result->err);
+  ASSERT_EQ(lines.size(), 1u) << result->err;
+  EXPECT_THAT(lines[0], StartsWith("fake_llm_server: INVALID_ARGUMENT: " + *script));
+  EXPECT_THAT(lines[0], HasSubstr("status"));
+}
+
+TEST_F(FakeServerExecutableTest, MissingScriptExitsTwo) {
+  const std::string missing = dir_->File("missing.json");
+  auto result = RunProcess({FAKE_LLM_SERVER_BINARY, "--port", "0", "--script", missing},
+                           {"PATH=/usr/bin:/bin"}, kBound);
+  MEND_ASSERT_OK(result);
+  EXPECT_EQ(result->status.code, 2);
+  EXPECT_EQ(result->err, "fake_llm_server: NOT_FOUND: cannot read " + missing + "\n");
+}
+
+TEST_F(FakeServerExecutableTest, BadOptionsExitTwoWithOneLine) {
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"--port", "abc"}, std::vector<std::string>{"--bogus"}}) {
+    args.insert(args.begin(), FAKE_LLM_SERVER_BINARY);
+    auto result = RunProcess(args, {"PATH=/usr/bin:/bin"}, kBound);
+    MEND_ASSERT_OK(result);
+    EXPECT_EQ(result->status.code, 2) << args[1];
+    EXPECT_EQ(result->out, "");
+    EXPECT_THAT(result->err, ::testing::StartsWith("fake_llm_server: "));
+    EXPECT_EQ(std::count(result->err.begin(), result->err.end(), '\n'), 1) << result->err;
+  }
+}
+
+TEST_F(FakeServerExecutableTest, SigintAlsoStopsItCleanly) {
+  auto port = StartServer({});
+  MEND_ASSERT_OK(port);
+  auto stopped = StopServer(SIGINT);
+  MEND_ASSERT_OK(stopped);
+  EXPECT_TRUE(stopped->status.exited);
+  EXPECT_EQ(stopped->status.code, 0);
+  EXPECT_EQ(stopped->out, "");
+  EXPECT_EQ(stopped->err, "");
+}
+
+}  // namespace
+}  // namespace mend::testing

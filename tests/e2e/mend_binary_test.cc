@@ -1,0 +1,194 @@
+// The real `mend` executable as a child process with an API key in its environment (and in its
+// config file): exit codes, the one-line error contract, and that the key never appears in
+// anything it prints. Every test's captured stdout and stderr are checked for the key in TearDown.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/child_process.h"
+#include "tests/e2e/temp_dir.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::testing {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+constexpr char kSecret[] = "sk-e2e-SECRET-777";
+// The part of the key that no masked form may show (masking keeps at most the last 4 chars).
+constexpr char kSecretCore[] = "SECRET";
+constexpr char kMasked[] = "****-777";
+
+size_t LineCount(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+class MendBinaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = ScopedTempDir::Create();
+    MEND_ASSERT_OK(dir);
+    home_ = std::move(*dir);
+    env_ = {"PATH=/usr/bin:/bin", "HOME=" + home_->path(), std::string("MEND_API_KEY=") + kSecret,
+            std::string("OPENAI_API_KEY=") + kSecret};
+  }
+
+  void TearDown() override {
+    EXPECT_GT(runs_, 0);
+    EXPECT_THAT(captured_, AllOf(Not(HasSubstr(kSecret)), Not(HasSubstr(kSecretCore))));
+  }
+
+  // Runs `mend --home <fresh dir> args...` with env_ and keeps its output for TearDown.
+  ChildOutput Mend(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {MEND_BINARY, "--home", home_->path()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto result = RunProcess(argv, env_);
+    EXPECT_THAT(result, IsOk());
+    if (!result.ok()) return ChildOutput{};
+    ++runs_;
+    captured_ += result->out + result->err;
+    EXPECT_TRUE(result->status.exited) << "killed by signal " << result->status.signal;
+    return *std::move(result);
+  }
+
+  // Asserts the error contract: exactly one line on stderr, starting with "mend: ".
+  static void ExpectOneErrorLine(const ChildOutput& r) {
+    EXPECT_EQ(LineCount(r.err), 1u) << r.err;
+    EXPECT_THAT(r.err, AllOf(StartsWith("mend: "), EndsWith("\n")));
+  }
+
+  static const nlohmann::json* FindValue(const nlohmann::json& doc, const std::string& key) {
+    for (const nlohmann::json& v : doc["values"]) {
+      if (v["key"] == key) return &v;
+    }
+    return nullptr;
+  }
+
+  std::unique_ptr<ScopedTempDir> home_;
+  std::vector<std::string> env_;
+  std::string captured_;
+  int runs_ = 0;
+};
+
+TEST_F(MendBinaryTest, ConfigShowMasksTheKeyFromTheEnvironment) {
+  const ChildOutput r = Mend({"config", "show"});
+  EXPECT_EQ(r.status.code, 0);
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, AllOf(HasSubstr("provider.api_key"), HasSubstr(kMasked),
+                           HasSubstr("env MEND_API_KEY")));
+}
+
+TEST_F(MendBinaryTest, ConfigShowJsonMasksTheKey) {
+  const ChildOutput r = Mend({"config", "show", "--json"});
+  ASSERT_EQ(r.status.code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << r.out;
+  const nlohmann::json* key = FindValue(doc, "provider.api_key");
+  ASSERT_NE(key, nullptr);
+  EXPECT_EQ((*key)["value"], kMasked);
+  EXPECT_EQ((*key)["origin"], "env MEND_API_KEY");
+}
+
+TEST_F(MendBinaryTest, OpenAiKeyFallbackIsMaskedToo) {
+  env_ = {"PATH=/usr/bin:/bin", "HOME=" + home_->path(), std::string("OPENAI_API_KEY=") + kSecret};
+  const ChildOutput r = Mend({"--json", "config", "show", "--provider", "openai"});
+  ASSERT_EQ(r.status.code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+  const nlohmann::json* key = FindValue(doc, "provider.api_key");
+  ASSERT_NE(key, nullptr);
+  EXPECT_EQ((*key)["value"], kMasked);
+  EXPECT_EQ((*key)["origin"], "env OPENAI_API_KEY");
+}
+
+TEST_F(MendBinaryTest, KeyInTheBaseUrlIsMasked) {
+  env_.push_back(std::string("MEND_BASE_URL=https://user:") + kSecret + "@llm.example.com/v1");
+  const ChildOutput r = Mend({"config", "show"});
+  EXPECT_EQ(r.status.code, 0);
+  EXPECT_THAT(r.out, AllOf(HasSubstr("llm.example.com"), HasSubstr("env MEND_BASE_URL")));
+}
+
+TEST_F(MendBinaryTest, InvalidFlagValueIsAUsageErrorOnOneLineAndInJson) {
+  const ChildOutput r = Mend({"--json", "config", "show", "--timeout", "abc"});
+  EXPECT_EQ(r.status.code, 2);
+  ExpectOneErrorLine(r);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("provider.timeout"), HasSubstr("--timeout")));
+  const nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << r.out;
+  EXPECT_EQ(doc["error"]["class"], "permanent");
+  EXPECT_EQ(doc["error"]["retryable"], false);
+  EXPECT_EQ("mend: " + doc["error"]["message"].get<std::string>() + "\n", r.err);
+}
+
+TEST_F(MendBinaryTest, DemoRunsOfflineWithTheKeySet) {
+  const ChildOutput text = Mend({"demo"});
+  EXPECT_EQ(text.status.code, 0) << text.err;
+  EXPECT_EQ(text.err, "");
+  EXPECT_THAT(text.out, HasSubstr("deploy window is Tuesday"));
+
+  const ChildOutput json = Mend({"demo", "--json"});
+  ASSERT_EQ(json.status.code, 0) << json.err;
+  const nlohmann::json doc = nlohmann::json::parse(json.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << json.out;
+  EXPECT_THAT(doc["output"].get<std::string>(), HasSubstr("deploy window is Tuesday"));
+  ASSERT_EQ(doc["steps"].size(), 2u);
+  EXPECT_EQ(doc["steps"][0]["tool_calls"][0]["name"], "read_file");
+}
+
+TEST_F(MendBinaryTest, PlannedCommandExitsOneWithOneLine) {
+  const ChildOutput r = Mend({"run", "x"});
+  EXPECT_EQ(r.status.code, 1);
+  ExpectOneErrorLine(r);
+  EXPECT_EQ(r.err, "mend: run is not implemented yet\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(MendBinaryTest, UnknownCommandExitsTwoWithOneLine) {
+  const ChildOutput r = Mend({"frobnicate"});
+  EXPECT_EQ(r.status.code, 2);
+  ExpectOneErrorLine(r);
+  EXPECT_EQ(r.err, "mend: unknown command 'frobnicate' (run 'mend --help' for usage)\n");
+}
+
+TEST_F(MendBinaryTest, MalformedConfigFileNamesFileAndLine) {
+  MEND_ASSERT_OK(home_->WriteFile("config.toml", "[provider]\nmodel = \"x\"\ntimeout = = 3\n"));
+  const ChildOutput r = Mend({"config", "show"});
+  EXPECT_EQ(r.status.code, 2);
+  ExpectOneErrorLine(r);
+  EXPECT_THAT(r.err, HasSubstr(home_->File("config.toml") + ":3"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(MendBinaryTest, KeyOnAMalformedConfigLineIsNotEchoed) {
+  env_ = {"PATH=/usr/bin:/bin", "HOME=" + home_->path()};
+  MEND_ASSERT_OK(
+      home_->WriteFile("config.toml", std::string("[provider]\napi_key = \"") + kSecret + "\n"));
+  const ChildOutput r = Mend({"config", "show"});
+  EXPECT_EQ(r.status.code, 2);
+  ExpectOneErrorLine(r);
+  EXPECT_THAT(r.err, HasSubstr(home_->File("config.toml") + ":2"));
+}
+
+TEST_F(MendBinaryTest, KeyFromTheConfigFileIsMasked) {
+  env_ = {"PATH=/usr/bin:/bin", "HOME=" + home_->path()};
+  MEND_ASSERT_OK(
+      home_->WriteFile("config.toml", std::string("[provider]\napi_key = \"") + kSecret + "\"\n"));
+  const ChildOutput r = Mend({"config", "show", "--json"});
+  ASSERT_EQ(r.status.code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+  const nlohmann::json* key = FindValue(doc, "provider.api_key");
+  ASSERT_NE(key, nullptr);
+  EXPECT_EQ((*key)["value"], kMasked);
+  EXPECT_EQ((*key)["source"], "file");
+}
+
+}  // namespace
+}  // namespace mend::testing
