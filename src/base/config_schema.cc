@@ -76,7 +76,7 @@ void AddProviderKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(std::move(name));
 
   keys.push_back(String("provider.model", "MEND_MODEL", "model",
-                        "model name; empty for the provider's default"));
+                        "model name (required for openai and anthropic)"));
   ConfigKeySpec url = String("provider.base_url", "MEND_BASE_URL", "base-url",
                              "API base URL; empty for the provider's public endpoint");
   url.sensitivity = Sensitivity::kUrl;

@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 65535));
   app.add_option("--script", options.script_path, "JSON array of scripted responses");
   app.add_option("--default", options.default_path, "JSON response used when the script is done");
-  app.add_option("--latency-ms", options.latency_ms, "delay before every answer")
+  app.add_option("--latency-ms", options.latency_ms,
+                 "delay before answers whose script entry sets no latency_ms")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--api-key", options.api_key, "require this bearer token or x-api-key");
   app.add_option("--log", options.log_path, "append recorded requests as JSON lines");

@@ -26,8 +26,8 @@ namespace mend {
 //
 // Text from flags and the environment is parsed by type: bool accepts true/false, 1/0, yes/no,
 // on/off (any case); int and double accept decimal numbers; durations use Go syntax ("30s", "5m",
-// "1h30m", "250ms"); enums accept exactly one of their choices. In config.toml a bool must be a
-// TOML boolean, an int a TOML integer, a double any TOML number, everything else a TOML string.
+// "1h30m", "250ms"); enums accept one of their choices, in any case. In config.toml a bool must be
+// a TOML boolean, an int a TOML integer, a double any TOML number, everything else a TOML string.
 //
 // Every invalid value is kInvalidArgument naming the key, the source and what is accepted:
 //   invalid value for provider.timeout from env MEND_TIMEOUT: "abc" (expected a duration between
