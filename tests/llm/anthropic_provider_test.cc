@@ -19,32 +19,9 @@ using ::mend::testing::StatusIs;
 using ::testing::HasSubstr;
 using Json = nlohmann::json;
 
-class AnthropicProviderTest : public ::testing::Test {
+class AnthropicProviderTest : public test::HttpProviderTest {
  protected:
-  void SetUp() override {
-    server_ = StartServer();
-    ASSERT_NE(server_, nullptr);
-    provider_ = MakeProvider(HttpOptions("anthropic", *server_, "claude-sonnet-4-20250514"));
-    ASSERT_NE(provider_, nullptr);
-  }
-
-  Status FailWith(FakeResponse response) {
-    server_->Enqueue(std::move(response));
-    Result<Completion> c = provider_->Complete(UserAsks("hi"));
-    EXPECT_FALSE(c.ok());
-    if (c.ok()) return OkStatus();
-    ExpectNoSecret(c.status());
-    return c.status();
-  }
-
-  Json LastRequestBody() {
-    auto requests = server_->requests();
-    EXPECT_FALSE(requests.empty());
-    return requests.empty() ? Json() : Json::parse(requests.back().body);
-  }
-
-  std::unique_ptr<FakeLlmServer> server_;
-  std::unique_ptr<LlmProvider> provider_;
+  AnthropicProviderTest() : HttpProviderTest("anthropic", "claude-sonnet-4-20250514") {}
 };
 
 TEST_F(AnthropicProviderTest, TextCompletionWithUsageAndCost) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "mend/base/memory_file_system.h"
@@ -11,6 +12,8 @@
 #include "tests/support/status_matchers.h"
 
 namespace mend::llm::test {
+
+using ::mend::testing::FakeResponse;
 
 // A recognisable key: every error message the tests see is checked not to contain it.
 inline constexpr char kSecretKey[] = "sk-test-SECRET-1234";
@@ -57,5 +60,51 @@ inline CompletionRequest UserAsks(std::string text) {
   r.messages.push_back(Message::User(std::move(text)));
   return r;
 }
+
+// A fake server demanding kSecretKey and a provider of `kind` talking to it over real HTTP.
+class HttpProviderTest : public ::testing::Test {
+ protected:
+  HttpProviderTest(std::string kind, std::string model)
+      : kind_(std::move(kind)), model_(std::move(model)) {}
+
+  void SetUp() override {
+    server_ = StartServer();
+    ASSERT_NE(server_, nullptr);
+    options_ = HttpOptions(kind_, *server_, model_);
+    provider_ = MakeProvider(options_);
+    ASSERT_NE(provider_, nullptr);
+  }
+
+  // Completes a request the server answers with `response`; the result must be an error, and it
+  // must not carry the key.
+  Status FailWith(FakeResponse response) { return FailWith(*provider_, std::move(response)); }
+  Status FailWith(LlmProvider& provider, FakeResponse response) {
+    server_->Enqueue(std::move(response));
+    Result<Completion> c = provider.Complete(UserAsks("hi"));
+    EXPECT_FALSE(c.ok());
+    if (c.ok()) return OkStatus();
+    ExpectNoSecret(c.status());
+    return c.status();
+  }
+
+  nlohmann::json LastRequestBody() {
+    auto requests = server_->requests();
+    EXPECT_FALSE(requests.empty());
+    return requests.empty() ? nlohmann::json() : nlohmann::json::parse(requests.back().body);
+  }
+
+  static FakeResponse Fault(FakeResponse::Fault fault, int status = 200) {
+    FakeResponse r;
+    r.fault = fault;
+    r.status = status;
+    return r;
+  }
+
+  std::string kind_;
+  std::string model_;
+  std::unique_ptr<testing::FakeLlmServer> server_;
+  ProviderOptions options_;
+  std::unique_ptr<LlmProvider> provider_;
+};
 
 }  // namespace mend::llm::test

@@ -17,36 +17,9 @@ using ::mend::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class OpenAiErrorsTest : public ::testing::Test {
+class OpenAiErrorsTest : public test::HttpProviderTest {
  protected:
-  void SetUp() override {
-    server_ = StartServer();
-    ASSERT_NE(server_, nullptr);
-    options_ = HttpOptions("openai", *server_, "gpt-4o");
-    provider_ = MakeProvider(options_);
-    ASSERT_NE(provider_, nullptr);
-  }
-
-  Status FailWith(FakeResponse response) { return FailWith(*provider_, std::move(response)); }
-  Status FailWith(LlmProvider& provider, FakeResponse response) {
-    server_->Enqueue(std::move(response));
-    Result<Completion> c = provider.Complete(UserAsks("hi"));
-    EXPECT_FALSE(c.ok());
-    if (c.ok()) return OkStatus();
-    ExpectNoSecret(c.status());
-    return c.status();
-  }
-
-  static FakeResponse Fault(FakeResponse::Fault fault, int status = 200) {
-    FakeResponse r;
-    r.fault = fault;
-    r.status = status;
-    return r;
-  }
-
-  std::unique_ptr<FakeLlmServer> server_;
-  ProviderOptions options_;
-  std::unique_ptr<LlmProvider> provider_;
+  OpenAiErrorsTest() : HttpProviderTest("openai", "gpt-4o") {}
 };
 
 TEST_F(OpenAiErrorsTest, EveryHttpStatusMapsToCodeAndClass) {

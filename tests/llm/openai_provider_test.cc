@@ -21,33 +21,9 @@ using ::mend::testing::StatusIs;
 using ::testing::HasSubstr;
 using Json = nlohmann::json;
 
-class OpenAiProviderTest : public ::testing::Test {
+class OpenAiProviderTest : public test::HttpProviderTest {
  protected:
-  void SetUp() override {
-    server_ = StartServer();
-    ASSERT_NE(server_, nullptr);
-    provider_ = MakeProvider(HttpOptions("openai", *server_, "gpt-4o-mini"));
-    ASSERT_NE(provider_, nullptr);
-  }
-
-  // Completes a request the server answers with `response`; the result must be an error.
-  Status FailWith(FakeResponse response) {
-    server_->Enqueue(std::move(response));
-    Result<Completion> c = provider_->Complete(UserAsks("hi"));
-    EXPECT_FALSE(c.ok());
-    if (c.ok()) return OkStatus();
-    ExpectNoSecret(c.status());
-    return c.status();
-  }
-
-  Json LastRequestBody() {
-    auto requests = server_->requests();
-    EXPECT_FALSE(requests.empty());
-    return requests.empty() ? Json() : Json::parse(requests.back().body);
-  }
-
-  std::unique_ptr<FakeLlmServer> server_;
-  std::unique_ptr<LlmProvider> provider_;
+  OpenAiProviderTest() : HttpProviderTest("openai", "gpt-4o-mini") {}
 };
 
 TEST_F(OpenAiProviderTest, TextCompletionWithUsageAndCost) {
