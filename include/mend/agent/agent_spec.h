@@ -1,0 +1,58 @@
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mend/agent/tool.h"
+#include "mend/base/file_system.h"
+#include "mend/base/result.h"
+
+namespace mend::agent {
+
+struct AgentLimits {
+  int max_steps = 50;  // model turns
+  double max_cost_usd = 1.0;
+  std::chrono::seconds max_wall{600};
+};
+
+struct SkillSpec {
+  std::string name;
+  std::string description;
+  std::string body;  // the Markdown after the front matter
+  std::string path;  // relative to the agent folder
+};
+
+// An external command tool from tools/*.toml: arguments as JSON on stdin, result on stdout,
+// non-zero exit = tool error.
+struct CommandToolSpec {
+  ToolSpec spec;
+  std::vector<std::string> command;  // argv; run in the workspace
+  std::optional<std::chrono::milliseconds> timeout;
+  std::string path;  // relative to the agent folder
+};
+
+// A loaded, validated agent folder (DESIGN.md §6):
+//   agent.toml        name, model, tools, [limits], [tools.<name>] options
+//   instructions.md   the system prompt
+//   skills/*.md       front matter (name, description) + body
+//   tools/*.toml      external command tools
+struct AgentSpec {
+  std::string dir;  // the folder it was loaded from
+  std::string name;
+  std::string model;  // empty: the configured model
+  std::string instructions;
+  std::vector<std::string> tools;  // built-in and external tool names enabled, in order
+  AgentLimits limits;
+  std::vector<SkillSpec> skills;
+  std::vector<CommandToolSpec> command_tools;
+  std::string workspace;  // absolute; default: the current directory when run
+};
+
+// Loads and validates an agent folder. Errors are kInvalidArgument (kNotFound for a missing
+// folder or agent.toml) whose message names the file, the line when known, and what is wrong:
+// "agents/x/agent.toml:4: limits.max_steps must be an integer between 1 and 10000, got -3".
+Result<AgentSpec> LoadAgentFolder(FileSystem& fs, const std::string& dir);
+
+}  // namespace mend::agent

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mend/base/env.h"
+#include "mend/base/result.h"
+
+namespace mend::agent {
+
+// What a tool declares about itself. `parameters` is a JSON Schema object (JSON text); the
+// registry validates a call's arguments against it before the tool runs.
+struct ToolSpec {
+  std::string name;
+  std::string description;
+  std::string parameters = R"({"type":"object","properties":{}})";
+  bool read_only = false;          // never changes the workspace or the world
+  bool requires_approval = false;  // a person must approve each call
+};
+
+// The outcome of one tool call, as the model will see it. A failing tool is not a failing run:
+// `is_error` results go back to the model.
+struct ToolResult {
+  std::string content;
+  bool is_error = false;
+
+  static ToolResult Ok(std::string content) { return {std::move(content), false}; }
+  static ToolResult Error(std::string content) { return {std::move(content), true}; }
+};
+
+// Where and for whom a tool runs.
+struct ToolContext {
+  std::string workspace;  // absolute path; file tools refuse paths that leave it
+  std::string run_id;
+  std::string call_id;
+  Env env;
+  std::chrono::milliseconds timeout{60'000};  // run_command and external tools
+  size_t max_output_bytes = 256 * 1024;       // larger outputs are cut, saying so
+};
+
+// A tool. Execute() receives arguments already validated against spec().parameters (JSON text of
+// an object). It returns a ToolResult for every outcome the model should see (a missing file, a
+// non-zero exit); a non-OK Status only for failures of mend itself. Implementations are
+// thread-compatible; the registry owns them.
+class Tool {
+ public:
+  virtual ~Tool() = default;
+  virtual const ToolSpec& spec() const = 0;
+  virtual Result<ToolResult> Execute(std::string_view arguments_json, const ToolContext& ctx) = 0;
+};
+
+}  // namespace mend::agent

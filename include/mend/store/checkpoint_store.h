@@ -1,0 +1,164 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mend/base/clock.h"
+#include "mend/base/result.h"
+
+namespace mend::store {
+
+// The status machine of a run (DESIGN.md §4):
+//   running ──► waiting ──► running        (a person approved, denied or answered)
+//   running ──► completed | failed
+//   failed | quarantined ──► running       (resume)
+//   running ──► quarantined                (recovery gave up)
+// completed is terminal. A run whose process died while `running` stays `running` with an
+// expired or orphaned lease: that is what "interrupted" means.
+enum class RunStatus { kRunning, kWaiting, kCompleted, kFailed, kQuarantined };
+std::string_view RunStatusName(RunStatus s);  // "running", "waiting", ...
+Result<RunStatus> ParseRunStatus(std::string_view name);
+
+// The last error of a run, as the `--json` shapes show it.
+struct RunError {
+  std::string code;  // a StatusCode name ("UNAVAILABLE") or a detail code ("MEND_RUN_NO_PROGRESS")
+  std::string message;      // one line, secrets removed
+  std::string error_class;  // "transient" | "permanent" | "auth" | "internal"
+  bool retryable = false;
+};
+
+// Who holds (or asks for) a lease. On one host, a holder whose process is gone (same boot id,
+// pid not alive) does not block a claim, so a run can be resumed right after a kill -9.
+struct LeaseHolder {
+  std::string id;  // e.g. "replica-a" or "pid-1234@host"
+  std::string host;
+  std::string boot_id;  // /proc/sys/kernel/random/boot_id; empty when unknown
+  int64_t pid = 0;
+};
+
+// Proof of holding a run. Every write that changes a run's progress carries it; the store accepts
+// the write only while `epoch` is the run's current epoch (fencing).
+struct Lease {
+  std::string run_id;
+  int64_t epoch = 0;
+  LeaseHolder holder;
+  Time expires_at;
+};
+
+// The durable record of one run: small, listed often.
+struct RunRecord {
+  std::string id;
+  std::string agent;  // the agent's name
+  std::string agent_dir;
+  std::string task;
+  RunStatus status = RunStatus::kRunning;
+  int64_t step = 0;  // the step of the newest checkpoint; 0 before the first
+  // Recovery bookkeeping (DESIGN.md §7): consecutive failed attempts, when to try again.
+  int64_t attempts = 0;
+  std::optional<Time> next_attempt_at;
+  std::string waiting;  // "" | "approval" | "question"
+  std::optional<RunError> last_error;
+  std::string parent_id;  // forks: the run forked from, and at which step
+  int64_t parent_step = 0;
+  std::string metadata;  // small JSON object owned by the agent layer (kind of run, options)
+  Time created_at;
+  Time updated_at;
+  // The current lease, if any (epoch counts every claim ever made).
+  int64_t epoch = 0;
+  std::optional<LeaseHolder> lease_holder;
+  std::optional<Time> lease_expires_at;
+};
+
+// One checkpoint. The conversation of a run only grows, so a checkpoint stores the messages added
+// since the previous checkpoint plus the small run state; a 500-step run costs about its content.
+// Messages and state are opaque to the store (the agent layer serialises them as JSON).
+struct Checkpoint {
+  int64_t step = 0;  // 1, 2, 3, ... : exactly the run's step + 1 when saved
+  std::vector<std::string> new_messages;
+  std::string state;  // the run state after this step (usage, cost, pending calls, ...)
+  Time created_at;
+};
+
+// What a run looked like at a checkpoint: the whole conversation up to it and its state.
+struct RunSnapshot {
+  RunRecord run;
+  int64_t step = 0;
+  std::vector<std::string> messages;
+  std::string state;
+};
+
+// Changes to a run's record that go with a checkpoint or stand alone. Unset fields keep their
+// value.
+struct RunUpdate {
+  std::optional<RunStatus> status;
+  std::optional<std::string> waiting;
+  std::optional<std::optional<RunError>> last_error;  // set to nullopt-inside to clear
+  std::optional<int64_t> attempts;
+  std::optional<std::optional<Time>> next_attempt_at;
+  std::optional<std::string> metadata;
+};
+
+struct CheckpointInfo {
+  int64_t step = 0;
+  int64_t message_count = 0;  // length of the conversation at this checkpoint
+  Time created_at;
+};
+
+struct ListOptions {
+  bool unfinished_only = true;  // every status but completed
+  size_t limit = 0;             // 0: no limit
+};
+
+// Durable runs, checkpoints and leases (DESIGN.md §6). Every implementation passes the conformance
+// suite in tests/store/. Implementations are thread-safe and safe across processes sharing the
+// same database.
+//
+// Errors: kNotFound (no such run or step), kAlreadyExists (CreateRun of an existing id),
+// kAborted (stale epoch: the caller lost its lease — stop working on the run),
+// kUnavailable (the run is leased by a live holder), kFailedPrecondition (a transition the status
+// machine forbids, or a step that is not run.step + 1), kDataLoss (a corrupt row: affects that run
+// only), kInternal (the database failed).
+class CheckpointStore {
+ public:
+  virtual ~CheckpointStore() = default;
+
+  virtual Status CreateRun(const RunRecord& run) = 0;
+  virtual Result<RunRecord> GetRun(const std::string& run_id) = 0;
+  // Ordered by created_at, then id.
+  virtual Result<std::vector<RunRecord>> ListRuns(const ListOptions& options) = 0;
+  // Removes the run, its checkpoints and messages. Refused (kUnavailable) while a live holder
+  // has the lease.
+  virtual Status DeleteRun(const std::string& run_id) = 0;
+
+  // Claims the run: succeeds when nobody holds it, the lease expired, or the holder's process on
+  // this host is gone; bumps the epoch. kUnavailable when a live holder has it.
+  virtual Result<Lease> Claim(const std::string& run_id, const LeaseHolder& holder,
+                              Duration ttl) = 0;
+  virtual Result<Lease> Renew(const Lease& lease, Duration ttl) = 0;  // kAborted if stale
+  virtual Status Release(const Lease& lease) = 0;                     // kAborted if stale
+
+  // Appends a checkpoint and applies `update` atomically; durable when it returns OK. Keeps only
+  // the newest `history_limit` checkpoints (the messages they reference stay).
+  virtual Status Save(const Lease& lease, const Checkpoint& checkpoint,
+                      const RunUpdate& update) = 0;
+  // Applies `update` without a checkpoint (fenced like Save).
+  virtual Status Update(const Lease& lease, const RunUpdate& update) = 0;
+  // Recovery bookkeeping that must work without holding the run (attempts, next attempt, status
+  // quarantined). Not fenced; never changes step or messages.
+  virtual Status UpdateUnleased(const std::string& run_id, const RunUpdate& update) = 0;
+
+  // The run at checkpoint `step` (default: the newest). kNotFound when the step is older than the
+  // kept history.
+  virtual Result<RunSnapshot> Load(const std::string& run_id,
+                                   std::optional<int64_t> step = std::nullopt) = 0;
+  virtual Result<std::vector<CheckpointInfo>> History(const std::string& run_id) = 0;
+
+  // Creates run `new_id` whose conversation and state are those of `run_id` at `step`, with
+  // status running, no lease, parent_id/parent_step set, and a first checkpoint numbered `step`.
+  virtual Result<RunRecord> Fork(const std::string& run_id, int64_t step,
+                                 const std::string& new_id) = 0;
+};
+
+}  // namespace mend::store
