@@ -1,0 +1,87 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mend/agent/agent_spec.h"
+#include "mend/agent/hooks.h"
+#include "mend/base/env.h"
+#include "mend/base/result.h"
+#include "mend/llm/provider.h"
+#include "mend/store/checkpoint_store.h"
+
+namespace mend::obs {
+class EventBus;
+}
+
+namespace mend::agent {
+
+struct AgentOptions {
+  Env env;
+  llm::LlmProvider* provider = nullptr;     // not owned; must outlive the Agent
+  store::CheckpointStore* store = nullptr;  // not owned; must outlive the Agent
+  obs::EventBus* events = nullptr;          // optional, not owned
+  std::string model;                        // overrides the agent's model when not empty
+  store::LeaseHolder holder;                // who this process is, for leases
+  Duration lease_ttl = std::chrono::seconds(30);
+  std::string workspace;  // overrides the spec's workspace when not empty
+};
+
+struct SendOptions {
+  std::string run_id;         // empty: a new unique id
+  std::string continue_from;  // session turns (mend chat): start from that run's conversation
+};
+
+// The result of driving a run until it completes, fails or waits for a person. A run that fails
+// is a RunResult with `error` set, not an error Status: Status errors are for failures of mend
+// itself (the store is unreachable, the lease was lost, the run does not exist).
+struct RunResult {
+  std::string run_id;
+  store::RunStatus status = store::RunStatus::kRunning;
+  std::string output;
+  int64_t steps = 0;  // model turns taken
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  double cost_usd = 0;
+  std::optional<store::RunError> error;
+  std::string waiting;  // "" | "approval" | "question"
+  std::string
+      question;  // what the person is asked (the tool call awaiting approval, or the question)
+};
+
+// Runs one agent durably (DESIGN.md §6). Every model turn and every tool result is checkpointed
+// before the loop moves on; Resume() continues from the newest checkpoint without regenerating a
+// checkpointed model turn or re-running a recorded tool result (a tool that was in flight at the
+// crash runs again with the same call id). Thread-safe: different runs may be driven concurrently.
+class Agent {
+ public:
+  static Result<std::unique_ptr<Agent>> Create(AgentSpec spec, AgentOptions options);
+  virtual ~Agent() = default;
+
+  virtual void AddPreRunHook(std::shared_ptr<PreRunHook> hook) = 0;
+  virtual void AddPreToolHook(std::shared_ptr<PreToolHook> hook) = 0;
+  virtual void AddPostToolHook(std::shared_ptr<PostToolHook> hook) = 0;
+  virtual void AddPostRunHook(std::shared_ptr<PostRunHook> hook) = 0;
+
+  // Starts a run for `task` and drives it until it completes, fails or waits.
+  virtual Result<RunResult> Send(const std::string& task, const SendOptions& options = {}) = 0;
+  // Continues an interrupted, failed or quarantined run from its newest checkpoint.
+  // kFailedPrecondition for a completed run or one waiting for a person.
+  virtual Result<RunResult> Resume(const std::string& run_id) = 0;
+  // Every unfinished run (running, waiting, failed, quarantined) of the store.
+  virtual Result<std::vector<store::RunRecord>> Pending() = 0;
+  // A new run "<id>.fork-<n>" (n = 1, 2, ...) from checkpoint `step` (default: the newest); it is
+  // not driven: Resume() it.
+  virtual Result<std::string> Fork(const std::string& run_id,
+                                   std::optional<int64_t> step = std::nullopt) = 0;
+  // Answers a run waiting for approval: the tool runs (approve) or returns `reason` as a tool
+  // error (deny); then the run continues.
+  virtual Result<RunResult> Approve(const std::string& run_id) = 0;
+  virtual Result<RunResult> Deny(const std::string& run_id, const std::string& reason) = 0;
+  // Answers a run waiting on ask_human; the answer is the tool's result; the run continues.
+  virtual Result<RunResult> Answer(const std::string& run_id, const std::string& answer) = 0;
+};
+
+}  // namespace mend::agent
