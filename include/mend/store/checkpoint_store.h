@@ -19,7 +19,14 @@ namespace mend::store {
 // expired or orphaned lease: that is what "interrupted" means.
 enum class RunStatus { kRunning, kWaiting, kCompleted, kFailed, kQuarantined };
 std::string_view RunStatusName(RunStatus s);  // "running", "waiting", ...
+// kInvalidArgument for anything but the five names above.
 Result<RunStatus> ParseRunStatus(std::string_view name);
+
+// OK when the machine above allows `from` → `to`; kFailedPrecondition otherwise. Staying in the
+// same status is allowed except nothing leaves completed. Besides the arrows above, failed ──►
+// quarantined is allowed (recovery gives up on a run whose last attempt failed). Every store
+// validates status changes with it.
+Status CheckRunTransition(RunStatus from, RunStatus to);
 
 // The last error of a run, as the `--json` shapes show it.
 struct RunError {

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "mend/base/clock.h"
+#include "mend/base/result.h"
+#include "mend/store/checkpoint_store.h"
+
+namespace mend::store {
+
+struct SqliteStoreOptions {
+  // The database file; created with its tables on first open. Other modules may keep their own
+  // tables in the same file (docs/store_schema.md names ours).
+  std::string path;
+  // How many checkpoints each run keeps (the newest ones); at least 1.
+  int history_limit = 50;
+  // How long a statement waits for another process's write lock before failing (kUnavailable).
+  std::chrono::milliseconds busy_timeout{5000};
+  // This process's identity on this host. A lease whose holder has the same host and boot id as
+  // `local` but whose pid is not alive is free at once. Leave boot_id empty to never decide that.
+  LeaseHolder local;
+  // Whether process `pid` on this host is alive. Default: kill(pid, 0) does not fail with ESRCH.
+  std::function<bool(int64_t pid)> process_alive;
+};
+
+// Opens (creating when missing) the SQLite checkpoint store at `options.path`: WAL mode,
+// synchronous=FULL (a Save is durable when it returns OK), foreign keys on. `clock` must outlive
+// the store; every time the store records or compares (leases, created_at) comes from it.
+//
+// Errors: kFailedPrecondition when the database was written by a newer mend (schema N > M) or the
+// options are invalid; kInternal when SQLite cannot open or initialise the file; kUnavailable when
+// another process holds the database locked beyond busy_timeout.
+//
+// The store is thread-safe and safe to share with other processes using the same file.
+Result<std::unique_ptr<CheckpointStore>> OpenSqliteStore(const SqliteStoreOptions& options,
+                                                         Clock& clock);
+
+// This process's lease identity: id "<id_prefix>-<pid>@<host>" (or "pid-<pid>@<host>" when the
+// prefix is empty), host from gethostname, boot_id from /proc/sys/kernel/random/boot_id (empty
+// when unreadable), pid from getpid. Reads the system; call once at startup.
+LeaseHolder LocalLeaseHolder(const std::string& id_prefix);
+
+// The default liveness probe: kill(pid, 0) succeeds or fails with anything but ESRCH. A zombie
+// (exited, not yet reaped) counts as alive.
+bool ProcessAlive(int64_t pid);
+
+}  // namespace mend::store

@@ -1,0 +1,136 @@
+#include "store/sqlite_db.h"
+
+#include <string>
+#include <utility>
+
+namespace mend::store::internal {
+
+Status SqliteError(sqlite3* db, int rc, std::string_view context) {
+  std::string message = std::string(context) + ": " + sqlite3_errstr(rc);
+  if (db != nullptr && sqlite3_errcode(db) == rc) {
+    message += " (" + std::string(sqlite3_errmsg(db)) + ")";
+  }
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return UnavailableError(message);
+    case SQLITE_FULL:
+      return ResourceExhaustedError(message);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return DataLossError(message);
+    default:
+      return InternalError(message);
+  }
+}
+
+SqliteStmt::SqliteStmt(SqliteStmt&& other) noexcept
+    : stmt_(std::exchange(other.stmt_, nullptr)), db_(other.db_), bind_error_(other.bind_error_) {}
+
+SqliteStmt::~SqliteStmt() {
+  if (stmt_ == nullptr) return;
+  // reset() repeats the last step's error code; that error was reported already.
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+SqliteStmt& SqliteStmt::Check(int rc) {
+  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
+  return *this;
+}
+
+SqliteStmt& SqliteStmt::Bind(int index, int64_t value) {
+  return Check(sqlite3_bind_int64(stmt_, index, value));
+}
+
+SqliteStmt& SqliteStmt::BindText(int index, std::string_view value) {
+  return Check(
+      sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
+}
+
+SqliteStmt& SqliteStmt::BindBlob(int index, std::string_view value) {
+  // A zero-length blob must still be a BLOB, not NULL: SQLite binds NULL for a null pointer.
+  static const char kEmpty = 0;
+  const char* data = value.empty() ? &kEmpty : value.data();
+  return Check(sqlite3_bind_blob64(stmt_, index, data, value.size(), SQLITE_TRANSIENT));
+}
+
+SqliteStmt& SqliteStmt::BindNull(int index) { return Check(sqlite3_bind_null(stmt_, index)); }
+
+Result<bool> SqliteStmt::Step() {
+  if (bind_error_ != SQLITE_OK) return SqliteError(db_, bind_error_, "bind");
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return SqliteError(db_, rc, sqlite3_sql(stmt_));
+}
+
+Status SqliteStmt::Run() {
+  while (true) {
+    MEND_ASSIGN_OR_RETURN(bool row, Step());
+    if (!row) return OkStatus();
+  }
+}
+
+std::string SqliteStmt::Text(int col) const {
+  const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
+  int size = sqlite3_column_bytes(stmt_, col);
+  return data == nullptr ? std::string() : std::string(data, static_cast<size_t>(size));
+}
+
+std::string SqliteStmt::Blob(int col) const { return Text(col); }
+
+Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path,
+                                                 std::chrono::milliseconds busy_timeout) {
+  sqlite3* db = nullptr;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    Status s = SqliteError(db, rc, "open " + path);
+    sqlite3_close_v2(db);
+    return s;
+  }
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, static_cast<int>(busy_timeout.count()));
+  return std::unique_ptr<SqliteDb>(new SqliteDb(db));
+}
+
+SqliteDb::~SqliteDb() {
+  for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+  sqlite3_close_v2(db_);
+}
+
+Status SqliteDb::Exec(const char* sql) {
+  int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, sql);
+  return OkStatus();
+}
+
+Result<SqliteStmt> SqliteDb::Prepare(const char* sql) {
+  auto it = cache_.find(sql);
+  if (it != cache_.end()) return SqliteStmt(it->second, db_);
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, std::string("prepare ") + sql);
+  cache_.emplace(sql, stmt);
+  return SqliteStmt(stmt, db_);
+}
+
+Status SqliteDb::InTransaction(TxKind kind, const std::function<Status()>& body) {
+  MEND_RETURN_IF_ERROR(Exec(kind == TxKind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN"));
+  Status s = body();
+  if (s.ok()) {
+    s = Exec("COMMIT");
+    if (s.ok()) return s;
+  }
+  // A failed COMMIT or statement may already have rolled back; ROLLBACK then reports "no
+  // transaction is active", which changes nothing.
+  Exec("ROLLBACK").IgnoreError();
+  return s;
+}
+
+Status SqliteDb::ErrorStatus(int rc, std::string_view context) const {
+  return SqliteError(db_, rc, context);
+}
+
+}  // namespace mend::store::internal

@@ -1,0 +1,342 @@
+#include "mend/store/sqlite_store.h"
+
+#include <charconv>
+#include <string>
+#include <utility>
+
+#include "mend/base/time_format.h"
+#include "store/sqlite_store_impl.h"
+
+namespace mend::store {
+namespace internal {
+namespace {
+
+constexpr int64_t kSchemaVersion = 1;
+
+constexpr char kCreateMeta[] =
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
+constexpr char kSelectVersion[] = "SELECT value FROM meta WHERE key = 'store.schema_version'";
+constexpr char kInsertVersion[] =
+    "INSERT INTO meta (key, value) VALUES ('store.schema_version', ?1)";
+
+// Version 1 of the schema; docs/store_schema.md explains every column.
+constexpr char kSchemaV1[] = R"sql(
+CREATE TABLE runs (
+  id TEXT PRIMARY KEY,
+  agent TEXT NOT NULL,
+  agent_dir TEXT NOT NULL,
+  task TEXT NOT NULL,
+  status TEXT NOT NULL,
+  step INTEGER NOT NULL,
+  message_count INTEGER NOT NULL,
+  attempts INTEGER NOT NULL,
+  next_attempt_at INTEGER,
+  waiting TEXT NOT NULL,
+  error_code TEXT,
+  error_message TEXT,
+  error_class TEXT,
+  error_retryable INTEGER,
+  parent_id TEXT NOT NULL,
+  parent_step INTEGER NOT NULL,
+  metadata TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  lease_id TEXT,
+  lease_host TEXT,
+  lease_boot_id TEXT,
+  lease_pid INTEGER,
+  lease_expires_at INTEGER
+);
+CREATE INDEX runs_status ON runs (status);
+CREATE INDEX runs_created ON runs (created_at, id);
+CREATE INDEX runs_unfinished ON runs (created_at, id) WHERE status <> 'completed';
+CREATE TABLE messages (
+  run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  body BLOB NOT NULL,
+  crc INTEGER NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE checkpoints (
+  run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  step INTEGER NOT NULL,
+  message_count INTEGER NOT NULL,
+  state BLOB NOT NULL,
+  crc INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (run_id, step)
+);
+)sql";
+
+constexpr char kSelectRun[] = "SELECT " MEND_STORE_RUN_COLUMNS " FROM runs WHERE id = ?1";
+constexpr char kRunExists[] = "SELECT 1 FROM runs WHERE id = ?1";
+constexpr char kInsertRun[] =
+    "INSERT INTO runs (" MEND_STORE_RUN_COLUMNS
+    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+    "?19, ?20, ?21, ?22, ?23, ?24, ?25)";
+// Every mutable column; id, agent, agent_dir, task, parent_* and created_at never change.
+constexpr char kUpdateRun[] =
+    "UPDATE runs SET status = ?5, step = ?6, message_count = ?7, attempts = ?8, "
+    "next_attempt_at = ?9, waiting = ?10, error_code = ?11, error_message = ?12, "
+    "error_class = ?13, error_retryable = ?14, metadata = ?17, updated_at = ?19, epoch = ?20, "
+    "lease_id = ?21, lease_host = ?22, lease_boot_id = ?23, lease_pid = ?24, "
+    "lease_expires_at = ?25 WHERE id = ?1";
+constexpr char kListAll[] =
+    "SELECT " MEND_STORE_RUN_COLUMNS " FROM runs ORDER BY created_at, id LIMIT ?1";
+// The WHERE clause matches the partial index runs_unfinished exactly, so Pending() walks that
+// index in order and never sorts or reads completed runs.
+constexpr char kListUnfinished[] = "SELECT " MEND_STORE_RUN_COLUMNS
+                                   " FROM runs WHERE status <> 'completed' "
+                                   "ORDER BY created_at, id LIMIT ?1";
+constexpr char kDeleteRun[] = "DELETE FROM runs WHERE id = ?1";
+
+std::string Quote(const std::string& id) { return "\"" + id + "\""; }
+
+}  // namespace
+
+SqliteStore::SqliteStore(const SqliteStoreOptions& options, Clock& clock,
+                         std::unique_ptr<SqliteDb> db)
+    : options_(options), clock_(clock), db_(std::move(db)) {
+  if (!options_.process_alive) options_.process_alive = ProcessAlive;
+}
+
+Status SqliteStore::Init() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // page_size only takes effect on a new, empty database. 8 KiB pages hold a 4 KiB message
+  // without an overflow page.
+  MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA page_size = 8192"));
+  MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA journal_mode = WAL"));
+  MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA synchronous = FULL"));
+  MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA foreign_keys = ON"));
+  return db_->InTransaction(SqliteDb::TxKind::kWrite, [&]() -> Status {
+    MEND_RETURN_IF_ERROR(db_->Exec(kCreateMeta));
+    MEND_ASSIGN_OR_RETURN(SqliteStmt select, db_->Prepare(kSelectVersion));
+    MEND_ASSIGN_OR_RETURN(bool found, select.Step());
+    if (found) {
+      std::string text = select.Text(0);
+      int64_t version = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
+      if (ec != std::errc() || end != text.data() + text.size()) version = 0;
+      if (version > kSchemaVersion) {
+        return FailedPreconditionError(options_.path + " was written by a newer mend (schema " +
+                                       std::to_string(version) + " > " +
+                                       std::to_string(kSchemaVersion) + ")");
+      }
+      if (version == kSchemaVersion) return OkStatus();
+      return DataLossError(options_.path + ": unreadable store schema version");
+    }
+    MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV1));
+    MEND_ASSIGN_OR_RETURN(SqliteStmt insert, db_->Prepare(kInsertVersion));
+    return insert.BindText(1, std::to_string(kSchemaVersion)).Run();
+  });
+}
+
+Status SqliteStore::Transact(SqliteDb::TxKind kind, const std::function<Status()>& body) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return db_->InTransaction(kind, body);
+}
+
+Result<StoredRun> SqliteStore::ReadRun(const std::string& run_id) {
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kSelectRun));
+  stmt.BindText(1, run_id);
+  MEND_ASSIGN_OR_RETURN(bool found, stmt.Step());
+  if (!found) return NotFoundError("no run " + Quote(run_id));
+  return ParseRunRow(stmt);
+}
+
+Result<bool> SqliteStore::RunExists(const std::string& run_id) {
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kRunExists));
+  stmt.BindText(1, run_id);
+  return stmt.Step();
+}
+
+Status SqliteStore::InsertRun(const StoredRun& run) {
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kInsertRun));
+  BindRun(stmt, run);
+  return stmt.Run();
+}
+
+Status SqliteStore::WriteRun(const StoredRun& run) {
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kUpdateRun));
+  BindRun(stmt, run);
+  return stmt.Run();
+}
+
+bool SqliteStore::HolderGone(const LeaseHolder& holder) {
+  const LeaseHolder& me = options_.local;
+  if (me.boot_id.empty() || holder.boot_id != me.boot_id || holder.host != me.host) return false;
+  if (holder.pid <= 0) return false;
+  return !options_.process_alive(holder.pid);
+}
+
+bool SqliteStore::LeaseIsLive(const RunRecord& run) {
+  if (!run.lease_holder.has_value() || !run.lease_expires_at.has_value()) return false;
+  if (*run.lease_expires_at <= clock_.Now()) return false;
+  return !HolderGone(*run.lease_holder);
+}
+
+Status SqliteStore::CheckFence(const RunRecord& run, const Lease& lease) {
+  if (run.epoch != lease.epoch) {
+    return AbortedError("lease on run " + Quote(run.id) + " is stale (epoch " +
+                        std::to_string(lease.epoch) + ", current " + std::to_string(run.epoch) +
+                        ")");
+  }
+  if (!run.lease_holder.has_value() || !run.lease_expires_at.has_value()) {
+    return AbortedError("lease on run " + Quote(run.id) + " was released");
+  }
+  if (*run.lease_expires_at <= clock_.Now()) {
+    return AbortedError("lease on run " + Quote(run.id) + " expired at " +
+                        FormatRfc3339(*run.lease_expires_at));
+  }
+  return OkStatus();
+}
+
+Status SqliteStore::CreateRun(const RunRecord& run) {
+  if (run.id.empty()) return InvalidArgumentError("a run needs an id");
+  return Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+    MEND_ASSIGN_OR_RETURN(bool exists, RunExists(run.id));
+    if (exists) return AlreadyExistsError("run " + Quote(run.id) + " already exists");
+    StoredRun stored{run, 0};
+    RunRecord& r = stored.record;
+    Time now = clock_.Now();
+    if (r.created_at == Time{}) r.created_at = now;
+    r.updated_at = now;
+    r.step = 0;
+    r.epoch = 0;
+    r.lease_holder.reset();
+    r.lease_expires_at.reset();
+    return InsertRun(stored);
+  });
+}
+
+Result<RunRecord> SqliteStore::GetRun(const std::string& run_id) {
+  std::optional<RunRecord> out;
+  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kRead, [&]() -> Status {
+    MEND_ASSIGN_OR_RETURN(StoredRun run, ReadRun(run_id));
+    out = std::move(run.record);
+    return OkStatus();
+  }));
+  return std::move(*out);
+}
+
+Result<std::vector<RunRecord>> SqliteStore::ListRuns(const ListOptions& options) {
+  std::vector<RunRecord> runs;
+  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kRead, [&]() -> Status {
+    MEND_ASSIGN_OR_RETURN(SqliteStmt stmt,
+                          db_->Prepare(options.unfinished_only ? kListUnfinished : kListAll));
+    stmt.Bind(1, options.limit == 0 ? -1 : static_cast<int64_t>(options.limit));
+    while (true) {
+      MEND_ASSIGN_OR_RETURN(bool row, stmt.Step());
+      if (!row) return OkStatus();
+      Result<StoredRun> run = ParseRunRow(stmt);
+      // A corrupt row must not hide the other runs: it is listed as a failed run whose last
+      // error is the DATA_LOSS, so `mend pending` shows it and recovery leaves it alone.
+      runs.push_back(run.ok() ? std::move(run->record) : CorruptRunMarker(stmt, run.status()));
+    }
+  }));
+  return runs;
+}
+
+Status SqliteStore::DeleteRun(const std::string& run_id) {
+  return Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+    Result<StoredRun> run = ReadRun(run_id);
+    if (run.status().code() == StatusCode::kNotFound) return run.status();
+    // A corrupt row can still be deleted: nobody can work on that run anyway.
+    if (run.ok() && LeaseIsLive(run->record)) {
+      return UnavailableError("run " + Quote(run_id) + " is leased by " +
+                              run->record.lease_holder->id);
+    }
+    if (!run.ok() && run.status().code() != StatusCode::kDataLoss) return run.status();
+    MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kDeleteRun));
+    return stmt.BindText(1, run_id).Run();
+  });
+}
+
+Result<Lease> SqliteStore::Claim(const std::string& run_id, const LeaseHolder& holder,
+                                 Duration ttl) {
+  if (ttl <= Duration::zero()) return InvalidArgumentError("a lease needs a positive TTL");
+  Lease lease;
+  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+    MEND_ASSIGN_OR_RETURN(StoredRun run, ReadRun(run_id));
+    RunRecord& r = run.record;
+    if (r.status == RunStatus::kCompleted) {
+      return FailedPreconditionError("run " + Quote(run_id) + " is completed");
+    }
+    if (LeaseIsLive(r)) {
+      return UnavailableError("run " + Quote(run_id) + " is leased by " + r.lease_holder->id +
+                              " (pid " + std::to_string(r.lease_holder->pid) + " on " +
+                              r.lease_holder->host + ") until " +
+                              FormatRfc3339(*r.lease_expires_at));
+    }
+    Time now = clock_.Now();
+    r.epoch += 1;
+    r.lease_holder = holder;
+    r.lease_expires_at = now + ttl;
+    r.updated_at = now;
+    MEND_RETURN_IF_ERROR(WriteRun(run));
+    lease = Lease{run_id, r.epoch, holder, *r.lease_expires_at};
+    return OkStatus();
+  }));
+  return lease;
+}
+
+Result<Lease> SqliteStore::Renew(const Lease& lease, Duration ttl) {
+  if (ttl <= Duration::zero()) return InvalidArgumentError("a lease needs a positive TTL");
+  Lease renewed = lease;
+  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+    MEND_ASSIGN_OR_RETURN(StoredRun run, ReadRun(lease.run_id));
+    MEND_RETURN_IF_ERROR(CheckFence(run.record, lease));
+    run.record.lease_expires_at = clock_.Now() + ttl;
+    renewed.expires_at = *run.record.lease_expires_at;
+    renewed.holder = *run.record.lease_holder;
+    return WriteRun(run);
+  }));
+  return renewed;
+}
+
+Status SqliteStore::Release(const Lease& lease) {
+  return Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+    MEND_ASSIGN_OR_RETURN(StoredRun run, ReadRun(lease.run_id));
+    if (run.record.epoch != lease.epoch) return CheckFence(run.record, lease);
+    // Releasing an expired lease nobody has taken over is harmless and keeps shutdown simple.
+    run.record.lease_holder.reset();
+    run.record.lease_expires_at.reset();
+    return WriteRun(run);
+  });
+}
+
+Status SqliteStore::Update(const Lease& lease, const RunUpdate& update) {
+  return Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+    MEND_ASSIGN_OR_RETURN(StoredRun run, ReadRun(lease.run_id));
+    MEND_RETURN_IF_ERROR(CheckFence(run.record, lease));
+    MEND_RETURN_IF_ERROR(ApplyUpdate(update, run.record));
+    run.record.updated_at = clock_.Now();
+    return WriteRun(run);
+  });
+}
+
+Status SqliteStore::UpdateUnleased(const std::string& run_id, const RunUpdate& update) {
+  return Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+    MEND_ASSIGN_OR_RETURN(StoredRun run, ReadRun(run_id));
+    MEND_RETURN_IF_ERROR(ApplyUpdate(update, run.record));
+    run.record.updated_at = clock_.Now();
+    return WriteRun(run);
+  });
+}
+
+}  // namespace internal
+
+Result<std::unique_ptr<CheckpointStore>> OpenSqliteStore(const SqliteStoreOptions& options,
+                                                         Clock& clock) {
+  if (options.path.empty()) return FailedPreconditionError("the store needs a database path");
+  if (options.history_limit < 1) {
+    return FailedPreconditionError("history_limit must be at least 1");
+  }
+  MEND_ASSIGN_OR_RETURN(auto db, internal::SqliteDb::Open(options.path, options.busy_timeout));
+  auto store = std::make_unique<internal::SqliteStore>(options, clock, std::move(db));
+  MEND_RETURN_IF_ERROR(store->Init());
+  return std::unique_ptr<CheckpointStore>(std::move(store));
+}
+
+}  // namespace mend::store
