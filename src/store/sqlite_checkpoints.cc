@@ -57,8 +57,14 @@ Status SqliteStore::InsertCheckpoint(const std::string& run_id, int64_t step, in
 
 Status SqliteStore::Save(const Lease& lease, const Checkpoint& checkpoint,
                          const RunUpdate& update) {
-  return Transact(SqliteDb::TxKind::kWrite,
-                  [&]() -> Status { return SaveLocked(lease, checkpoint, update); });
+  return Transact(SqliteDb::TxKind::kWrite, SaveBody(lease, checkpoint, update));
+}
+
+std::function<Status()> SqliteStore::SaveBody(const Lease& lease, const Checkpoint& checkpoint,
+                                              const RunUpdate& update) {
+  return [this, &lease, &checkpoint, &update]() -> Status {
+    return SaveLocked(lease, checkpoint, update);
+  };
 }
 
 Status SqliteStore::SaveLocked(const Lease& lease, const Checkpoint& checkpoint,

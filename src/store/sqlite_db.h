@@ -69,6 +69,10 @@ class SqliteDb {
   // Runs `body` inside a transaction: COMMIT when it returns OK, ROLLBACK otherwise.
   Status InTransaction(TxKind kind, const std::function<Status()>& body);
 
+  // Whether a transaction is open. SQLite rolls a whole transaction back on some errors (a full
+  // disk, an I/O error); a caller running several writes in one transaction checks this.
+  bool TransactionActive() const { return sqlite3_get_autocommit(db_) == 0; }
+
   // Maps a SQLite result code to a Status: BUSY/LOCKED → kUnavailable, FULL → kResourceExhausted,
   // CORRUPT/NOTADB → kDataLoss, anything else → kInternal.
   Status ErrorStatus(int rc, std::string_view context) const;

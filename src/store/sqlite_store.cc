@@ -97,7 +97,11 @@ std::string Quote(const std::string& id) { return "\"" + id + "\""; }
 
 SqliteStore::SqliteStore(const SqliteStoreOptions& options, Clock& clock,
                          std::unique_ptr<SqliteDb> db)
-    : options_(options), clock_(clock), db_(std::move(db)) {
+    : options_(options),
+      clock_(clock),
+      db_(std::move(db)),
+      writes_(options.max_write_batch,
+              [this](std::span<PendingWrite* const> batch) { RunBatch(batch); }) {
   if (!options_.process_alive) options_.process_alive = ProcessAlive;
 }
 
@@ -133,6 +137,7 @@ Status SqliteStore::Init() {
 }
 
 Status SqliteStore::Transact(SqliteDb::TxKind kind, const std::function<Status()>& body) {
+  if (kind == SqliteDb::TxKind::kWrite) return writes_.Submit(body);
   std::lock_guard<std::mutex> lock(mu_);
   return db_->InTransaction(kind, body);
 }
@@ -332,6 +337,9 @@ Result<std::unique_ptr<CheckpointStore>> OpenSqliteStore(const SqliteStoreOption
   if (options.path.empty()) return FailedPreconditionError("the store needs a database path");
   if (options.history_limit < 1) {
     return FailedPreconditionError("history_limit must be at least 1");
+  }
+  if (options.max_write_batch < 1) {
+    return FailedPreconditionError("max_write_batch must be at least 1");
   }
   MEND_ASSIGN_OR_RETURN(auto db, internal::SqliteDb::Open(options.path, options.busy_timeout));
   auto store = std::make_unique<internal::SqliteStore>(options, clock, std::move(db));

@@ -3,18 +3,22 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "mend/store/checkpoint_store.h"
 #include "mend/store/sqlite_store.h"
+#include "store/group_commit.h"
 #include "store/sqlite_db.h"
 #include "store/sqlite_rows.h"
 
 namespace mend::store::internal {
 
-// The SQLite CheckpointStore (docs/store_schema.md). One connection serialised by `mu_`; every
-// public method is one transaction, so it is atomic towards other threads and processes.
+// The SQLite CheckpointStore (docs/store_schema.md). One connection serialised by `mu_`. Reads are
+// one transaction each; writes go through the group commit `writes_`, which runs every write in
+// its own savepoint inside a shared transaction, so each is still atomic towards other threads
+// and processes and fails alone.
 class SqliteStore final : public CheckpointStore {
  public:
   SqliteStore(const SqliteStoreOptions& options, Clock& clock, std::unique_ptr<SqliteDb> db);
@@ -37,9 +41,26 @@ class SqliteStore final : public CheckpointStore {
   Result<RunRecord> Fork(const std::string& run_id, int64_t step,
                          const std::string& new_id) override;
 
+  // The body of a Save, for running in a batch; it refers to the arguments, which must outlive it.
+  std::function<Status()> SaveBody(const Lease& lease, const Checkpoint& checkpoint,
+                                   const RunUpdate& update);
+  // Runs `batch` in one write transaction, each write in its own savepoint, then COMMITs and sets
+  // every write's result: its own error when its body failed (its changes are rolled back, the
+  // others' kept), the COMMIT's error when that failed, OK otherwise. Takes `mu_`.
+  void RunBatch(std::span<PendingWrite* const> batch);
+
+  struct WriteStats {
+    int64_t transactions = 0;  // write transactions begun
+    int64_t writes = 0;        // writes run in them
+  };
+  WriteStats write_stats();
+
  private:
-  // Runs `body` in one transaction while holding `mu_`.
+  // Reads: runs `body` in one transaction while holding `mu_`. Writes: queues `body` for the
+  // group commit and returns once the transaction containing it committed.
   Status Transact(SqliteDb::TxKind kind, const std::function<Status()>& body);
+  // Runs `body` inside a savepoint: released when it succeeds, rolled back when it fails.
+  Status RunInSavepoint(const std::function<Status()>& body);
 
   // The helpers below run inside Transact.
   Result<StoredRun> ReadRun(const std::string& run_id);
@@ -63,6 +84,8 @@ class SqliteStore final : public CheckpointStore {
   Clock& clock_;
   std::mutex mu_;
   std::unique_ptr<SqliteDb> db_;  // guarded by mu_
+  WriteStats stats_;              // guarded by mu_
+  GroupCommit writes_;
 };
 
 }  // namespace mend::store::internal

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,9 @@ struct AgentOptions {
   store::LeaseHolder holder;                // who this process is, for leases
   Duration lease_ttl = std::chrono::seconds(30);
   std::string workspace;  // overrides the spec's workspace when not empty
+  // Tools offered to the model in addition to those the spec enables (embedding and tests). A
+  // tool here wins over a same-named one from the spec. Shared by every run of the Agent.
+  std::vector<std::shared_ptr<Tool>> extra_tools;
 };
 
 struct SendOptions {
@@ -47,8 +51,9 @@ struct RunResult {
   double cost_usd = 0;
   std::optional<store::RunError> error;
   std::string waiting;  // "" | "approval" | "question"
-  std::string
-      question;  // what the person is asked (the tool call awaiting approval, or the question)
+  // What the person is asked (the tool call awaiting approval, or the question).
+  std::string question;
+  std::map<std::string, bool> flags;  // set by post-run hooks (RunOutcome::flags)
 };
 
 // Runs one agent durably (DESIGN.md §6). Every model turn and every tool result is checkpointed
@@ -57,6 +62,8 @@ struct RunResult {
 // crash runs again with the same call id). Thread-safe: different runs may be driven concurrently.
 class Agent {
  public:
+  // kInvalidArgument when options.provider, options.store or options.env.clock is missing, or
+  // when a tool the spec enables is unknown or does not register (see ToolRegistry::Register).
   static Result<std::unique_ptr<Agent>> Create(AgentSpec spec, AgentOptions options);
   virtual ~Agent() = default;
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,6 +21,10 @@ struct SqliteStoreOptions {
   int history_limit = 50;
   // How long a statement waits for another process's write lock before failing (kUnavailable).
   std::chrono::milliseconds busy_timeout{5000};
+  // Group commit: writes that arrive while another batch commits are committed together, each in
+  // its own savepoint, with one fsync; at most this many per transaction (at least 1). A write
+  // still returns only after the COMMIT containing it succeeded.
+  size_t max_write_batch = 256;
   // This process's identity on this host. A lease whose holder has the same host and boot id as
   // `local` but whose pid is not alive is free at once. Leave boot_id empty to never decide that.
   LeaseHolder local;
@@ -35,7 +40,13 @@ struct SqliteStoreOptions {
 // options are invalid; kInternal when SQLite cannot open or initialise the file; kUnavailable when
 // another process holds the database locked beyond busy_timeout.
 //
-// The store is thread-safe and safe to share with other processes using the same file.
+// The store is thread-safe and safe to share with other processes using the same file. Concurrent
+// writes are group-committed (docs/store_schema.md): one transaction and one WAL fsync for every
+// write queued meanwhile, each write still succeeding or failing on its own.
+//
+// Destroying the store closes its connection. When it was the last connection to the file, SQLite
+// copies the WAL into the database and removes the -wal and -shm files, so the database file alone
+// then holds everything (what a backup or a size measurement wants).
 Result<std::unique_ptr<CheckpointStore>> OpenSqliteStore(const SqliteStoreOptions& options,
                                                          Clock& clock);
 

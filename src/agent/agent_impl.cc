@@ -1,0 +1,339 @@
+#include "agent/agent_impl.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "agent/message_codec.h"
+#include "mend/base/json.h"
+#include "mend/obs/events.h"
+
+namespace mend::agent {
+namespace {
+
+// How many "<id>.fork-<n>" names Fork tries before giving up.
+constexpr int kMaxForks = 10000;
+
+std::string SystemPrompt(const AgentSpec& spec, const std::vector<std::string>& sections) {
+  std::vector<std::string> parts;
+  if (!spec.instructions.empty()) parts.push_back(spec.instructions);
+  for (const SkillSpec& skill : spec.skills) {
+    parts.push_back("## Skill: " + skill.name + "\n" + skill.description + "\n\n" + skill.body);
+  }
+  parts.insert(parts.end(), sections.begin(), sections.end());
+  std::string prompt;
+  for (const std::string& part : parts) {
+    if (!prompt.empty()) prompt += "\n\n";
+    prompt += part;
+  }
+  return prompt;
+}
+
+Status CheckResumable(const store::RunRecord& record) {
+  if (record.status == store::RunStatus::kCompleted) {
+    return FailedPreconditionError("run " + record.id + " is completed");
+  }
+  if (record.status == store::RunStatus::kWaiting) {
+    return FailedPreconditionError("run " + record.id +
+                                   (record.waiting == "question"
+                                        ? " is waiting for an answer; use answer"
+                                        : " is waiting for approval; use approve/deny"));
+  }
+  return OkStatus();
+}
+
+store::RunUpdate RunningUpdate() {
+  store::RunUpdate update;
+  update.status = store::RunStatus::kRunning;
+  update.waiting = "";
+  return update;
+}
+
+// The person answered: the wait ends, and the time spent waiting does not count against the
+// wall-time limit.
+void ClearWait(RunState& state, Time now) {
+  if (now > state.waiting_since) state.started_at += now - state.waiting_since;
+  state.waiting.clear();
+  state.question.clear();
+}
+
+// Records the person's `result` for the call the run waits on.
+Status ResolveWaitingCall(ActiveRun& run, StepLoop& loop, Time now, ToolResult result) {
+  std::string call_id = run.state.waiting_call_id;
+  auto& pending = run.state.pending;
+  auto it = std::find_if(pending.begin(), pending.end(),
+                         [&](const llm::ToolCall& c) { return c.id == call_id; });
+  if (it == pending.end()) {
+    return DataLossError("run " + run.info.run_id + ": the call " + call_id +
+                         " it waits on is not pending");
+  }
+  std::string tool = it->name;
+  pending.erase(it);
+  ClearWait(run.state, now);
+  run.state.waiting_call_id.clear();
+  return loop.Checkpoint(
+      {llm::Message::ToolResult(call_id, tool, std::move(result.content), result.is_error)},
+      RunningUpdate());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Agent>> Agent::Create(AgentSpec spec, AgentOptions options) {
+  if (options.provider == nullptr) return InvalidArgumentError("agent options need a provider");
+  if (options.store == nullptr) return InvalidArgumentError("agent options need a store");
+  if (options.env.clock == nullptr) return InvalidArgumentError("agent options need a clock");
+  MEND_ASSIGN_OR_RETURN(std::shared_ptr<const RunTools> tools,
+                        RunTools::Build(spec, options.extra_tools));
+  return std::unique_ptr<Agent>(
+      new AgentImpl(std::move(spec), std::move(options), std::move(tools)));
+}
+
+AgentImpl::AgentImpl(AgentSpec spec, AgentOptions options, std::shared_ptr<const RunTools> tools)
+    : spec_(std::move(spec)), options_(std::move(options)), tools_(std::move(tools)) {
+  deps_.spec = &spec_;
+  deps_.options = &options_;
+  deps_.tools = tools_.get();
+}
+
+void AgentImpl::AddPreRunHook(std::shared_ptr<PreRunHook> hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  hooks_.pre_run.push_back(std::move(hook));
+}
+void AgentImpl::AddPreToolHook(std::shared_ptr<PreToolHook> hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  hooks_.pre_tool.push_back(std::move(hook));
+}
+void AgentImpl::AddPostToolHook(std::shared_ptr<PostToolHook> hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  hooks_.post_tool.push_back(std::move(hook));
+}
+void AgentImpl::AddPostRunHook(std::shared_ptr<PostRunHook> hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  hooks_.post_run.push_back(std::move(hook));
+}
+
+HooksRunner AgentImpl::MakeHooksRunner() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return HooksRunner(hooks_, options_.events);
+}
+
+std::string AgentImpl::NewRunId() {
+  uint64_t bits = options_.env.random != nullptr
+                      ? options_.env.random->Next64()
+                      : static_cast<uint64_t>(options_.env.clock->Now().time_since_epoch().count());
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(bits));
+  return "run-" + std::string(buf);
+}
+
+RunInfo AgentImpl::MakeInfo(const std::string& run_id, const std::string& task) const {
+  RunInfo info;
+  info.run_id = run_id;
+  info.task = task;
+  info.agent = &spec_;
+  info.workspace = options_.workspace.empty() ? spec_.workspace : options_.workspace;
+  return info;
+}
+
+Result<std::vector<llm::Message>> AgentImpl::PriorConversation(const std::string& run_id) {
+  MEND_ASSIGN_OR_RETURN(store::RunSnapshot snapshot, options_.store->Load(run_id));
+  std::vector<llm::Message> prior;
+  for (const std::string& text : snapshot.messages) {
+    MEND_ASSIGN_OR_RETURN(llm::Message m, DecodeMessage(text, run_id));
+    if (m.role != llm::Role::kSystem) prior.push_back(std::move(m));
+  }
+  return prior;
+}
+
+// The system prompt is computed once, here, and saved as the first message: a resumed run sees
+// exactly the prompt it started with and pre-run hooks are not asked again.
+Status AgentImpl::StartConversation(ActiveRun& run, StepLoop& loop, HooksRunner& hooks,
+                                    std::vector<llm::Message> prior) {
+  std::vector<llm::Message> first;
+  first.push_back(llm::Message::System(SystemPrompt(spec_, hooks.ContextSections(run.info))));
+  for (llm::Message& m : prior) first.push_back(std::move(m));
+  first.push_back(llm::Message::User(run.info.task));
+  MEND_RETURN_IF_ERROR(loop.Checkpoint(std::move(first), {}));
+  if (options_.events != nullptr) {
+    obs::Event e("run.started");
+    e.AddString("run", run.info.run_id)
+        .AddString("agent", spec_.name)
+        .AddString("task", run.info.task);
+    options_.events->Publish(std::move(e));
+  }
+  return OkStatus();
+}
+
+Result<RunResult> AgentImpl::Send(const std::string& task, const SendOptions& options) {
+  std::vector<llm::Message> prior;
+  if (!options.continue_from.empty()) {
+    MEND_ASSIGN_OR_RETURN(prior, PriorConversation(options.continue_from));
+  }
+  Time now = options_.env.clock->Now();
+  store::RunRecord record;
+  record.id = options.run_id.empty() ? NewRunId() : options.run_id;
+  record.agent = spec_.name;
+  record.agent_dir = spec_.dir;
+  record.task = task;
+  nlohmann::json metadata = {{"kind", options.continue_from.empty() ? "send" : "session"}};
+  if (!options.continue_from.empty()) metadata["continue_from"] = options.continue_from;
+  record.metadata = DumpJson(metadata);
+  record.created_at = now;
+  record.updated_at = now;
+  MEND_RETURN_IF_ERROR(options_.store->CreateRun(record));
+  MEND_ASSIGN_OR_RETURN(store::Lease lease,
+                        options_.store->Claim(record.id, options_.holder, options_.lease_ttl));
+  HooksRunner hooks = MakeHooksRunner();
+  ActiveRun run;
+  run.lease = lease;
+  run.info = MakeInfo(record.id, task);
+  run.state.started_at = now;
+  run.metadata = record.metadata;
+  StepLoop loop(deps_, hooks, run);
+  if (Status s = StartConversation(run, loop, hooks, std::move(prior)); !s.ok()) {
+    options_.store->Release(run.lease).IgnoreError();
+    return s;
+  }
+  return DriveReleasingOnError(loop, run);
+}
+
+Result<RunResult> AgentImpl::DriveReleasingOnError(StepLoop& loop, ActiveRun& run) {
+  Result<RunResult> result = loop.Drive();
+  // After kAborted another holder owns the run: nothing more may be written, not even a release.
+  if (!result.ok() && result.status().code() != StatusCode::kAborted) {
+    options_.store->Release(run.lease).IgnoreError();
+  }
+  return result;
+}
+
+Result<ActiveRun> AgentImpl::LoadHeld(const std::string& run_id, const store::Lease& lease) {
+  MEND_ASSIGN_OR_RETURN(store::RunSnapshot snapshot, options_.store->Load(run_id));
+  ActiveRun run;
+  run.lease = lease;
+  run.info = MakeInfo(run_id, snapshot.run.task);
+  run.checkpoint_step = snapshot.step;
+  run.metadata = snapshot.run.metadata;
+  Result<RunState> state = DecodeRunState(snapshot.state, run_id);
+  for (size_t i = 0; i < snapshot.messages.size() && state.ok(); ++i) {
+    Result<llm::Message> m = DecodeMessage(snapshot.messages[i], run_id);
+    if (!m.ok()) state = m.status();
+    if (m.ok()) run.messages.push_back(std::move(m).value());
+  }
+  if (!state.ok()) {
+    // A corrupt row ends this run with a clear, permanent error; other runs are untouched.
+    store::RunUpdate update;
+    update.status = store::RunStatus::kFailed;
+    update.last_error = ToRunError(state.status());
+    options_.store->Update(lease, update).IgnoreError();
+    options_.store->Release(lease).IgnoreError();
+    return state.status();
+  }
+  run.state = std::move(state).value();
+  return run;
+}
+
+Result<RunResult> AgentImpl::Resume(const std::string& run_id) {
+  MEND_ASSIGN_OR_RETURN(store::RunRecord record, options_.store->GetRun(run_id));
+  MEND_RETURN_IF_ERROR(CheckResumable(record));
+  MEND_ASSIGN_OR_RETURN(store::Lease lease,
+                        options_.store->Claim(run_id, options_.holder, options_.lease_ttl));
+  HooksRunner hooks = MakeHooksRunner();
+  if (record.step == 0) {
+    // Interrupted before its first checkpoint: nothing was saved, so the run starts over.
+    ActiveRun run;
+    run.lease = lease;
+    run.info = MakeInfo(run_id, record.task);
+    run.state.started_at = options_.env.clock->Now();
+    StepLoop loop(deps_, hooks, run);
+    if (Status s = StartConversation(run, loop, hooks, {}); !s.ok()) {
+      options_.store->Release(run.lease).IgnoreError();
+      return s;
+    }
+    return DriveReleasingOnError(loop, run);
+  }
+  MEND_ASSIGN_OR_RETURN(ActiveRun run, LoadHeld(run_id, lease));
+  return DriveHeld(run, hooks, [&](ActiveRun& held, StepLoop&) -> Status {
+    if (Status s = CheckResumable(options_.store->GetRun(run_id).value_or(record)); !s.ok()) {
+      return s;
+    }
+    if (record.status == store::RunStatus::kRunning) return OkStatus();
+    store::RunUpdate update;
+    update.status = store::RunStatus::kRunning;
+    return options_.store->Update(held.lease, update);
+  });
+}
+
+Result<RunResult> AgentImpl::DriveHeld(ActiveRun& run, HooksRunner& hooks,
+                                       const Decision& decision) {
+  StepLoop loop(deps_, hooks, run);
+  if (Status s = decision(run, loop); !s.ok()) {
+    if (s.code() != StatusCode::kAborted) options_.store->Release(run.lease).IgnoreError();
+    return s;
+  }
+  return DriveReleasingOnError(loop, run);
+}
+
+Result<RunResult> AgentImpl::ContinueWaiting(const std::string& run_id, std::string_view kind,
+                                             const Decision& decision) {
+  MEND_ASSIGN_OR_RETURN(store::RunRecord record, options_.store->GetRun(run_id));
+  Status not_waiting = FailedPreconditionError("run " + run_id + " is not waiting for " +
+                                               (kind == "question" ? "an answer" : "approval"));
+  if (record.status != store::RunStatus::kWaiting || record.waiting != kind) return not_waiting;
+  MEND_ASSIGN_OR_RETURN(store::Lease lease,
+                        options_.store->Claim(run_id, options_.holder, options_.lease_ttl));
+  MEND_ASSIGN_OR_RETURN(ActiveRun run, LoadHeld(run_id, lease));
+  if (run.state.waiting != kind) {
+    options_.store->Release(lease).IgnoreError();
+    return not_waiting;
+  }
+  HooksRunner hooks = MakeHooksRunner();
+  return DriveHeld(run, hooks, decision);
+}
+
+Result<RunResult> AgentImpl::Approve(const std::string& run_id) {
+  return ContinueWaiting(run_id, "approval", [this](ActiveRun& run, StepLoop& loop) {
+    run.state.approved_call_id = run.state.waiting_call_id;
+    run.state.waiting_call_id.clear();
+    ClearWait(run.state, options_.env.clock->Now());
+    return loop.Checkpoint({}, RunningUpdate());
+  });
+}
+
+Result<RunResult> AgentImpl::Deny(const std::string& run_id, const std::string& reason) {
+  return ContinueWaiting(run_id, "approval", [this, &reason](ActiveRun& run, StepLoop& loop) {
+    std::string text = "denied by a person";
+    if (!reason.empty()) text += ": " + reason;
+    return ResolveWaitingCall(run, loop, options_.env.clock->Now(), ToolResult::Error(text));
+  });
+}
+
+Result<RunResult> AgentImpl::Answer(const std::string& run_id, const std::string& answer) {
+  return ContinueWaiting(run_id, "question", [this, &answer](ActiveRun& run, StepLoop& loop) {
+    return ResolveWaitingCall(run, loop, options_.env.clock->Now(), ToolResult::Ok(answer));
+  });
+}
+
+Result<std::vector<store::RunRecord>> AgentImpl::Pending() {
+  store::ListOptions options;
+  options.unfinished_only = true;
+  return options_.store->ListRuns(options);
+}
+
+Result<std::string> AgentImpl::Fork(const std::string& run_id, std::optional<int64_t> step) {
+  MEND_ASSIGN_OR_RETURN(store::RunRecord record, options_.store->GetRun(run_id));
+  int64_t at = step.value_or(record.step);
+  for (int n = 1; n <= kMaxForks; ++n) {
+    std::string fork_id = run_id + ".fork-" + std::to_string(n);
+    Result<store::RunRecord> existing = options_.store->GetRun(fork_id);
+    if (existing.ok()) continue;
+    if (existing.status().code() != StatusCode::kNotFound) return existing.status();
+    Result<store::RunRecord> forked = options_.store->Fork(run_id, at, fork_id);
+    if (forked.ok()) return fork_id;
+    // Another process took this name between the look-up and the fork: try the next one.
+    if (forked.status().code() != StatusCode::kAlreadyExists) return forked.status();
+  }
+  return ResourceExhaustedError("run " + run_id + " has too many forks");
+}
+
+}  // namespace mend::agent

@@ -1,0 +1,322 @@
+#include "agent/step_loop.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "agent/message_codec.h"
+#include "mend/base/json.h"
+
+namespace mend::agent {
+namespace {
+
+constexpr size_t kAttemptExcerptBytes = 4000;
+constexpr size_t kExcerptLineBytes = 300;
+
+Status LimitError(std::string_view code, const std::string& message) {
+  return FailedPreconditionError(message).WithDetailCode(code).WithClass(ErrorClass::kPermanent);
+}
+
+std::string Clip(std::string_view text, size_t max) {
+  if (text.size() <= max) return std::string(text);
+  return std::string(text.substr(0, max)) + "...";
+}
+
+// A transcript excerpt of the newest messages (for lessons): what the agent did, newest last.
+std::string AttemptExcerpt(const std::vector<llm::Message>& messages) {
+  std::vector<std::string> lines;
+  size_t used = 0;
+  for (auto it = messages.rbegin(); it != messages.rend() && used < kAttemptExcerptBytes; ++it) {
+    if (it->role == llm::Role::kSystem) break;
+    std::string line;
+    if (it->role == llm::Role::kUser) line = "user: " + Clip(it->content, kExcerptLineBytes);
+    if (it->role == llm::Role::kTool) {
+      line = std::string(it->is_error ? "tool error " : "tool ") + it->name + ": " +
+             Clip(it->content, kExcerptLineBytes);
+    }
+    if (it->role == llm::Role::kAssistant) {
+      line = "assistant: " + Clip(it->content, kExcerptLineBytes);
+      for (const llm::ToolCall& c : it->tool_calls) {
+        line += "\n  call " + c.name + " " + Clip(c.arguments, kExcerptLineBytes);
+      }
+    }
+    used += line.size();
+    lines.push_back(std::move(line));
+  }
+  std::string out;
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) out += *it + "\n";
+  return out;
+}
+
+// The question of an ask_human call, or nullopt when the arguments do not carry one.
+std::optional<std::string> QuestionOf(const llm::ToolCall& call) {
+  Result<nlohmann::json> args = ParseJson(call.arguments);
+  if (!args.ok()) return std::nullopt;
+  Result<std::string> question = GetString(*args, "question");
+  if (!question.ok() || question->empty()) return std::nullopt;
+  return std::move(question).value();
+}
+
+}  // namespace
+
+store::RunError ToRunError(const Status& error) {
+  store::RunError e;
+  std::string_view detail = error.detail_code();
+  e.code = detail.rfind("MEND_", 0) == 0 ? std::string(detail)
+                                         : std::string(StatusCodeName(error.code()));
+  std::string message(error.message());
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  e.message = std::move(message);
+  e.error_class = std::string(ErrorClassName(ClassOf(error)));
+  e.retryable = IsRetryable(error);
+  return e;
+}
+
+void StepLoop::Emit(obs::Event event) {
+  if (deps_.options->events != nullptr) deps_.options->events->Publish(std::move(event));
+}
+
+Status StepLoop::Checkpoint(std::vector<llm::Message> added, const store::RunUpdate& update) {
+  store::Checkpoint cp;
+  cp.step = run_.checkpoint_step + 1;
+  for (const llm::Message& m : added) cp.new_messages.push_back(EncodeMessage(m));
+  cp.state = EncodeRunState(run_.state);
+  cp.created_at = deps_.options->env.clock->Now();
+  MEND_RETURN_IF_ERROR(deps_.options->store->Save(run_.lease, cp, update));
+  run_.checkpoint_step = cp.step;
+  for (llm::Message& m : added) run_.messages.push_back(std::move(m));
+  return OkStatus();
+}
+
+Status StepLoop::Renew() {
+  MEND_ASSIGN_OR_RETURN(run_.lease,
+                        deps_.options->store->Renew(run_.lease, deps_.options->lease_ttl));
+  return OkStatus();
+}
+
+Result<RunResult> StepLoop::Drive() {
+  while (true) {
+    MEND_RETURN_IF_ERROR(Renew());
+    if (!run_.state.pending.empty()) {
+      MEND_ASSIGN_OR_RETURN(CallOutcome outcome, NextToolCall());
+      if (outcome == CallOutcome::kWaiting) return WaitingResult();
+      continue;
+    }
+    if (Status limit = CheckLimits(); !limit.ok()) return Fail(limit);
+    MEND_ASSIGN_OR_RETURN(std::optional<RunResult> ended, ModelTurn());
+    if (ended.has_value()) return std::move(ended).value();
+  }
+}
+
+Status StepLoop::CheckLimits() {
+  const AgentLimits& limits = deps_.spec->limits;
+  const RunState& s = run_.state;
+  if (limits.max_steps > 0 && s.steps >= limits.max_steps) {
+    return LimitError("MEND_RUN_MAX_STEPS",
+                      "run reached max_steps (" + std::to_string(limits.max_steps) + ")");
+  }
+  if (limits.max_cost_usd > 0 && s.cost_usd >= limits.max_cost_usd) {
+    return LimitError("MEND_RUN_MAX_COST",
+                      "run reached max_cost_usd (" + std::to_string(limits.max_cost_usd) + ")");
+  }
+  Duration elapsed = deps_.options->env.clock->Now() - s.started_at;
+  if (limits.max_wall.count() > 0 && elapsed >= limits.max_wall) {
+    return LimitError("MEND_RUN_MAX_WALL", "run reached max_wall_seconds (" +
+                                               std::to_string(limits.max_wall.count()) + ")");
+  }
+  return OkStatus();
+}
+
+Result<std::optional<RunResult>> StepLoop::ModelTurn() {
+  llm::CompletionRequest request;
+  request.model = deps_.options->model.empty() ? deps_.spec->model : deps_.options->model;
+  request.messages = run_.messages;
+  request.tools = deps_.tools->Definitions();
+  Result<llm::Completion> completion = deps_.options->provider->Complete(request);
+  // The turn was not checkpointed, so a later Resume asks the model again.
+  if (!completion.ok()) {
+    MEND_ASSIGN_OR_RETURN(RunResult failed, Fail(completion.status()));
+    return std::optional<RunResult>(std::move(failed));
+  }
+  RunState& s = run_.state;
+  s.steps++;
+  s.input_tokens += completion->usage.input_tokens;
+  s.output_tokens += completion->usage.output_tokens;
+  s.cost_usd += completion->cost_usd;
+  std::vector<llm::ToolCall> calls = std::move(completion->tool_calls);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    // Results are matched to calls by id, so a call without one gets a stable id here, before
+    // the turn is checkpointed.
+    if (calls[i].id.empty())
+      calls[i].id = "call-" + std::to_string(s.steps) + "-" + std::to_string(i);
+  }
+  s.pending = calls;
+  store::RunUpdate update;
+  bool final_answer = calls.empty();
+  if (final_answer) {
+    s.output = completion->text;
+    update.status = store::RunStatus::kCompleted;
+    update.waiting = "";
+    update.last_error = std::optional<store::RunError>();
+  }
+  MEND_RETURN_IF_ERROR(
+      Checkpoint({llm::Message::Assistant(std::move(completion->text), std::move(calls))}, update));
+  obs::Event e("step.completed");
+  e.AddString("run", run_.info.run_id).AddInt("step", s.steps);
+  Emit(std::move(e));
+  if (!final_answer) return std::optional<RunResult>();
+  MEND_ASSIGN_OR_RETURN(RunResult completed, Finish());
+  return std::optional<RunResult>(std::move(completed));
+}
+
+Result<StepLoop::CallOutcome> StepLoop::NextToolCall() {
+  const llm::ToolCall call = run_.state.pending.front();
+  ToolCallInfo info{&run_.info, run_.state.steps, call.id,
+                    call.name,  call.arguments,   deps_.tools->Find(call.name)};
+  if (run_.state.approved_call_id != call.id) {
+    PreToolDecision decision = hooks_.BeforeTool(info);
+    switch (decision.kind) {
+      case PreToolDecision::Kind::kDeny:
+        MEND_RETURN_IF_ERROR(RecordResult(call, ToolResult::Error(decision.text)));
+        return CallOutcome::kRecorded;
+      case PreToolDecision::Kind::kSupply:
+        MEND_RETURN_IF_ERROR(
+            RecordResult(call, hooks_.AfterTool(info, ToolResult::Ok(decision.text))));
+        return CallOutcome::kRecorded;
+      case PreToolDecision::Kind::kAskHuman:
+        return Wait("approval", call.id, decision.text);
+      case PreToolDecision::Kind::kAllow:
+        break;
+    }
+    if (info.spec != nullptr && info.spec->requires_approval) {
+      return Wait("approval", call.id, "run " + call.name + " " + call.arguments);
+    }
+  }
+  if (info.spec != nullptr && call.name == kAskHumanTool) {
+    std::optional<std::string> question = QuestionOf(call);
+    if (question.has_value()) return Wait("question", call.id, *question);
+    MEND_RETURN_IF_ERROR(
+        RecordResult(call, ToolResult::Error("ask_human needs arguments {\"question\": \"...\"}")));
+    return CallOutcome::kRecorded;
+  }
+  MEND_RETURN_IF_ERROR(RecordResult(call, Execute(call, info)));
+  return CallOutcome::kRecorded;
+}
+
+ToolResult StepLoop::Execute(const llm::ToolCall& call, const ToolCallInfo& info) {
+  obs::Event called("tool.called");
+  called.AddString("run", run_.info.run_id)
+      .AddInt("step", info.step)
+      .AddString("tool", call.name)
+      .AddString("call_id", call.id);
+  Emit(std::move(called));
+  ToolContext ctx;
+  ctx.workspace = run_.info.workspace;
+  ctx.run_id = run_.info.run_id;
+  ctx.call_id = call.id;
+  ctx.env = deps_.options->env;
+  ToolResult result = hooks_.AfterTool(info, deps_.tools->Invoke(call, ctx));
+  if (result.is_error) {
+    obs::Event failed("tool.failed");
+    failed.AddString("run", run_.info.run_id)
+        .AddInt("step", info.step)
+        .AddString("tool", call.name)
+        .AddString("call_id", call.id)
+        .AddString("error", Clip(result.content, kExcerptLineBytes));
+    Emit(std::move(failed));
+  }
+  return result;
+}
+
+Status StepLoop::RecordResult(const llm::ToolCall& call, const ToolResult& result) {
+  auto& pending = run_.state.pending;
+  pending.erase(std::remove_if(pending.begin(), pending.end(),
+                               [&](const llm::ToolCall& c) { return c.id == call.id; }),
+                pending.end());
+  run_.state.approved_call_id.clear();
+  return Checkpoint({llm::Message::ToolResult(call.id, call.name, result.content, result.is_error)},
+                    {});
+}
+
+Result<StepLoop::CallOutcome> StepLoop::Wait(const std::string& kind, const std::string& call_id,
+                                             const std::string& question) {
+  run_.state.waiting = kind;
+  run_.state.waiting_call_id = call_id;
+  run_.state.question = question;
+  run_.state.waiting_since = deps_.options->env.clock->Now();
+  store::RunUpdate update;
+  update.status = store::RunStatus::kWaiting;
+  update.waiting = kind;
+  MEND_RETURN_IF_ERROR(Checkpoint({}, update));
+  deps_.options->store->Release(run_.lease).IgnoreError();
+  obs::Event e("run.waiting");
+  e.AddString("run", run_.info.run_id).AddString("waiting", kind);
+  Emit(std::move(e));
+  return CallOutcome::kWaiting;
+}
+
+RunResult StepLoop::BaseResult() const {
+  RunResult r;
+  r.run_id = run_.info.run_id;
+  r.steps = run_.state.steps;
+  r.input_tokens = run_.state.input_tokens;
+  r.output_tokens = run_.state.output_tokens;
+  r.cost_usd = run_.state.cost_usd;
+  return r;
+}
+
+RunResult StepLoop::WaitingResult() const {
+  RunResult r = BaseResult();
+  r.status = store::RunStatus::kWaiting;
+  r.waiting = run_.state.waiting;
+  r.question = run_.state.question;
+  return r;
+}
+
+RunOutcome StepLoop::RunPostRunHooks(const Status& error) {
+  RunOutcome outcome;
+  outcome.run = &run_.info;
+  outcome.output = error.ok() ? run_.state.output : "";
+  outcome.error = error;
+  outcome.attempt = AttemptExcerpt(run_.messages);
+  outcome.steps = run_.state.steps;
+  outcome.cost_usd = run_.state.cost_usd;
+  hooks_.AfterRun(outcome);
+  return outcome;
+}
+
+Result<RunResult> StepLoop::Finish() {
+  RunOutcome outcome = RunPostRunHooks(OkStatus());
+  deps_.options->store->Release(run_.lease).IgnoreError();
+  RunResult r = BaseResult();
+  r.status = store::RunStatus::kCompleted;
+  r.output = outcome.output;
+  r.flags = outcome.flags;
+  obs::Event e("run.completed");
+  e.AddString("run", r.run_id).AddInt("steps", r.steps).AddDouble("cost_usd", r.cost_usd);
+  Emit(std::move(e));
+  return r;
+}
+
+Result<RunResult> StepLoop::Fail(const Status& error) {
+  store::RunError run_error = ToRunError(error);
+  store::RunUpdate update;
+  update.status = store::RunStatus::kFailed;
+  update.waiting = "";
+  update.last_error = run_error;
+  MEND_RETURN_IF_ERROR(deps_.options->store->Update(run_.lease, update));
+  RunOutcome outcome = RunPostRunHooks(error);
+  deps_.options->store->Release(run_.lease).IgnoreError();
+  RunResult r = BaseResult();
+  r.status = store::RunStatus::kFailed;
+  r.error = run_error;
+  r.flags = outcome.flags;
+  obs::Event e("run.failed");
+  e.AddString("run", r.run_id)
+      .AddString("code", run_error.code)
+      .AddString("class", run_error.error_class);
+  Emit(std::move(e));
+  return r;
+}
+
+}  // namespace mend::agent

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/hooks_runner.h"
+#include "agent/run_state.h"
+#include "agent/run_tools.h"
+#include "mend/agent/agent.h"
+#include "mend/llm/types.h"
+#include "mend/obs/events.h"
+#include "mend/store/checkpoint_store.h"
+
+namespace mend::agent {
+
+// What every run of one Agent shares; not owned, outlives the loop.
+struct LoopDeps {
+  const AgentSpec* spec = nullptr;
+  const AgentOptions* options = nullptr;
+  const RunTools* tools = nullptr;
+};
+
+// A run this process holds the lease of, as loaded from (or about to be saved to) the store.
+struct ActiveRun {
+  store::Lease lease;
+  RunInfo info;
+  int64_t checkpoint_step = 0;  // the step of the newest saved checkpoint
+  std::vector<llm::Message> messages;
+  RunState state;
+  std::string metadata;  // the record's metadata JSON
+};
+
+// Drives one held run through the step loop of DESIGN.md §6 (docs/runs.md): model turn →
+// checkpoint → each tool call (pre-tool hooks, approval, execution, post-tool hooks) →
+// checkpoint → ... → final answer → post-run hooks. Single-threaded; one loop per run.
+class StepLoop {
+ public:
+  StepLoop(const LoopDeps& deps, HooksRunner& hooks, ActiveRun& run)
+      : deps_(deps), hooks_(hooks), run_(run) {}
+
+  // Saves checkpoint run.checkpoint_step + 1 holding `added` and the current state, applying
+  // `update` atomically; appends `added` to the conversation when durable. Store errors as is.
+  Status Checkpoint(std::vector<llm::Message> added, const store::RunUpdate& update);
+
+  // Runs until the run completes, fails or waits, and releases the lease. A failing run is a
+  // RunResult with `error`; a Status error means the store failed or the lease was lost (kAborted:
+  // another holder owns the run; nothing more was written).
+  Result<RunResult> Drive();
+
+  // Marks the run failed with `error` (persisted as its last error), runs the post-run hooks and
+  // releases the lease.
+  Result<RunResult> Fail(const Status& error);
+
+ private:
+  enum class CallOutcome { kRecorded, kWaiting };
+
+  Status Renew();
+  Status CheckLimits();
+  // A result when the run ended (final answer or failure); nullopt when tool calls follow.
+  Result<std::optional<RunResult>> ModelTurn();
+  Result<CallOutcome> NextToolCall();
+  Result<CallOutcome> Wait(const std::string& kind, const std::string& call_id,
+                           const std::string& question);
+  ToolResult Execute(const llm::ToolCall& call, const ToolCallInfo& info);
+  Status RecordResult(const llm::ToolCall& call, const ToolResult& result);
+  Result<RunResult> Finish();
+  RunResult WaitingResult() const;
+  RunResult BaseResult() const;
+  RunOutcome RunPostRunHooks(const Status& error);
+  void Emit(obs::Event event);
+
+  const LoopDeps& deps_;
+  HooksRunner& hooks_;
+  ActiveRun& run_;
+};
+
+// The RunError recorded for `error` (code: a MEND_ detail code or the StatusCode name).
+store::RunError ToRunError(const Status& error);
+
+}  // namespace mend::agent
