@@ -42,6 +42,13 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   app.fallthrough();
   AddConfigCommand(app, ctx);
   AddDemoCommand(app, ctx);
+  AddRunCommand(app, ctx);
+  AddChatCommand(app, ctx);
+  AddPendingCommand(app, ctx);
+  AddResumeCommand(app, ctx);
+  AddForkCommand(app, ctx);
+  AddApproveCommand(app, ctx);
+  AddAnswerCommand(app, ctx);
   AddPlannedCommands(app, ctx);
 }
 
@@ -89,14 +96,15 @@ int Run(int argc, char** argv, CliContext& ctx) {
     return ReportError(ctx, UsageError("'" + SelectedCommandPath(app) + "' needs a subcommand"));
   }
   const Status status = ctx.action();
-  return status.ok() ? 0 : ReportError(ctx, status);
+  if (status.ok()) return 0;
+  return ctx.error_reported ? ExitCodeFor(status) : ReportError(ctx, status);
 }
 
 }  // namespace
 
-int RunCli(int argc, char** argv, const std::map<std::string, std::string>& env, std::ostream& out,
-           std::ostream& err, FileSystem& fs) {
-  CliContext ctx{env, out, err, fs};
+int RunCli(int argc, char** argv, const std::map<std::string, std::string>& env, CliInput input,
+           std::ostream& out, std::ostream& err, FileSystem& fs) {
+  CliContext ctx{env, out, err, fs, input};
   // CLI11 and the standard library may throw (e.g. std::bad_alloc); nothing escapes the CLI.
   try {
     return Run(argc, argv, ctx);
@@ -106,8 +114,18 @@ int RunCli(int argc, char** argv, const std::map<std::string, std::string>& env,
 }
 
 int RunCli(int argc, char** argv, const std::map<std::string, std::string>& env, std::ostream& out,
+           std::ostream& err, FileSystem& fs) {
+  return RunCli(argc, argv, env, CliInput{}, out, err, fs);
+}
+
+int RunCli(int argc, char** argv, const std::map<std::string, std::string>& env, std::ostream& out,
            std::ostream& err) {
-  return RunCli(argc, argv, env, out, err, *PosixFileSystem::Default());
+  return RunCli(argc, argv, env, CliInput{}, out, err, *PosixFileSystem::Default());
+}
+
+int RunCli(int argc, char** argv, const std::map<std::string, std::string>& env, CliInput input,
+           std::ostream& out, std::ostream& err) {
+  return RunCli(argc, argv, env, input, out, err, *PosixFileSystem::Default());
 }
 
 }  // namespace mend::cli

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "mend/app/runtime.h"
 #include "mend/base/json.h"
 
 namespace mend::cli {
@@ -73,6 +74,13 @@ Result<Config> LoadCliConfig(const CliContext& ctx) {
     }
   }
   return config;
+}
+
+Result<std::unique_ptr<app::Runtime>> OpenCliRuntime(const CliContext& ctx) {
+  MEND_ASSIGN_OR_RETURN(Config config, LoadCliConfig(ctx));
+  Env env = Env::Default();
+  env.fs = &ctx.fs;
+  return app::OpenRuntime(config, env);
 }
 
 Status UsageError(const Status& status) { return status.WithDetailCode(kUsageDetail); }

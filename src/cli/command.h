@@ -3,11 +3,20 @@
 #include <functional>
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <string>
 
+#include "cli/cli.h"
 #include "mend/base/config.h"
 #include "mend/base/file_system.h"
 #include "mend/base/result.h"
+
+namespace mend::agent {
+struct RunResult;
+}  // namespace mend::agent
+namespace mend::app {
+struct Runtime;
+}  // namespace mend::app
 
 namespace CLI {
 class App;
@@ -23,12 +32,16 @@ struct CliContext {
   std::ostream& out;
   std::ostream& err;
   FileSystem& fs;
+  CliInput input;
 
   std::string home;   // --home; empty when not given
   bool json = false;  // --json
   // Configuration flags given on the command line, by configuration key ("provider.model").
   std::map<std::string, std::string> config_flags;
   std::function<Status()> action;
+  // Set by a command that already reported its failure (e.g. a failed run's JSON and its one
+  // line on stderr): RunCli then only maps the Status to the exit code.
+  bool error_reported = false;
 };
 
 // Adds the flags of every configuration key under "provider." that has a flag (--provider,
@@ -39,6 +52,22 @@ void AddProviderFlags(CLI::App& command, CliContext& ctx);
 // The effective configuration for this invocation: flags (including --home), the environment and
 // $MEND_HOME/config.toml. An invalid configuration is a usage error (see UsageError).
 Result<Config> LoadCliConfig(const CliContext& ctx);
+
+// The runtime for commands that run agents or read runs: the configuration (LoadCliConfig), the
+// process's clock and randomness, and ctx.fs.
+Result<std::unique_ptr<app::Runtime>> OpenCliRuntime(const CliContext& ctx);
+
+// Prints the outcome of a run: with --json the `run` shape of DESIGN.md §4 (plus "waiting" and
+// "question"); otherwise the output on stdout and a summary on stderr, or what the run waits for
+// and how to continue. A failed run is reported here (JSON on stdout, one line on stderr) and
+// returned as an error with ctx.error_reported set, so the exit code is 1.
+Status ReportRun(CliContext& ctx, const agent::RunResult& result);
+
+// The unfinished runs of `runtime`'s store: the `pending` shape with --json, else a table.
+Status PrintPending(CliContext& ctx, app::Runtime& runtime);
+
+// `dir` made absolute (against the current directory) and normal, as runs record it.
+std::string AbsoluteAgentDir(const std::string& dir);
 
 // Marks `status` as a usage error: exit code 2 instead of 1.
 Status UsageError(const Status& status);
@@ -57,5 +86,12 @@ void AddDemoCommand(CLI::App& app, CliContext& ctx);
 // The commands of DESIGN.md §4 not built yet: listed in --help under "Not yet implemented";
 // running one fails with kUnimplemented (exit 1).
 void AddPlannedCommands(CLI::App& app, CliContext& ctx);
+void AddRunCommand(CLI::App& app, CliContext& ctx);
+void AddPendingCommand(CLI::App& app, CliContext& ctx);
+void AddResumeCommand(CLI::App& app, CliContext& ctx);
+void AddForkCommand(CLI::App& app, CliContext& ctx);
+void AddApproveCommand(CLI::App& app, CliContext& ctx);
+void AddAnswerCommand(CLI::App& app, CliContext& ctx);
+void AddChatCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace mend::cli

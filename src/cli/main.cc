@@ -1,5 +1,7 @@
 // The `mend` executable: collects the process's arguments and environment and hands them to
 // RunCli, the only code that interprets them.
+#include <unistd.h>
+
 #include <iostream>
 #include <map>
 #include <string>
@@ -15,5 +17,6 @@ int main(int argc, char** argv) {
     const size_t eq = text.find('=');
     if (eq != std::string::npos) env.emplace(text.substr(0, eq), text.substr(eq + 1));
   }
-  return mend::cli::RunCli(argc, argv, env, std::cout, std::cerr);
+  const mend::cli::CliInput input{&std::cin, isatty(STDIN_FILENO) == 1};
+  return mend::cli::RunCli(argc, argv, env, input, std::cout, std::cerr);
 }

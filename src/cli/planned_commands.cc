@@ -15,13 +15,6 @@ struct Planned {
 };
 
 constexpr Planned kPlanned[] = {
-    {"run", "run an agent on a task, durably"},
-    {"chat", "interactive session with an agent"},
-    {"pending", "unfinished runs"},
-    {"resume", "resume an interrupted run"},
-    {"fork", "fork a run from a step"},
-    {"approve", "approve or deny a tool call waiting for approval"},
-    {"answer", "answer a question asked by a run"},
     {"recover", "resume interrupted runs with backoff and quarantine"},
     {"reflect", "the lesson queue: status, add, enqueue, list, failed, retry, purge, drain"},
     {"memory", "long-term memory: add, search, list, show, rm, recall, export, import"},

@@ -164,30 +164,12 @@ TEST_F(CliTest, InvalidSecretIsNeverEchoed) {
 }
 
 TEST_F(CliTest, PlannedCommandExitsOneAndSaysSo) {
-  EXPECT_EQ(Run({"run", "agents/x", "do it", "--id", "r1"}), 1);
-  EXPECT_EQ(err(), "mend: run is not implemented yet\n");
+  EXPECT_EQ(Run({"recover", "--once"}), 1);
+  EXPECT_EQ(err(), "mend: recover is not implemented yet\n");
 
-  EXPECT_EQ(Run({"pending", "--json"}), 1);
+  EXPECT_EQ(Run({"traces", "--json"}), 1);
   nlohmann::json doc = nlohmann::json::parse(out());
   EXPECT_EQ(doc["error"]["code"], "UNIMPLEMENTED");
-}
-
-TEST_F(CliTest, DemoRunsOfflineAndIsHonest) {
-  EXPECT_EQ(Run({"demo"}), 0);
-  EXPECT_THAT(out(), AllOf(HasSubstr("not built yet"), HasSubstr("tool_call=read_file"),
-                           HasSubstr("Tuesday 14:00 UTC"), HasSubstr("Not yet available")));
-  EXPECT_EQ(err(), "");
-}
-
-TEST_F(CliTest, DemoJsonReportsUsageAndCost) {
-  EXPECT_EQ(Run({"demo", "--json"}), 0);
-  nlohmann::json doc = nlohmann::json::parse(out());
-  EXPECT_EQ(doc["steps"].size(), 2u);
-  EXPECT_EQ(doc["steps"][0]["finish_reason"], "tool_calls");
-  EXPECT_EQ(doc["steps"][1]["finish_reason"], "stop");
-  EXPECT_EQ(doc["usage"]["input_tokens"], 142 + 181);
-  EXPECT_EQ(doc["usage"]["output_tokens"], 19 + 14);
-  EXPECT_GT(doc["cost_usd"].get<double>(), 0.0);
 }
 
 // The real executable, as a user runs it.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -128,26 +129,70 @@ TEST_F(MendBinaryTest, InvalidFlagValueIsAUsageErrorOnOneLineAndInJson) {
   EXPECT_EQ("mend: " + doc["error"]["message"].get<std::string>() + "\n", r.err);
 }
 
-TEST_F(MendBinaryTest, DemoRunsOfflineWithTheKeySet) {
+TEST_F(MendBinaryTest, DemoCrashesAndResumesOfflineWithTheKeySet) {
   const ChildOutput text = Mend({"demo"});
   EXPECT_EQ(text.status.code, 0) << text.err;
   EXPECT_EQ(text.err, "");
-  EXPECT_THAT(text.out, HasSubstr("deploy window is Tuesday"));
+  EXPECT_THAT(text.out, AllOf(HasSubstr("simulated crash"), HasSubstr("resumes"),
+                              HasSubstr("completed steps were not repeated")));
 
   const ChildOutput json = Mend({"demo", "--json"});
   ASSERT_EQ(json.status.code, 0) << json.err;
   const nlohmann::json doc = nlohmann::json::parse(json.out, nullptr, false);
   ASSERT_TRUE(doc.is_object()) << json.out;
-  EXPECT_THAT(doc["output"].get<std::string>(), HasSubstr("deploy window is Tuesday"));
-  ASSERT_EQ(doc["steps"].size(), 2u);
-  EXPECT_EQ(doc["steps"][0]["tool_calls"][0]["name"], "read_file");
+  EXPECT_EQ(doc["status"], "completed");
+  EXPECT_EQ(doc["repeated_steps"], 0);
+}
+
+TEST_F(MendBinaryTest, RunWithoutATaskIsAUsageError) {
+  // stdin is /dev/null: not a terminal, and empty.
+  const ChildOutput r = Mend({"run", "x"});
+  EXPECT_EQ(r.status.code, 2);
+  ExpectOneErrorLine(r);
+  EXPECT_THAT(r.err, StartsWith("mend: a task is needed"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(MendBinaryTest, RunThenPendingThenResumeWithTheScriptedProvider) {
+  ASSERT_TRUE(std::filesystem::create_directories(home_->File("agent")));
+  MEND_ASSERT_OK(home_->WriteFile("agent/agent.toml", "name = \"e2e\"\ntools = []\n"));
+  const std::string agent = home_->File("agent");
+  MEND_ASSERT_OK(home_->WriteFile(
+      "script.json", R"([{"error": {"code": "unavailable", "message": "upstream down"}}])"));
+  const std::vector<std::string> model = {"--provider", "scripted", "--script-file",
+                                          home_->File("script.json")};
+  std::vector<std::string> run = {"run", agent, "do it", "--id", "r1", "--json"};
+  run.insert(run.end(), model.begin(), model.end());
+  const ChildOutput failed = Mend(run);
+  EXPECT_EQ(failed.status.code, 1);
+  ExpectOneErrorLine(failed);
+  EXPECT_EQ(nlohmann::json::parse(failed.out, nullptr, false)["status"], "failed");
+
+  const ChildOutput pending = Mend({"pending", "--json"});
+  ASSERT_EQ(pending.status.code, 0) << pending.err;
+  const nlohmann::json runs = nlohmann::json::parse(pending.out, nullptr, false)["runs"];
+  ASSERT_EQ(runs.size(), 1u) << pending.out;
+  EXPECT_EQ(runs[0]["id"], "r1");
+  EXPECT_EQ(runs[0]["last_error"]["class"], "transient");
+
+  MEND_ASSERT_OK(home_->WriteFile("script.json", R"([{"text": "done"}])"));
+  std::vector<std::string> resume = {"resume", "r1"};
+  resume.insert(resume.end(), model.begin(), model.end());
+  const ChildOutput resumed = Mend(resume);
+  EXPECT_EQ(resumed.status.code, 0) << resumed.err;
+  EXPECT_EQ(resumed.out, "done\n");
+  EXPECT_THAT(resumed.err, StartsWith("run r1 completed in 1 step"));
+
+  const ChildOutput unknown = Mend({"resume", "nope"});
+  EXPECT_EQ(unknown.status.code, 1);
+  EXPECT_EQ(unknown.err, "mend: no run named nope\n");
 }
 
 TEST_F(MendBinaryTest, PlannedCommandExitsOneWithOneLine) {
-  const ChildOutput r = Mend({"run", "x"});
+  const ChildOutput r = Mend({"recover", "--once"});
   EXPECT_EQ(r.status.code, 1);
   ExpectOneErrorLine(r);
-  EXPECT_EQ(r.err, "mend: run is not implemented yet\n");
+  EXPECT_EQ(r.err, "mend: recover is not implemented yet\n");
   EXPECT_EQ(r.out, "");
 }
 

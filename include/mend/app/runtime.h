@@ -1,0 +1,93 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "mend/agent/agent.h"
+#include "mend/base/config.h"
+#include "mend/base/env.h"
+#include "mend/base/result.h"
+#include "mend/llm/factory.h"
+#include "mend/llm/provider.h"
+#include "mend/obs/events.h"
+#include "mend/store/checkpoint_store.h"
+
+namespace mend::app {
+
+class DeferredProvider;
+
+// Where the runtime's events go.
+enum class EventLog {
+  kJsonlFile,  // $MEND_HOME/events.jsonl (one JSON object per line)
+  kNone,       // nowhere: the bus exists but has no sink
+};
+
+// Substitutions for tests and `mend demo`; the defaults build everything from the configuration.
+struct RuntimeOptions {
+  // Used instead of the configured provider when set.
+  std::unique_ptr<llm::LlmProvider> provider;
+  // Used instead of the configured store when set.
+  std::unique_ptr<store::CheckpointStore> store;
+  EventLog event_log = EventLog::kJsonlFile;
+  // The start of this process's lease holder id ("<prefix>-<pid>@<host>").
+  std::string holder_prefix = "mend";
+};
+
+// Everything a command needs to run agents, built from the effective configuration in one place
+// (DESIGN.md §2: app is the only module that knows all others). Owns the provider, the store and
+// the event bus; the Env's pointers are borrowed and must outlive the Runtime. Members are
+// thread-safe as their own types document. Destroy Agents created from a Runtime before it.
+struct Runtime {
+  Env env;
+  Config config;
+  std::string home;  // the state directory; exists once OpenRuntime returned
+  // The model provider. Unless injected through RuntimeOptions it is built from the provider.*
+  // keys on first use (so commands that need no model work without an API key); see
+  // PrepareProvider to build it up front.
+  std::unique_ptr<llm::LlmProvider> provider;
+  std::unique_ptr<store::CheckpointStore> store;
+  std::unique_ptr<obs::EventBus> events;
+  store::LeaseHolder holder;  // who this process is, for leases
+
+  DeferredProvider* deferred = nullptr;  // `provider` when it is built on demand; else null
+};
+
+// Builds the runtime: creates the home directory, opens the store named by store.url (empty:
+// SQLite at <home>/mend.db; postgres://...: kUnimplemented, not available yet; anything else:
+// kInvalidArgument), the event bus with its JSONL sink (the API key registered as a redaction),
+// and this process's lease holder. Errors of the file system and the store come back as they are.
+Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
+                                             RuntimeOptions options = {});
+
+// The provider options the provider.* keys describe. `fallback_model` is used when
+// provider.model is empty (an agent folder that names its model).
+llm::ProviderOptions ProviderOptionsFromConfig(const Config& config,
+                                               const std::string& fallback_model = "");
+
+// Builds the configured provider now, if it is built on demand and not built yet, so a bad
+// provider configuration is reported before a run starts. kInvalidArgument naming what is
+// missing or wrong (e.g. a model for openai); errors reading the script or price file as they
+// come. Idempotent: a failed build is reported again by later calls and by every Complete().
+Status PrepareProvider(Runtime& runtime, const std::string& fallback_model = "");
+
+// Whether OpenAgent builds the provider before creating the agent.
+enum class ProviderUse {
+  kDrivesRuns,  // send, resume, approve, answer: the provider must work
+  kNoModel,     // fork, pending: no model call will be made
+};
+
+// Loads the agent folder at `agent_dir` and creates its Agent on the runtime's provider, store,
+// event bus and lease holder. The model: an explicit --model flag overrides the folder's model;
+// otherwise the folder's model, else the configured one. Errors: those of LoadAgentFolder,
+// PrepareProvider (kDrivesRuns) and Agent::Create.
+Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::string& agent_dir,
+                                                ProviderUse use = ProviderUse::kDrivesRuns);
+
+// The record of run `run_id`; kNotFound "no run named <id>" when the store has none.
+Result<store::RunRecord> FindRun(Runtime& runtime, const std::string& run_id);
+
+// OpenAgent for the folder run `run_id` was started from.
+Result<std::unique_ptr<agent::Agent>> OpenAgentForRun(Runtime& runtime, const std::string& run_id,
+                                                      ProviderUse use = ProviderUse::kDrivesRuns);
+
+}  // namespace mend::app

@@ -1,0 +1,141 @@
+// The runtime builder: the effective configuration becomes a provider, a store, an event bus and
+// a lease identity here, and nowhere else.
+#include "mend/app/runtime.h"
+
+#include <string_view>
+#include <utility>
+
+#include "mend/agent/agent_spec.h"
+#include "mend/app/deferred_provider.h"
+#include "mend/store/sqlite_store.h"
+
+namespace mend::app {
+namespace {
+
+constexpr char kDatabaseFile[] = "mend.db";
+constexpr char kEventsFile[] = "events.jsonl";
+
+bool IsPostgresUrl(std::string_view url) {
+  return url.starts_with("postgres://") || url.starts_with("postgresql://");
+}
+
+Result<std::unique_ptr<store::CheckpointStore>> OpenConfiguredStore(const Runtime& runtime) {
+  const std::string& url = runtime.config.GetString("store.url");
+  if (IsPostgresUrl(url)) {
+    return UnimplementedError("PostgreSQL store is not available yet");
+  }
+  if (!url.empty()) {
+    return InvalidArgumentError(
+        "store.url must be empty (SQLite in the home directory) or a postgres:// URL");
+  }
+  store::SqliteStoreOptions options;
+  options.path = JoinPath(runtime.home, kDatabaseFile);
+  options.local = runtime.holder;
+  options.process_alive = store::ProcessAlive;
+  return store::OpenSqliteStore(options, *runtime.env.clock);
+}
+
+Status OpenEvents(Runtime& runtime, EventLog log) {
+  runtime.events = std::make_unique<obs::EventBus>(*runtime.env.clock);
+  runtime.events->AddRedactor(runtime.config.GetString("provider.api_key"));
+  if (log == EventLog::kNone) return OkStatus();
+  MEND_ASSIGN_OR_RETURN(
+      std::unique_ptr<obs::JsonlFileSink> sink,
+      obs::JsonlFileSink::Open(*runtime.env.fs, JoinPath(runtime.home, kEventsFile)));
+  runtime.events->Subscribe(std::move(sink));
+  return OkStatus();
+}
+
+// The provider factory of a deferred provider: reads nothing until a model is needed.
+DeferredProvider::Factory ConfiguredProviderFactory(const Config& config, Env env) {
+  return [config, env](const std::string& fallback_model) {
+    return llm::CreateProvider(ProviderOptionsFromConfig(config, fallback_model), env);
+  };
+}
+
+}  // namespace
+
+llm::ProviderOptions ProviderOptionsFromConfig(const Config& config,
+                                               const std::string& fallback_model) {
+  llm::ProviderOptions options;
+  options.kind = config.GetString("provider.name");
+  options.model = config.GetString("provider.model");
+  if (options.model.empty()) options.model = fallback_model;
+  options.base_url = config.GetString("provider.base_url");
+  options.api_key = config.GetString("provider.api_key");
+  options.connect_timeout = config.GetDuration("provider.connect_timeout");
+  options.timeout = config.GetDuration("provider.timeout");
+  options.prices_file = config.GetString("provider.prices_file");
+  options.script_file = config.GetString("provider.script_file");
+  return options;
+}
+
+Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
+                                             RuntimeOptions options) {
+  if (env.fs == nullptr || env.clock == nullptr || env.random == nullptr) {
+    return InvalidArgumentError("OpenRuntime needs a file system, a clock and randomness");
+  }
+  auto runtime = std::unique_ptr<Runtime>(new Runtime{env, config});
+  runtime->home = config.GetString("home");
+  MEND_RETURN_IF_ERROR(env.fs->CreateDirs(runtime->home));
+  runtime->holder = store::LocalLeaseHolder(options.holder_prefix);
+  if (options.store != nullptr) {
+    runtime->store = std::move(options.store);
+  } else {
+    MEND_ASSIGN_OR_RETURN(runtime->store, OpenConfiguredStore(*runtime));
+  }
+  MEND_RETURN_IF_ERROR(OpenEvents(*runtime, options.event_log));
+  if (options.provider != nullptr) {
+    runtime->provider = std::move(options.provider);
+  } else {
+    auto deferred = std::make_unique<DeferredProvider>(ConfiguredProviderFactory(config, env));
+    runtime->deferred = deferred.get();
+    runtime->provider = std::move(deferred);
+  }
+  return runtime;
+}
+
+Status PrepareProvider(Runtime& runtime, const std::string& fallback_model) {
+  if (runtime.deferred == nullptr) return OkStatus();
+  return runtime.deferred->Prepare(fallback_model);
+}
+
+Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::string& agent_dir,
+                                                ProviderUse use) {
+  MEND_ASSIGN_OR_RETURN(agent::AgentSpec spec, agent::LoadAgentFolder(*runtime.env.fs, agent_dir));
+  if (use == ProviderUse::kDrivesRuns) {
+    MEND_RETURN_IF_ERROR(PrepareProvider(runtime, spec.model));
+  }
+  agent::AgentOptions options;
+  options.env = runtime.env;
+  options.provider = runtime.provider.get();
+  options.store = runtime.store.get();
+  options.events = runtime.events.get();
+  options.holder = runtime.holder;
+  // A model given on the command line is the user's explicit choice for this invocation; a model
+  // from the environment or config.toml is only the default for agents that name none.
+  const ConfigValue* model = runtime.config.Find("provider.model");
+  if (model != nullptr && model->source == ConfigSource::kFlag) {
+    options.model = runtime.config.GetString("provider.model");
+  }
+  return agent::Agent::Create(std::move(spec), std::move(options));
+}
+
+Result<store::RunRecord> FindRun(Runtime& runtime, const std::string& run_id) {
+  Result<store::RunRecord> run = runtime.store->GetRun(run_id);
+  if (!run.ok() && run.status().code() == StatusCode::kNotFound) {
+    return NotFoundError("no run named " + run_id);
+  }
+  return run;
+}
+
+Result<std::unique_ptr<agent::Agent>> OpenAgentForRun(Runtime& runtime, const std::string& run_id,
+                                                      ProviderUse use) {
+  MEND_ASSIGN_OR_RETURN(store::RunRecord run, FindRun(runtime, run_id));
+  if (run.agent_dir.empty()) {
+    return FailedPreconditionError("run " + run_id + " does not record its agent folder");
+  }
+  return OpenAgent(runtime, run.agent_dir, use);
+}
+
+}  // namespace mend::app

@@ -1,0 +1,115 @@
+// `mend chat AGENT_DIR`: a line-oriented session with an agent. Every line is one durable run
+// that continues the conversation of the previous turn; slash commands inspect and resume runs.
+#include <CLI/CLI.hpp>
+#include <istream>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "cli/command.h"
+#include "mend/agent/agent.h"
+#include "mend/app/runtime.h"
+
+namespace mend::cli {
+namespace {
+
+constexpr char kHelp[] = "commands: /pending, /resume <run-id>, /quit (anything else is sent)";
+
+struct ChatSession {
+  CliContext& ctx;
+  app::Runtime& runtime;
+  agent::Agent& agent;
+  std::string last_run_id;  // the turn the next one continues from
+};
+
+std::string Trim(const std::string& text) {
+  const size_t begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string::npos) return "";
+  return text.substr(begin, text.find_last_not_of(" \t\r\n") - begin + 1);
+}
+
+// A failed turn is shown but does not end the session.
+void Show(ChatSession& session, const Result<agent::RunResult>& result) {
+  if (!result.ok()) {
+    session.ctx.err << "mend: " << result.status().message() << "\n";
+    return;
+  }
+  (void)ReportRun(session.ctx, *result);
+  session.ctx.error_reported = false;
+}
+
+void Send(ChatSession& session, const std::string& line) {
+  agent::SendOptions options;
+  options.continue_from = session.last_run_id;
+  Result<agent::RunResult> result = session.agent.Send(line, options);
+  if (result.ok() && result->status == store::RunStatus::kCompleted) {
+    session.last_run_id = result->run_id;
+  }
+  Show(session, result);
+}
+
+void ResumeInChat(ChatSession& session, const std::string& run_id) {
+  if (run_id.empty()) {
+    session.ctx.err << "mend: /resume needs a run id\n";
+    return;
+  }
+  Result<std::unique_ptr<agent::Agent>> agent = app::OpenAgentForRun(session.runtime, run_id);
+  if (!agent.ok()) {
+    session.ctx.err << "mend: " << agent.status().message() << "\n";
+    return;
+  }
+  Show(session, (*agent)->Resume(run_id));
+}
+
+// Handles one input line; false when the session should end.
+bool HandleLine(ChatSession& session, const std::string& line) {
+  if (line.empty()) return true;
+  if (line == "/quit" || line == "/exit") return false;
+  if (line == "/pending") {
+    const Status status = PrintPending(session.ctx, session.runtime);
+    if (!status.ok()) session.ctx.err << "mend: " << status.message() << "\n";
+    return true;
+  }
+  if (line == "/resume" || line.starts_with("/resume ")) {
+    ResumeInChat(session, Trim(line.substr(7)));
+    return true;
+  }
+  if (line.starts_with("/")) {
+    session.ctx.err << "mend: unknown chat command " << line.substr(0, line.find(' ')) << "; "
+                    << kHelp << "\n";
+    return true;
+  }
+  Send(session, line);
+  return true;
+}
+
+Status Chat(CliContext& ctx, const std::string& agent_dir) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
+                        app::OpenAgent(*runtime, AbsoluteAgentDir(agent_dir)));
+  if (ctx.input.in == nullptr) return OkStatus();
+  ChatSession session{ctx, *runtime, *agent, ""};
+  const bool interactive = ctx.input.is_terminal && !ctx.json;
+  if (interactive) ctx.out << kHelp << "\n";
+  std::string line;
+  while (true) {
+    if (interactive) ctx.out << "> " << std::flush;
+    if (!std::getline(*ctx.input.in, line)) break;
+    if (!HandleLine(session, Trim(line))) break;
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+void AddChatCommand(CLI::App& app, CliContext& ctx) {
+  auto agent_dir = std::make_shared<std::string>();
+  CLI::App* chat = app.add_subcommand("chat", "interactive session with an agent");
+  chat->group("Commands");
+  chat->add_option("AGENT_DIR", *agent_dir, "the agent folder")->required();
+  AddProviderFlags(*chat, ctx);
+  chat->callback(
+      [&ctx, agent_dir] { ctx.action = [&ctx, agent_dir] { return Chat(ctx, *agent_dir); }; });
+}
+
+}  // namespace mend::cli

@@ -1,0 +1,270 @@
+// The crash-and-resume scenario of `mend demo`. Everything is real except the model (scripted)
+// and the crash: a store wrapper makes the first process "die" right after a checkpoint became
+// durable, exactly where a kill -9 between two steps would leave the run.
+#include "cli/demo_scenario.h"
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "mend/app/runtime.h"
+#include "mend/llm/prices.h"
+#include "mend/llm/scripted_provider.h"
+
+namespace mend::cli {
+namespace {
+
+constexpr char kTask[] =
+    "The nightly report job fails its checks: retries is out of range. Fix it.";
+constexpr int kToolsBeforeCrash = 3;
+
+// gpt-4o-mini is priced in the built-in table, so the demo shows a cost.
+constexpr char kAgentToml[] =
+    "name = \"demo-fixer\"\n"
+    "model = \"gpt-4o-mini\"\n"
+    "tools = [\"list_dir\", \"read_file\", \"edit_file\"]\n"
+    "workspace = \"workspace\"\n"
+    "\n[limits]\nmax_steps = 10\n";
+constexpr char kInstructions[] =
+    "You fix the configuration of a small project. Read before you edit, change only the wrong "
+    "value, and answer with one sentence saying what you changed.\n";
+constexpr char kSettings[] =
+    "# Settings of the nightly report job.\n"
+    "retries = -1\n"
+    "timeout_seconds = 30\n";
+
+llm::ScriptedStep Call(std::string id, std::string tool, std::string arguments, int64_t in,
+                       int64_t out) {
+  llm::ScriptedStep step;
+  step.tool_calls.push_back({std::move(id), std::move(tool), std::move(arguments)});
+  step.input_tokens = in;
+  step.output_tokens = out;
+  return step;
+}
+
+// Five model turns: a wrong file name (the tool fails), a look around, the right file, the edit,
+// the answer. Each scripted response can be used only once, so a repeated turn would exhaust it.
+std::vector<llm::ScriptedStep> Script() {
+  std::vector<llm::ScriptedStep> steps;
+  steps.push_back(Call("call_1", "read_file", R"({"path":"settings.cfg"})", 210, 18));
+  steps.push_back(Call("call_2", "list_dir", R"({})", 262, 12));
+  steps.push_back(Call("call_3", "read_file", R"({"path":"settings.conf"})", 301, 17));
+  steps.push_back(Call("call_4", "edit_file",
+                       R"({"path":"settings.conf","old_string":"retries = -1",)"
+                       R"("new_string":"retries = 3"})",
+                       372, 41));
+  llm::ScriptedStep answer;
+  answer.text = "retries was -1, outside 0..10; I set it to 3 in settings.conf.";
+  answer.input_tokens = 430;
+  answer.output_tokens = 22;
+  steps.push_back(std::move(answer));
+  return steps;
+}
+
+// Forwards to a provider owned elsewhere: the scripted "model service" outlives the process that
+// crashes, like a real one would.
+class BorrowedProvider final : public llm::LlmProvider {
+ public:
+  explicit BorrowedProvider(llm::LlmProvider& provider) : provider_(provider) {}
+  Result<llm::Completion> Complete(const llm::CompletionRequest& request) override {
+    return provider_.Complete(request);
+  }
+  std::string_view name() const override { return provider_.name(); }
+
+ private:
+  llm::LlmProvider& provider_;
+};
+
+// Watches the run's events: the narration, tool executions per call id, and the run's id.
+class Narrator final : public obs::EventSink {
+ public:
+  explicit Narrator(DemoReport& report) : report_(report) {}
+  void set_phase(std::string phase) {
+    std::lock_guard<std::mutex> lock(mu_);
+    phase_ = std::move(phase);
+  }
+  int executions() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    int total = 0;
+    for (const auto& [id, n] : report_.tool_executions) total += n;
+    return total;
+  }
+  Status Write(const obs::Event& event) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string call_id = Field(event, "call_id");
+    if (event.type() == "run.started") {
+      report_.run_id = Field(event, "run");
+      Say("run " + report_.run_id + " started: " + Field(event, "task"));
+    } else if (event.type() == "step.completed") {
+      Say("checkpoint saved after model turn " + Field(event, "step"));
+    } else if (event.type() == "tool.called") {
+      ++report_.tool_executions[call_id];
+      Say("tool " + Field(event, "tool") + " runs (call " + call_id + ")");
+    } else if (event.type() == "tool.failed") {
+      ++report_.tool_failures;
+      Say("tool " + Field(event, "tool") + " failed: " + Field(event, "error") +
+          " -> the error goes back to the model, which corrects itself");
+    }
+    return OkStatus();
+  }
+
+ private:
+  static std::string Field(const obs::Event& event, std::string_view key) {
+    std::optional<std::string_view> json = event.Find(key);
+    if (!json.has_value()) return "";
+    nlohmann::json value = nlohmann::json::parse(*json, nullptr, false);
+    return value.is_string() ? value.get<std::string>() : std::string(*json);
+  }
+  void Say(std::string text) { report_.events.push_back({phase_, std::move(text)}); }
+
+  mutable std::mutex mu_;
+  DemoReport& report_;
+  std::string phase_ = "run";
+};
+
+// A store whose process "dies" right after the first checkpoint saved once `crash_now()` holds:
+// the checkpoint is durable, the lease is given up as a dead process's would be, and every later
+// write fails as if nobody were left to make it.
+class CrashingStore final : public store::CheckpointStore {
+ public:
+  CrashingStore(std::unique_ptr<store::CheckpointStore> inner, std::function<bool()> crash_now)
+      : inner_(std::move(inner)), crash_now_(std::move(crash_now)) {}
+  bool crashed() const { return crashed_; }
+
+  Status CreateRun(const store::RunRecord& run) override { return inner_->CreateRun(run); }
+  Result<store::RunRecord> GetRun(const std::string& id) override { return inner_->GetRun(id); }
+  Result<std::vector<store::RunRecord>> ListRuns(const store::ListOptions& o) override {
+    return inner_->ListRuns(o);
+  }
+  Status DeleteRun(const std::string& id) override { return Gone(inner_->DeleteRun(id)); }
+  Result<store::Lease> Claim(const std::string& id, const store::LeaseHolder& holder,
+                             Duration ttl) override {
+    if (crashed_) return Dead();
+    return inner_->Claim(id, holder, ttl);
+  }
+  Result<store::Lease> Renew(const store::Lease& lease, Duration ttl) override {
+    if (crashed_) return Dead();
+    return inner_->Renew(lease, ttl);
+  }
+  Status Release(const store::Lease& lease) override { return Gone(inner_->Release(lease)); }
+  Status Save(const store::Lease& lease, const store::Checkpoint& checkpoint,
+              const store::RunUpdate& update) override {
+    if (crashed_) return Dead();
+    MEND_RETURN_IF_ERROR(inner_->Save(lease, checkpoint, update));
+    if (!crash_now_()) return OkStatus();
+    crashed_ = true;
+    inner_->Release(lease).IgnoreError();  // on one host a dead holder's lease is free at once
+    return Dead();
+  }
+  Status Update(const store::Lease& lease, const store::RunUpdate& update) override {
+    return Gone(inner_->Update(lease, update));
+  }
+  Status UpdateUnleased(const std::string& id, const store::RunUpdate& update) override {
+    return Gone(inner_->UpdateUnleased(id, update));
+  }
+  Result<store::RunSnapshot> Load(const std::string& id, std::optional<int64_t> step) override {
+    return inner_->Load(id, step);
+  }
+  Result<std::vector<store::CheckpointInfo>> History(const std::string& id) override {
+    return inner_->History(id);
+  }
+  Result<store::RunRecord> Fork(const std::string& id, int64_t step,
+                                const std::string& new_id) override {
+    return inner_->Fork(id, step, new_id);
+  }
+
+ private:
+  static Status Dead() { return UnavailableError("simulated crash: the process is gone"); }
+  // Writes after the crash never happen; before it they go through.
+  Status Gone(Status inner) { return crashed_ ? Dead() : inner; }
+
+  std::unique_ptr<store::CheckpointStore> inner_;
+  std::function<bool()> crash_now_;
+  bool crashed_ = false;
+};
+
+Status WriteAgentFolder(FileSystem& fs, const std::string& dir) {
+  MEND_RETURN_IF_ERROR(fs.CreateDirs(JoinPath(dir, "workspace")));
+  MEND_RETURN_IF_ERROR(WriteFileAtomically(fs, JoinPath(dir, "agent.toml"), kAgentToml));
+  MEND_RETURN_IF_ERROR(WriteFileAtomically(fs, JoinPath(dir, "instructions.md"), kInstructions));
+  return WriteFileAtomically(fs, JoinPath(dir, "workspace/settings.conf"), kSettings);
+}
+
+struct Scenario {
+  Scenario(Config c, Env e, std::shared_ptr<const llm::PriceTable> prices)
+      : config(std::move(c)), env(e), provider(Script(), std::move(prices)) {}
+
+  Config config;
+  Env env;
+  llm::ScriptedProvider provider;
+  std::shared_ptr<Narrator> narrator;
+  DemoReport report;
+};
+
+Result<std::unique_ptr<app::Runtime>> OpenProcess(Scenario& s) {
+  app::RuntimeOptions options;
+  options.provider = std::make_unique<BorrowedProvider>(s.provider);
+  options.holder_prefix = "demo";
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime,
+                        app::OpenRuntime(s.config, s.env, std::move(options)));
+  runtime->events->Subscribe(s.narrator);
+  return runtime;
+}
+
+// The first process: runs until the simulated crash.
+Status RunUntilCrash(Scenario& s) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenProcess(s));
+  Narrator& narrator = *s.narrator;
+  auto store = std::make_unique<CrashingStore>(std::move(runtime->store), [&narrator] {
+    return narrator.executions() >= kToolsBeforeCrash;
+  });
+  CrashingStore& crashing = *store;
+  runtime->store = std::move(store);
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
+                        app::OpenAgent(*runtime, s.report.agent_dir));
+  Result<agent::RunResult> result = agent->Send(kTask);
+  if (!crashing.crashed()) return InternalError("the demo run did not reach its simulated crash");
+  s.report.requests_before_crash = s.provider.requests().size();
+  (void)result;  // the run's error is the crash itself
+  return OkStatus();
+}
+
+// The second process: sees the interrupted run and resumes it.
+Status ResumeAfterCrash(Scenario& s) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenProcess(s));
+  MEND_ASSIGN_OR_RETURN(store::RunRecord run, app::FindRun(*runtime, s.report.run_id));
+  s.report.crash_step = run.step;
+  s.report.status_after_crash = std::string(store::RunStatusName(run.status));
+  s.narrator->set_phase("resume");
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
+                        app::OpenAgent(*runtime, s.report.agent_dir));
+  MEND_ASSIGN_OR_RETURN(s.report.final, agent->Resume(s.report.run_id));
+  s.report.requests_after_resume = s.provider.requests().size() - s.report.requests_before_crash;
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<DemoReport> RunDemoScenario(const std::string& home) {
+  FileSystem& fs = *PosixFileSystem::Default();
+  ConfigSources sources;
+  sources.flags["home"] = home;
+  MEND_ASSIGN_OR_RETURN(Config config, LoadConfig(sources, fs));
+  Env env = Env::Default();
+  env.fs = &fs;
+  auto prices = std::make_shared<const llm::PriceTable>(llm::PriceTable::Defaults());
+  auto scenario = std::make_unique<Scenario>(std::move(config), env, std::move(prices));
+  Scenario& s = *scenario;
+  s.narrator = std::make_shared<Narrator>(s.report);
+  s.report.home = home;
+  s.report.agent_dir = JoinPath(home, "demo-agent");
+  s.report.scripted_responses = Script().size();
+  MEND_RETURN_IF_ERROR(WriteAgentFolder(fs, s.report.agent_dir));
+  MEND_RETURN_IF_ERROR(RunUntilCrash(s));
+  MEND_RETURN_IF_ERROR(ResumeAfterCrash(s));
+  return std::move(s.report);
+}
+
+}  // namespace mend::cli

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mend/agent/agent.h"
+#include "mend/base/result.h"
+
+namespace mend::cli {
+
+// One line of the demo's story, in the order things happened.
+struct DemoEvent {
+  std::string phase;  // "run", "crash", "resume"
+  std::string text;
+};
+
+// What the crash-and-resume scenario did, for the text and JSON reports.
+struct DemoReport {
+  std::string home;
+  std::string agent_dir;
+  std::string run_id;
+  std::vector<DemoEvent> events;
+  int64_t crash_step = 0;          // the newest checkpoint when the process "died"
+  std::string status_after_crash;  // what the store says about the run then
+  size_t requests_before_crash = 0;
+  size_t requests_after_resume = 0;
+  size_t scripted_responses = 0;  // the script's length: each response can be used once
+  std::map<std::string, int> tool_executions;  // call id -> times executed
+  int tool_failures = 0;
+  agent::RunResult final;
+};
+
+// Runs the demo scenario in `home` (created when missing) on the real filesystem: writes a small
+// agent folder, runs it on a scripted model (the model's first tool call fails, it corrects
+// itself), simulates a crash of the process right after a checkpoint, and resumes the run with a
+// new store handle and a new agent. Errors are failures of mend itself (the store, the disk), or
+// kInternal when the scenario did not go as scripted.
+Result<DemoReport> RunDemoScenario(const std::string& home);
+
+}  // namespace mend::cli

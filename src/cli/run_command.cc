@@ -1,0 +1,76 @@
+// `mend run AGENT_DIR [TASK] [--id ID]`: starts a durable run and drives it until it completes,
+// fails or waits for a person.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <istream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include "cli/command.h"
+#include "mend/agent/agent.h"
+#include "mend/app/runtime.h"
+
+namespace mend::cli {
+namespace {
+
+struct RunArgs {
+  std::string agent_dir;
+  std::string task;
+  std::string id;
+};
+
+std::string Trim(const std::string& text) {
+  const size_t begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string::npos) return "";
+  const size_t end = text.find_last_not_of(" \t\r\n");
+  return text.substr(begin, end - begin + 1);
+}
+
+// The task from the command line, else from piped stdin (never from a terminal: a user who forgot
+// the task should get an error, not a silent wait).
+Result<std::string> TaskOf(const CliContext& ctx, const RunArgs& args) {
+  std::string task = args.task;
+  if (task.empty() && ctx.input.in != nullptr && !ctx.input.is_terminal) {
+    task.assign(std::istreambuf_iterator<char>(*ctx.input.in), std::istreambuf_iterator<char>());
+  }
+  task = Trim(task);
+  if (task.empty()) {
+    return UsageError("a task is needed: mend run AGENT_DIR TASK, or the task on stdin");
+  }
+  return task;
+}
+
+Status RunAgent(CliContext& ctx, const RunArgs& args) {
+  MEND_ASSIGN_OR_RETURN(std::string task, TaskOf(ctx, args));
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
+                        app::OpenAgent(*runtime, AbsoluteAgentDir(args.agent_dir)));
+  agent::SendOptions options;
+  options.run_id = args.id;
+  MEND_ASSIGN_OR_RETURN(agent::RunResult result, agent->Send(task, options));
+  return ReportRun(ctx, result);
+}
+
+}  // namespace
+
+std::string AbsoluteAgentDir(const std::string& dir) {
+  // The folder is recorded with the run so that `mend resume` works from any directory.
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(dir, error);
+  return error ? dir : absolute.lexically_normal().string();
+}
+
+void AddRunCommand(CLI::App& app, CliContext& ctx) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* run = app.add_subcommand("run", "run an agent on a task, durably");
+  run->group("Commands");
+  run->add_option("AGENT_DIR", args->agent_dir, "the agent folder")->required();
+  run->add_option("TASK", args->task, "the task (default: read from stdin when it is not a TTY)");
+  run->add_option("--id", args->id, "the run's id (default: a new unique id)");
+  AddProviderFlags(*run, ctx);
+  run->callback([&ctx, args] { ctx.action = [&ctx, args] { return RunAgent(ctx, *args); }; });
+}
+
+}  // namespace mend::cli

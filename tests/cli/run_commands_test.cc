@@ -1,0 +1,292 @@
+// The commands that run agents (run, pending, resume, fork, approve, answer, chat, demo), in
+// process, on a real temporary home (SQLite needs a disk) and a scripted model read from a file.
+// A new `mend` invocation reads the script from its start, so each test writes the responses the
+// next invocation should give.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+#include "mend/base/file_system.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::cli {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr char kAgentToml[] =
+    "name = \"helper\"\n"
+    "tools = [\"read_file\", \"ask_human\", \"deploy\"]\n"
+    "workspace = \"ws\"\n";
+constexpr char kDeployTool[] =
+    "name = \"deploy\"\n"
+    "description = \"Deploys the service.\"\n"
+    "command = [\"/bin/echo\", \"deployed\"]\n"
+    "requires_approval = true\n"
+    "[parameters]\ntype = \"object\"\nproperties = {}\n";
+
+std::set<std::string> Keys(const nlohmann::json& object) {
+  std::set<std::string> keys;
+  for (auto it = object.begin(); it != object.end(); ++it) keys.insert(it.key());
+  return keys;
+}
+
+class RunCommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (std::filesystem::temp_directory_path() / "mend-cli-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    home_ = dir_ + "/home";
+    agent_ = dir_ + "/agent";
+    script_ = dir_ + "/script.json";
+    Write(agent_ + "/agent.toml", kAgentToml);
+    Write(agent_ + "/instructions.md", "Help the user.\n");
+    Write(agent_ + "/tools/deploy.toml", kDeployTool);
+    Write(agent_ + "/ws/notes.txt", "the deploy window is Tuesday\n");
+    env_ = {{"HOME", dir_}};
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  void Write(const std::string& path, const std::string& text) {
+    MEND_ASSERT_OK(fs_.CreateDirs(DirName(path)));
+    MEND_ASSERT_OK(WriteFileAtomically(fs_, path, text));
+  }
+  void Script(const std::string& json) { Write(script_, json); }
+
+  int Mend(std::vector<std::string> args, const std::string& stdin_text = "") {
+    args.insert(args.begin(), {"mend", "--home", home_});
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::istringstream in(stdin_text);
+    out_.str("");
+    err_.str("");
+    return RunCli(static_cast<int>(args.size()), argv.data(), env_, CliInput{&in, false}, out_,
+                  err_, fs_);
+  }
+  // Commands that talk to the model get the scripted provider.
+  int MendWithModel(std::vector<std::string> args, const std::string& stdin_text = "") {
+    args.insert(args.end(), {"--provider", "scripted", "--script-file", script_});
+    return Mend(std::move(args), stdin_text);
+  }
+  nlohmann::json Json() const { return nlohmann::json::parse(out_.str(), nullptr, false); }
+  std::string out() const { return out_.str(); }
+  std::string err() const { return err_.str(); }
+
+  PosixFileSystem fs_;
+  std::string dir_, home_, agent_, script_;
+  std::map<std::string, std::string> env_;
+  std::ostringstream out_, err_;
+};
+
+TEST_F(RunCommandsTest, RunPrintsOutputOnStdoutAndSummaryOnStderr) {
+  Script(R"([{"text": "Hello!", "input_tokens": 1200, "output_tokens": 34}])");
+  EXPECT_EQ(MendWithModel({"run", agent_, "say hello", "--id", "r1"}), 0) << err();
+  EXPECT_EQ(out(), "Hello!\n");
+  EXPECT_THAT(err(), StartsWith("run r1 completed in 1 step, 1,234 tokens, $"));
+}
+
+TEST_F(RunCommandsTest, RunJsonHasTheStableShape) {
+  Script(R"([{"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "notes.txt"}}],
+              "input_tokens": 10, "output_tokens": 5},
+             {"text": "Tuesday", "input_tokens": 20, "output_tokens": 3}])");
+  EXPECT_EQ(MendWithModel({"run", agent_, "when?", "--id", "r1", "--json"}), 0) << err();
+  const nlohmann::json doc = Json();
+  EXPECT_EQ(Keys(doc), (std::set<std::string>{"run_id", "status", "output", "steps", "usage",
+                                              "cost_usd", "error", "waiting", "question"}));
+  EXPECT_EQ(doc["run_id"], "r1");
+  EXPECT_EQ(doc["status"], "completed");
+  EXPECT_EQ(doc["output"], "Tuesday");
+  EXPECT_EQ(doc["steps"], 2);
+  EXPECT_EQ(doc["usage"]["input_tokens"], 30);
+  EXPECT_EQ(doc["usage"]["output_tokens"], 8);
+  EXPECT_TRUE(doc["cost_usd"].is_number());
+  EXPECT_TRUE(doc["error"].is_null());
+  EXPECT_TRUE(doc["waiting"].is_null());
+  EXPECT_EQ(err(), "");
+}
+
+TEST_F(RunCommandsTest, TaskComesFromStdinWhenOmitted) {
+  Script(R"([{"text": "done"}])");
+  EXPECT_EQ(MendWithModel({"run", agent_, "--id", "r1", "--json"}, "  the task from a pipe\n"), 0);
+  EXPECT_EQ(Json()["status"], "completed");
+  EXPECT_EQ(Mend({"fork", "r1", "--from-step", "1", "--json"}), 0) << err();
+}
+
+TEST_F(RunCommandsTest, EmptyTaskIsAUsageError) {
+  EXPECT_EQ(MendWithModel({"run", agent_}, "   \n"), 2);
+  EXPECT_THAT(err(), AllOf(StartsWith("mend: a task is needed"), HasSubstr("mend --help")));
+}
+
+TEST_F(RunCommandsTest, FailedRunPrintsJsonAndOneErrorLineAndExitsOne) {
+  Script(R"([{"error": {"code": "invalid_argument", "message": "context too long"}}])");
+  EXPECT_EQ(MendWithModel({"run", agent_, "go", "--id", "r1", "--json"}), 1);
+  const nlohmann::json doc = Json();
+  EXPECT_EQ(doc["status"], "failed");
+  EXPECT_EQ(doc["error"]["class"], "permanent");
+  EXPECT_EQ(doc["error"]["retryable"], false);
+  EXPECT_EQ(Keys(doc["error"]), (std::set<std::string>{"code", "message", "class", "retryable"}));
+  EXPECT_THAT(err(), AllOf(StartsWith("mend: run r1 failed: "), HasSubstr("context too long")));
+  const std::string error = err();
+  EXPECT_EQ(std::count(error.begin(), error.end(), '\n'), 1);
+}
+
+TEST_F(RunCommandsTest, PendingJsonHasTheStableShape) {
+  EXPECT_EQ(Mend({"pending", "--json"}), 0) << err();
+  EXPECT_EQ(out(), "{\"runs\":[]}\n");
+
+  Script(R"([{"error": {"code": "unavailable", "message": "upstream 503"}}])");
+  EXPECT_EQ(MendWithModel({"run", agent_, "go", "--id", "r1"}), 1);
+  EXPECT_EQ(Mend({"pending", "--json"}), 0) << err();
+  const nlohmann::json doc = Json();
+  ASSERT_EQ(doc["runs"].size(), 1u);
+  const nlohmann::json& run = doc["runs"][0];
+  EXPECT_EQ(Keys(run),
+            (std::set<std::string>{"id", "agent", "status", "step", "attempts", "quarantined",
+                                   "next_attempt_at", "waiting", "last_error"}));
+  EXPECT_EQ(run["id"], "r1");
+  EXPECT_EQ(run["agent"], "helper");
+  EXPECT_EQ(run["status"], "failed");
+  EXPECT_EQ(run["quarantined"], false);
+  EXPECT_TRUE(run["waiting"].is_null());
+  EXPECT_EQ(run["last_error"]["class"], "transient");
+  EXPECT_EQ(run["last_error"]["retryable"], true);
+  EXPECT_TRUE(run["step"].is_number_integer());
+
+  EXPECT_EQ(Mend({"pending"}), 0);
+  EXPECT_THAT(out(), AllOf(HasSubstr("r1"), HasSubstr("failed"), HasSubstr("upstream 503")));
+}
+
+TEST_F(RunCommandsTest, ResumeContinuesAFailedRun) {
+  Script(R"([{"error": {"code": "unavailable", "message": "upstream 503"}}])");
+  EXPECT_EQ(MendWithModel({"run", agent_, "go", "--id", "r1"}), 1);
+  Script(R"([{"text": "recovered"}])");
+  EXPECT_EQ(MendWithModel({"resume", "r1", "--json"}), 0) << err();
+  EXPECT_EQ(Json()["status"], "completed");
+  EXPECT_EQ(Json()["output"], "recovered");
+  EXPECT_EQ(Mend({"pending", "--json"}), 0);
+  EXPECT_EQ(Json()["runs"].size(), 0u);
+}
+
+TEST_F(RunCommandsTest, ForkCreatesARunThatResumes) {
+  Script(
+      R"([{"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "notes.txt"}}]},
+             {"text": "first answer"}])");
+  EXPECT_EQ(MendWithModel({"run", agent_, "when?", "--id", "r1"}), 0) << err();
+  EXPECT_EQ(Mend({"fork", "r1", "--from-step", "3", "--json"}), 0) << err();
+  EXPECT_EQ(Json()["run_id"], "r1.fork-1");
+  EXPECT_EQ(Json()["parent_id"], "r1");
+  EXPECT_EQ(Json()["from_step"], 3);
+  Script(R"([{"text": "second answer"}])");
+  EXPECT_EQ(MendWithModel({"resume", "r1.fork-1"}), 0) << err();
+  EXPECT_EQ(out(), "second answer\n");
+}
+
+TEST_F(RunCommandsTest, ApproveRunsTheToolAndTheRunContinues) {
+  Script(R"([{"tool_calls": [{"id": "c1", "name": "deploy", "arguments": {}}]}])");
+  EXPECT_EQ(MendWithModel({"run", agent_, "deploy it", "--id", "r1", "--json"}), 0) << err();
+  EXPECT_EQ(Json()["status"], "waiting");
+  EXPECT_EQ(Json()["waiting"], "approval");
+  EXPECT_THAT(Json()["question"].get<std::string>(), HasSubstr("deploy"));
+
+  EXPECT_EQ(Mend({"pending", "--json"}), 0);
+  EXPECT_EQ(Json()["runs"][0]["waiting"], "approval");
+
+  Script(R"([{"text": "deployed it"}])");
+  EXPECT_EQ(MendWithModel({"approve", "r1"}), 0) << err();
+  EXPECT_EQ(out(), "deployed it\n");
+}
+
+TEST_F(RunCommandsTest, DenyReturnsTheReasonToTheModel) {
+  Script(R"([{"tool_calls": [{"id": "c1", "name": "deploy", "arguments": {}}]}])");
+  EXPECT_EQ(MendWithModel({"run", agent_, "deploy it", "--id", "r1"}), 0) << err();
+  EXPECT_THAT(out(), HasSubstr("mend approve r1"));
+  Script(R"([{"text": "not deploying"}])");
+  EXPECT_EQ(MendWithModel({"approve", "r1", "--deny", "--reason", "freeze", "--json"}), 0) << err();
+  EXPECT_EQ(Json()["status"], "completed");
+  EXPECT_EQ(Json()["output"], "not deploying");
+}
+
+TEST_F(RunCommandsTest, ReasonWithoutDenyIsAUsageError) {
+  EXPECT_EQ(Mend({"approve", "r1", "--reason", "x"}), 2);
+}
+
+TEST_F(RunCommandsTest, AnswerGivesTheModelThePersonsAnswer) {
+  Script(R"([{"tool_calls": [{"id": "c1", "name": "ask_human",
+                              "arguments": {"question": "Which environment?"}}]}])");
+  EXPECT_EQ(MendWithModel({"run", agent_, "deploy", "--id", "r1", "--json"}), 0) << err();
+  EXPECT_EQ(Json()["waiting"], "question");
+  EXPECT_EQ(Json()["question"], "Which environment?");
+
+  EXPECT_EQ(MendWithModel({"approve", "r1"}), 1);  // it waits for an answer, not an approval
+  Script(R"([{"text": "staging it is"}])");
+  EXPECT_EQ(MendWithModel({"answer", "r1", "staging"}), 0) << err();
+  EXPECT_EQ(out(), "staging it is\n");
+}
+
+TEST_F(RunCommandsTest, UnknownRunIdExitsOne) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"resume", "nope"}, {"fork", "nope"}, {"approve", "nope"}, {"answer", "nope", "x"}}) {
+    EXPECT_EQ(Mend(args), 1) << args[0];
+    EXPECT_EQ(err(), "mend: no run named nope\n") << args[0];
+  }
+}
+
+TEST_F(RunCommandsTest, PendingNeedsNoApiKeyOrModel) {
+  env_["MEND_PROVIDER"] = "openai";  // no model, no key: only commands that call a model care
+  EXPECT_EQ(Mend({"pending"}), 0) << err();
+  EXPECT_EQ(out(), "no unfinished runs\n");
+}
+
+TEST_F(RunCommandsTest, ChatContinuesTheConversationAndHandlesSlashCommands) {
+  Script(R"([{"text": "hello"}, {"text": "you said hi"}])");
+  EXPECT_EQ(
+      MendWithModel({"chat", agent_}, "hi\n/pending\nwhat did I say?\n/bogus\n/quit\nnot sent\n"),
+      0)
+      << err();
+  EXPECT_THAT(out(), AllOf(HasSubstr("hello\n"), HasSubstr("no unfinished runs\n"),
+                           HasSubstr("you said hi\n")));
+  EXPECT_THAT(err(), HasSubstr("unknown chat command /bogus"));
+}
+
+TEST_F(RunCommandsTest, DemoCrashesAndResumesWithoutRepeatingSteps) {
+  EXPECT_EQ(Mend({"demo"}), 0) << err();
+  EXPECT_THAT(out(), AllOf(HasSubstr("simulated crash"), HasSubstr("resumes"),
+                           HasSubstr("completed steps were not repeated")));
+  EXPECT_EQ(err(), "");
+}
+
+TEST_F(RunCommandsTest, DemoJsonCountsRequestsAndToolExecutions) {
+  EXPECT_EQ(Mend({"demo", "--json"}), 0) << err();
+  const nlohmann::json doc = Json();
+  EXPECT_EQ(doc["status"], "completed");
+  EXPECT_EQ(doc["repeated_steps"], 0);
+  const nlohmann::json& requests = doc["model_requests"];
+  EXPECT_EQ(requests["before_crash"].get<int>() + requests["after_resume"].get<int>(),
+            requests["scripted"].get<int>());
+  EXPECT_GT(requests["after_resume"].get<int>(), 0);
+  for (const auto& [id, n] : doc["tool_executions"].items()) EXPECT_EQ(n, 1) << id;
+  EXPECT_EQ(doc["tool_failures"], 1);
+  EXPECT_EQ(doc["crash"]["status"], "running");
+  EXPECT_GT(doc["cost_usd"].get<double>(), 0.0);
+  // The agent really edited its workspace, once.
+  auto settings = ReadFileToString(fs_, home_ + "/demo-agent/workspace/settings.conf");
+  MEND_ASSERT_OK(settings);
+  EXPECT_THAT(*settings, HasSubstr("retries = 3\n"));
+}
+
+}  // namespace
+}  // namespace mend::cli
