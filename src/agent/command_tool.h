@@ -12,8 +12,8 @@ namespace mend::agent {
 // (argv, no shell) with the workspace as working directory, writes the arguments JSON to its
 // stdin and returns its stdout. A non-zero exit is an error result carrying stdout and an
 // excerpt of stderr; so are a timeout (spec.timeout, else ToolContext::timeout; the process group
-// is killed) and a program that cannot be started. Output is capped at
-// ToolContext::max_output_bytes like run_command's.
+// is killed; RunTools puts agent.toml's tool_options timeout into spec.timeout) and a program that
+// cannot be started. Output is capped at ToolContext::max_output_bytes like run_command's.
 //
 // A command whose first word contains a '/' but is not absolute ("./bin/lint.sh") is taken
 // relative to `agent_dir`, where the tool is defined; a bare name is looked up in PATH.

@@ -71,7 +71,10 @@ ToolResult HooksRunner::AfterTool(const ToolCallInfo& call, ToolResult result) {
       ReportFailure(RunIdOf(call.run), hook->name(), "post_tool", action.status());
       continue;
     }
-    if (action->replacement.has_value()) result = std::move(*action->replacement);
+    if (action->replacement.has_value()) {
+      result = std::move(*action->replacement);
+      result.replaced_by_hook = true;
+    }
     if (!action->append_hint.empty()) {
       if (!result.content.empty()) result.content += "\n";
       result.content += action->append_hint;

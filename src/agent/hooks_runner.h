@@ -34,6 +34,7 @@ class HooksRunner {
   // The first decision other than kAllow, or kAllow when every hook allowed.
   PreToolDecision BeforeTool(const ToolCallInfo& call);
   // `result` after every post-tool hook: hints appended on a new line, replacements applied.
+  // `replaced_by_hook` is set when any hook replaced the result (and stays set after later hooks).
   ToolResult AfterTool(const ToolCallInfo& call, ToolResult result);
   // Calls every post-run hook on `outcome` in order.
   void AfterRun(RunOutcome& outcome);

@@ -40,7 +40,7 @@ Result<llm::ToolCall> DecodeCall(const json& j) {
   return call;
 }
 
-Result<llm::Message> DecodeFields(const json& j) {
+Result<llm::Message> DecodeFields(const json& j, MessageMeta* meta) {
   llm::Message m;
   MEND_ASSIGN_OR_RETURN(std::string role, GetString(j, "role"));
   MEND_ASSIGN_OR_RETURN(m.role, ParseRole(role));
@@ -52,6 +52,8 @@ Result<llm::Message> DecodeFields(const json& j) {
   m.name = name.value_or("");
   MEND_ASSIGN_OR_RETURN(auto is_error, GetOptionalBool(j, "is_error"));
   m.is_error = is_error.value_or(false);
+  MEND_ASSIGN_OR_RETURN(auto replaced, GetOptionalBool(j, "replaced_by_hook"));
+  if (meta != nullptr) meta->replaced_by_hook = replaced.value_or(false);
   MEND_ASSIGN_OR_RETURN(auto calls, GetOptionalArray(j, "tool_calls"));
   if (calls.has_value()) {
     for (const json& c : **calls) {
@@ -64,7 +66,7 @@ Result<llm::Message> DecodeFields(const json& j) {
 
 }  // namespace
 
-std::string EncodeMessage(const llm::Message& message) {
+std::string EncodeMessage(const llm::Message& message, const MessageMeta& meta) {
   json j = json::object();
   j["role"] = RoleName(message.role);
   if (!message.content.empty()) j["content"] = message.content;
@@ -78,13 +80,15 @@ std::string EncodeMessage(const llm::Message& message) {
   if (!message.tool_call_id.empty()) j["tool_call_id"] = message.tool_call_id;
   if (!message.name.empty()) j["name"] = message.name;
   if (message.is_error) j["is_error"] = true;
+  if (meta.replaced_by_hook) j["replaced_by_hook"] = true;
   return DumpJson(j);
 }
 
-Result<llm::Message> DecodeMessage(std::string_view text, std::string_view run_id) {
+Result<llm::Message> DecodeMessage(std::string_view text, std::string_view run_id,
+                                   MessageMeta* meta) {
   Result<json> parsed = ParseJson(text);
   Result<llm::Message> decoded =
-      parsed.ok() ? DecodeFields(*parsed) : Result<llm::Message>(parsed.status());
+      parsed.ok() ? DecodeFields(*parsed, meta) : Result<llm::Message>(parsed.status());
   if (!decoded.ok()) {
     return DataLossError("run " + std::string(run_id) +
                          ": corrupt message: " + std::string(decoded.status().message()));

@@ -8,14 +8,21 @@
 
 namespace mend::agent {
 
+// What a checkpoint keeps about a message beyond what the model sees.
+struct MessageMeta {
+  bool replaced_by_hook = false;  // a tool message whose content a post-tool hook replaced
+};
+
 // The checkpoint encoding of one conversation message (docs/runs.md): a JSON object with "role"
 // ("system" | "user" | "assistant" | "tool") and, when not empty, "content", "tool_calls"
-// ([{"id","name","arguments"}]), "tool_call_id", "name" and "is_error". Never fails: text that is
-// not valid UTF-8 is stored with U+FFFD replacements.
-std::string EncodeMessage(const llm::Message& message);
+// ([{"id","name","arguments"}]), "tool_call_id", "name", "is_error" and "replaced_by_hook". Never
+// fails: text that is not valid UTF-8 is stored with U+FFFD replacements.
+std::string EncodeMessage(const llm::Message& message, const MessageMeta& meta = {});
 
-// The inverse of EncodeMessage. kDataLoss naming `run_id` and what is wrong for text that is not
-// such an object (a corrupt row affects only its run).
-Result<llm::Message> DecodeMessage(std::string_view text, std::string_view run_id);
+// The inverse of EncodeMessage; `meta`, when not null, receives the message's MessageMeta (absent
+// fields, as in rows written before they existed, decode as false). kDataLoss naming `run_id` and
+// what is wrong for text that is not such an object (a corrupt row affects only its run).
+Result<llm::Message> DecodeMessage(std::string_view text, std::string_view run_id,
+                                   MessageMeta* meta = nullptr);
 
 }  // namespace mend::agent

@@ -26,7 +26,15 @@ class SharedTool final : public Tool {
 Result<std::unique_ptr<Tool>> MakeSpecTool(const AgentSpec& spec, const std::string& name) {
   if (IsBuiltinTool(name)) return MakeBuiltinTool(name);
   for (const CommandToolSpec& command : spec.command_tools) {
-    if (command.spec.name == name) return MakeCommandTool(command, spec.dir);
+    if (command.spec.name != name) continue;
+    // agent.toml's [tool_options.<name>] timeout overrides the tool file's own timeout.
+    auto options = spec.tool_options.find(name);
+    if (options == spec.tool_options.end() || !options->second.timeout.has_value()) {
+      return MakeCommandTool(command, spec.dir);
+    }
+    CommandToolSpec configured = command;
+    configured.timeout = options->second.timeout;
+    return MakeCommandTool(configured, spec.dir);
   }
   return InvalidArgumentError("agent " + spec.name + " enables tool \"" + name +
                               "\", which is neither built in nor defined in tools/");

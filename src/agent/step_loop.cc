@@ -76,10 +76,11 @@ void StepLoop::Emit(obs::Event event) {
   if (deps_.options->events != nullptr) deps_.options->events->Publish(std::move(event));
 }
 
-Status StepLoop::Checkpoint(std::vector<llm::Message> added, const store::RunUpdate& update) {
+Status StepLoop::Checkpoint(std::vector<llm::Message> added, const store::RunUpdate& update,
+                            const MessageMeta& meta) {
   store::Checkpoint cp;
   cp.step = run_.checkpoint_step + 1;
-  for (const llm::Message& m : added) cp.new_messages.push_back(EncodeMessage(m));
+  for (const llm::Message& m : added) cp.new_messages.push_back(EncodeMessage(m, meta));
   cp.state = EncodeRunState(run_.state);
   cp.created_at = deps_.options->env.clock->Now();
   MEND_RETURN_IF_ERROR(deps_.options->store->Save(run_.lease, cp, update));
@@ -89,8 +90,11 @@ Status StepLoop::Checkpoint(std::vector<llm::Message> added, const store::RunUpd
 }
 
 Status StepLoop::Renew() {
-  MEND_ASSIGN_OR_RETURN(run_.lease,
-                        deps_.options->store->Renew(run_.lease, deps_.options->lease_ttl));
+  Duration ttl = deps_.options->lease_ttl;
+  // The loop cannot renew the lease while a tool runs, so before a tool call the lease must
+  // outlive the longest the tool may take; otherwise a slow tool would lose the run.
+  if (!run_.state.pending.empty()) ttl += ContextFor(run_.state.pending.front()).timeout;
+  MEND_ASSIGN_OR_RETURN(run_.lease, deps_.options->store->Renew(run_.lease, ttl));
   return OkStatus();
 }
 
@@ -203,18 +207,36 @@ Result<StepLoop::CallOutcome> StepLoop::NextToolCall() {
   return CallOutcome::kRecorded;
 }
 
+ToolContext StepLoop::ContextFor(const llm::ToolCall& call) const {
+  ToolContext ctx;
+  ctx.workspace = run_.info.workspace;
+  ctx.run_id = run_.info.run_id;
+  ctx.call_id = call.id;
+  ctx.env = deps_.options->env;
+  // A command tool's own timeout (tools/*.toml) applies unless agent.toml's tool_options sets one.
+  for (const CommandToolSpec& command : deps_.spec->command_tools) {
+    if (command.spec.name == call.name && command.timeout.has_value()) {
+      ctx.timeout = *command.timeout;
+    }
+  }
+  auto options = deps_.spec->tool_options.find(call.name);
+  if (options != deps_.spec->tool_options.end()) {
+    if (options->second.timeout.has_value()) ctx.timeout = *options->second.timeout;
+    if (options->second.max_output_bytes.has_value()) {
+      ctx.max_output_bytes = *options->second.max_output_bytes;
+    }
+  }
+  return ctx;
+}
+
 ToolResult StepLoop::Execute(const llm::ToolCall& call, const ToolCallInfo& info) {
+  ToolContext ctx = ContextFor(call);
   obs::Event called("tool.called");
   called.AddString("run", run_.info.run_id)
       .AddInt("step", info.step)
       .AddString("tool", call.name)
       .AddString("call_id", call.id);
   Emit(std::move(called));
-  ToolContext ctx;
-  ctx.workspace = run_.info.workspace;
-  ctx.run_id = run_.info.run_id;
-  ctx.call_id = call.id;
-  ctx.env = deps_.options->env;
   ToolResult result = hooks_.AfterTool(info, deps_.tools->Invoke(call, ctx));
   if (result.is_error) {
     obs::Event failed("tool.failed");
@@ -234,8 +256,19 @@ Status StepLoop::RecordResult(const llm::ToolCall& call, const ToolResult& resul
                                [&](const llm::ToolCall& c) { return c.id == call.id; }),
                 pending.end());
   run_.state.approved_call_id.clear();
-  return Checkpoint({llm::Message::ToolResult(call.id, call.name, result.content, result.is_error)},
-                    {});
+  MEND_RETURN_IF_ERROR(
+      Checkpoint({llm::Message::ToolResult(call.id, call.name, result.content, result.is_error)},
+                 {}, MessageMeta{result.replaced_by_hook}));
+  if (result.replaced_by_hook) {
+    obs::Event replaced("tool.replaced");
+    replaced.AddString("run", run_.info.run_id)
+        .AddInt("step", run_.state.steps)
+        .AddString("tool", call.name)
+        .AddString("call_id", call.id)
+        .AddBool("mend.tool.replaced_by_hook", true);
+    Emit(std::move(replaced));
+  }
+  return OkStatus();
 }
 
 Result<StepLoop::CallOutcome> StepLoop::Wait(const std::string& kind, const std::string& call_id,
@@ -285,8 +318,24 @@ RunOutcome StepLoop::RunPostRunHooks(const Status& error) {
   return outcome;
 }
 
+void StepLoop::SaveFlags(const std::map<std::string, bool>& flags) {
+  Result<nlohmann::json> parsed = ParseJson(run_.metadata.empty() ? "{}" : run_.metadata);
+  nlohmann::json metadata = parsed.ok() && parsed->is_object() ? *parsed : nlohmann::json::object();
+  nlohmann::json stored = nlohmann::json::object();
+  for (const auto& [name, value] : flags) stored[name] = value;
+  nlohmann::json before = metadata.contains("flags") ? metadata["flags"] : nlohmann::json::object();
+  if (stored == before) return;  // nothing new: spare the store a write
+  metadata["flags"] = std::move(stored);
+  store::RunUpdate update;
+  update.metadata = DumpJson(metadata);
+  // Flags are advice for later readers (mend pending, heal); the run's outcome is already
+  // durable, so a failed write does not turn it into an error.
+  if (deps_.options->store->Update(run_.lease, update).ok()) run_.metadata = *update.metadata;
+}
+
 Result<RunResult> StepLoop::Finish() {
   RunOutcome outcome = RunPostRunHooks(OkStatus());
+  SaveFlags(outcome.flags);
   deps_.options->store->Release(run_.lease).IgnoreError();
   RunResult r = BaseResult();
   r.status = store::RunStatus::kCompleted;
@@ -306,6 +355,7 @@ Result<RunResult> StepLoop::Fail(const Status& error) {
   update.last_error = run_error;
   MEND_RETURN_IF_ERROR(deps_.options->store->Update(run_.lease, update));
   RunOutcome outcome = RunPostRunHooks(error);
+  SaveFlags(outcome.flags);
   deps_.options->store->Release(run_.lease).IgnoreError();
   RunResult r = BaseResult();
   r.status = store::RunStatus::kFailed;

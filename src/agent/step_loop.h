@@ -1,10 +1,12 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "agent/hooks_runner.h"
+#include "agent/message_codec.h"
 #include "agent/run_state.h"
 #include "agent/run_tools.h"
 #include "mend/agent/agent.h"
@@ -39,9 +41,11 @@ class StepLoop {
   StepLoop(const LoopDeps& deps, HooksRunner& hooks, ActiveRun& run)
       : deps_(deps), hooks_(hooks), run_(run) {}
 
-  // Saves checkpoint run.checkpoint_step + 1 holding `added` and the current state, applying
-  // `update` atomically; appends `added` to the conversation when durable. Store errors as is.
-  Status Checkpoint(std::vector<llm::Message> added, const store::RunUpdate& update);
+  // Saves checkpoint run.checkpoint_step + 1 holding `added` (each encoded with `meta`) and the
+  // current state, applying `update` atomically; appends `added` to the conversation when durable.
+  // Store errors as is.
+  Status Checkpoint(std::vector<llm::Message> added, const store::RunUpdate& update,
+                    const MessageMeta& meta = {});
 
   // Runs until the run completes, fails or waits, and releases the lease. A failing run is a
   // RunResult with `error`; a Status error means the store failed or the lease was lost (kAborted:
@@ -55,6 +59,7 @@ class StepLoop {
  private:
   enum class CallOutcome { kRecorded, kWaiting };
 
+  // Renews the lease for lease_ttl, plus the next tool call's timeout when one is pending.
   Status Renew();
   Status CheckLimits();
   // A result when the run ended (final answer or failure); nullopt when tool calls follow.
@@ -62,12 +67,17 @@ class StepLoop {
   Result<CallOutcome> NextToolCall();
   Result<CallOutcome> Wait(const std::string& kind, const std::string& call_id,
                            const std::string& question);
+  // The context of `call`: the run's workspace and env, with the agent's tool_options for the tool.
+  ToolContext ContextFor(const llm::ToolCall& call) const;
+  // Runs the tool with its context and then the post-tool hooks.
   ToolResult Execute(const llm::ToolCall& call, const ToolCallInfo& info);
   Status RecordResult(const llm::ToolCall& call, const ToolResult& result);
   Result<RunResult> Finish();
   RunResult WaitingResult() const;
   RunResult BaseResult() const;
   RunOutcome RunPostRunHooks(const Status& error);
+  // Records the post-run flags under "flags" in the run's metadata when they changed.
+  void SaveFlags(const std::map<std::string, bool>& flags);
   void Emit(obs::Event event);
 
   const LoopDeps& deps_;

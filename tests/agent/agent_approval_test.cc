@@ -19,8 +19,14 @@ std::unique_ptr<Agent> MakeAgent(Harness& h, llm::LlmProvider& model, const std:
   return std::move(Agent::Create(spec, options)).value();
 }
 
-TEST(AgentApprovalTest, WaitingRunSurvivesANewAgentAndContinuesAfterApproval) {
-  Harness h;
+// Waiting runs survive on the fake and on the SQLite store alike.
+class AgentApprovalTest : public ::testing::TestWithParam<StoreKind> {};
+
+INSTANTIATE_TEST_SUITE_P(Stores, AgentApprovalTest,
+                         ::testing::Values(StoreKind::kFake, StoreKind::kSqlite), StoreKindName);
+
+TEST_P(AgentApprovalTest, WaitingRunSurvivesANewAgentAndContinuesAfterApproval) {
+  Harness h(GetParam());
   TurnProvider model({Calls({Call("c1", "deploy", R"({"env":"prod"})")}), Answer("deployed")});
   {
     auto agent = MakeAgent(h, model, "A", true);
@@ -52,8 +58,8 @@ TEST(AgentApprovalTest, WaitingRunSurvivesANewAgentAndContinuesAfterApproval) {
   EXPECT_EQ(std::count(types.begin(), types.end(), "run.waiting"), 1);
 }
 
-TEST(AgentApprovalTest, DenyReturnsTheReasonAsAToolError) {
-  Harness h;
+TEST_P(AgentApprovalTest, DenyReturnsTheReasonAsAToolError) {
+  Harness h(GetParam());
   TurnProvider model({Calls({Call("c1", "deploy", "{}")}), Answer("ok, not deploying")});
   auto agent = MakeAgent(h, model, "A", true);
   ASSERT_TRUE(agent->Send("ship", {.run_id = "r1"}).ok());
@@ -66,8 +72,8 @@ TEST(AgentApprovalTest, DenyReturnsTheReasonAsAToolError) {
   EXPECT_THAT(result.content, HasSubstr("freeze week"));
 }
 
-TEST(AgentApprovalTest, AskHumanWaitsForAnAnswerThatBecomesTheToolResult) {
-  Harness h;
+TEST_P(AgentApprovalTest, AskHumanWaitsForAnAnswerThatBecomesTheToolResult) {
+  Harness h(GetParam());
   TurnProvider model(
       {Calls({Call("q1", "ask_human", R"({"question":"which colour?"})")}), Answer("blue it is")});
   auto agent = MakeAgent(h, model, "A", false);
@@ -96,8 +102,8 @@ class AskOnce final : public PreToolHook {
   int asked = 0;
 };
 
-TEST(AgentApprovalTest, ApprovedCallIsNotSentBackThroughPreToolHooks) {
-  Harness h;
+TEST_P(AgentApprovalTest, ApprovedCallIsNotSentBackThroughPreToolHooks) {
+  Harness h(GetParam());
   TurnProvider model({Calls({Call("c1", "deploy", "{}")}), Answer("done")});
   auto agent = MakeAgent(h, model, "A", false);
   auto hook = std::make_shared<AskOnce>();
@@ -113,8 +119,8 @@ TEST(AgentApprovalTest, ApprovedCallIsNotSentBackThroughPreToolHooks) {
   EXPECT_EQ(h.log->Count("c1"), 1);
 }
 
-TEST(AgentApprovalTest, WaitingTimeDoesNotCountAgainstWallLimit) {
-  Harness h;
+TEST_P(AgentApprovalTest, WaitingTimeDoesNotCountAgainstWallLimit) {
+  Harness h(GetParam());
   TurnProvider model({Calls({Call("c1", "deploy", "{}")}), Answer("done")});
   auto agent = MakeAgent(h, model, "A", true);
   ASSERT_TRUE(agent->Send("t", {.run_id = "r1"}).ok());
@@ -124,8 +130,8 @@ TEST(AgentApprovalTest, WaitingTimeDoesNotCountAgainstWallLimit) {
   EXPECT_EQ(done->status, store::RunStatus::kCompleted);
 }
 
-TEST(AgentApprovalTest, ApproveOfUnknownRunIsNotFound) {
-  Harness h;
+TEST_P(AgentApprovalTest, ApproveOfUnknownRunIsNotFound) {
+  Harness h(GetParam());
   TurnProvider model({});
   auto agent = MakeAgent(h, model, "A", true);
   EXPECT_THAT(agent->Approve("nope"), StatusIs(StatusCode::kNotFound));

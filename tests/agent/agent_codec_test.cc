@@ -31,6 +31,25 @@ TEST(AgentCodecTest, MessagesRoundTrip) {
   }
 }
 
+TEST(AgentCodecTest, ReplacedByHookRoundTripsAndOldRowsDecodeWithoutIt) {
+  llm::Message tool = llm::Message::ToolResult("c1", "grep", "checked");
+  std::string marked = EncodeMessage(tool, MessageMeta{true});
+  EXPECT_THAT(marked, HasSubstr(R"("replaced_by_hook":true)"));
+  MessageMeta meta;
+  auto back = DecodeMessage(marked, "r1", &meta);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->content, "checked");
+  EXPECT_TRUE(meta.replaced_by_hook);
+
+  EXPECT_THAT(EncodeMessage(tool), ::testing::Not(HasSubstr("replaced_by_hook")));
+  // A row written before the field existed.
+  auto old = DecodeMessage(R"({"role":"tool","content":"x","tool_call_id":"c1"})", "r1", &meta);
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE(meta.replaced_by_hook);
+  EXPECT_THAT(DecodeMessage(R"({"role":"tool","replaced_by_hook":"yes"})", "r1"),
+              StatusIs(StatusCode::kDataLoss));
+}
+
 TEST(AgentCodecTest, CorruptMessageIsDataLossNamingTheRun) {
   for (const char* text : {"", "[]", R"({"role":"wizard"})", R"({"content":"x"})",
                            R"({"role":"assistant","tool_calls":[{"id":1}]})"}) {

@@ -1,8 +1,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <utility>
 
+#include "agent/message_codec.h"
 #include "tests/agent/agent_test_support.h"
 #include "tests/support/status_matchers.h"
 
@@ -162,6 +165,85 @@ TEST(AgentHooksTest, PostRunHooksSeeEarlierFlagsAndTheError) {
   auto failed = s.agent->Send("t");
   ASSERT_TRUE(failed.ok());
   EXPECT_THAT(seen, Contains("verified::UNAVAILABLE"));
+}
+
+// The event of type `type`, or null.
+const obs::Event* FindEvent(const std::vector<obs::Event>& events, std::string_view type) {
+  for (const obs::Event& e : events) {
+    if (e.type() == type) return &e;
+  }
+  return nullptr;
+}
+
+// The stored tool message of run `id` and whether it is marked as replaced by a hook.
+std::pair<llm::Message, bool> StoredToolMessage(Harness& h, const std::string& id) {
+  auto snapshot = h.store.Load(id, std::nullopt);
+  EXPECT_TRUE(snapshot.ok());
+  for (const std::string& text : snapshot->messages) {
+    MessageMeta meta;
+    auto m = DecodeMessage(text, id, &meta);
+    EXPECT_TRUE(m.ok());
+    if (m.ok() && m->role == llm::Role::kTool) return {*m, meta.replaced_by_hook};
+  }
+  ADD_FAILURE() << "run " << id << " has no tool message";
+  return {};
+}
+
+TEST(AgentHooksTest, ReplacedResultIsMarkedStoredAndReported) {
+  HookSetup s;
+  s.agent->AddPostToolHook(
+      std::make_shared<PostTool>(PostToolAction{"", ToolResult::Ok("checked output")}));
+  s.agent->AddPostToolHook(std::make_shared<PostTool>(PostToolAction{"a hint", std::nullopt}));
+  auto result = s.agent->Send("t", {.run_id = "r1"});
+  ASSERT_TRUE(result.ok());
+  auto [message, replaced] = StoredToolMessage(s.h, "r1");
+  EXPECT_EQ(message.content, "checked output\na hint");
+  EXPECT_TRUE(replaced);  // a later hint does not unmark it
+  auto events = s.h.sink->events();
+  const obs::Event* event = FindEvent(events, "tool.replaced");
+  ASSERT_NE(event, nullptr);
+  EXPECT_EQ(*event->Find("mend.tool.replaced_by_hook"), "true");
+  EXPECT_EQ(*event->Find("call_id"), "\"c1\"");
+  EXPECT_EQ(*event->Find("tool"), "\"touch\"");
+}
+
+TEST(AgentHooksTest, HintOnlyResultIsNotMarkedReplaced) {
+  HookSetup s;
+  s.agent->AddPostToolHook(std::make_shared<PostTool>(PostToolAction{"a hint", std::nullopt}));
+  ASSERT_TRUE(s.agent->Send("t", {.run_id = "r1"}).ok());
+  auto [message, replaced] = StoredToolMessage(s.h, "r1");
+  EXPECT_EQ(message.content, "touch did {}\na hint");
+  EXPECT_FALSE(replaced);
+  EXPECT_EQ(FindEvent(s.h.sink->events(), "tool.replaced"), nullptr);
+}
+
+// The post-run flags end up under "flags" in the run's metadata, next to what was there.
+nlohmann::json StoredMetadata(Harness& h, const std::string& id) {
+  auto record = h.store.GetRun(id);
+  EXPECT_TRUE(record.ok());
+  return nlohmann::json::parse(record.ok() ? record->metadata : "{}");
+}
+
+TEST(AgentHooksTest, PostRunFlagsAreStoredInTheRunMetadata) {
+  HookSetup s;
+  std::vector<std::string> seen;
+  s.agent->AddPostRunHook(std::make_shared<FlagHook>("verified", &seen));
+  ASSERT_TRUE(s.agent->Send("t", {.run_id = "done"}).ok());
+  nlohmann::json done = StoredMetadata(s.h, "done");
+  EXPECT_EQ(done["kind"], "send");
+  EXPECT_EQ(done["flags"], nlohmann::json({{"verified", true}}));
+
+  s.model.SetTurn(0, Result<llm::Completion>(UnavailableError("down")));
+  auto failed = s.agent->Send("t", {.run_id = "failed"});
+  ASSERT_TRUE(failed.ok());
+  EXPECT_EQ(failed->status, store::RunStatus::kFailed);
+  EXPECT_EQ(StoredMetadata(s.h, "failed")["flags"], nlohmann::json({{"verified", true}}));
+}
+
+TEST(AgentHooksTest, RunWithoutFlagsLeavesTheMetadataAlone) {
+  HookSetup s;
+  ASSERT_TRUE(s.agent->Send("t", {.run_id = "r1"}).ok());
+  EXPECT_EQ(StoredMetadata(s.h, "r1"), nlohmann::json({{"kind", "send"}}));
 }
 
 }  // namespace

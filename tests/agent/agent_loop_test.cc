@@ -195,10 +195,13 @@ TEST(AgentLoopTest, MaxWallFailsTheRun) {
   Harness h;
   TurnProvider model({Calls({Call("c1", "touch", "{}")}), Answer("never")});
   auto tool = std::make_shared<RecordingTool>("touch", h.log);
-  tool->on_call = [&] { h.clock.Advance(std::chrono::seconds(601)); };
-  auto agent = MakeAgent(h, model, Harness::Spec(), {tool});
+  // Within the lease the loop takes for a tool (lease_ttl + the tool's timeout), past max_wall.
+  tool->on_call = [&] { h.clock.Advance(std::chrono::seconds(21)); };
+  AgentSpec spec = Harness::Spec();
+  spec.limits.max_wall = std::chrono::seconds(20);
+  auto agent = MakeAgent(h, model, spec, {tool});
   auto result = agent->Send("t");
-  ASSERT_TRUE(result.ok());
+  ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->error->code, "MEND_RUN_MAX_WALL");
   EXPECT_EQ(model.asked(1), 0);
 }

@@ -21,16 +21,23 @@ std::vector<Result<llm::Completion>> ThreeCallScript() {
 }
 
 // Which model turn (0, 1, 2) checkpoint `save` records, or -1 for other saves.
+// The crash and lease tests run on the in-memory fake and on the SQLite store (a fresh file per
+// test), so every crash point is proven against the real store too.
+class AgentResumeTest : public ::testing::TestWithParam<StoreKind> {};
+
+INSTANTIATE_TEST_SUITE_P(Stores, AgentResumeTest,
+                         ::testing::Values(StoreKind::kFake, StoreKind::kSqlite), StoreKindName);
+
 int TurnOfSave(int save) { return save == 2 ? 0 : save == 5 ? 1 : save == 7 ? 2 : -1; }
 // Which tool call checkpoint `save` records, or "".
 std::string CallOfSave(int save) {
   return save == 3 ? "c1" : save == 4 ? "c2" : save == 6 ? "c3" : "";
 }
 
-void CrashAndResume(int crash_at, CrashPoint point) {
+void CrashAndResume(StoreKind kind, int crash_at, CrashPoint point) {
   SCOPED_TRACE("crash at save " + std::to_string(crash_at) +
                (point == CrashPoint::kBeforeSave ? " before" : " after") + " it is durable");
-  Harness h;
+  Harness h(kind);
   TurnProvider model(ThreeCallScript());
   CrashingStore crashing(h.store, crash_at, point);
   {
@@ -41,7 +48,7 @@ void CrashAndResume(int crash_at, CrashPoint point) {
     EXPECT_THAT((*agent)->Send("touch a, b, c", {.run_id = "r1"}), StatusIs(StatusCode::kInternal));
     ASSERT_TRUE(crashing.crashed());
   }
-  h.store.MarkDead("A");  // the process is gone; its lease does not block a claim
+  h.MarkDead("A");  // the process is gone; its lease does not block a claim
 
   AgentOptions options = h.Options(model, "B");
   options.extra_tools = {std::make_shared<RecordingTool>("touch", h.log)};
@@ -84,8 +91,8 @@ void CrashAndResume(int crash_at, CrashPoint point) {
   EXPECT_EQ(snapshot->run.status, store::RunStatus::kCompleted);
 }
 
-TEST(AgentResumeTest, UncrashedRunSavesSevenCheckpoints) {
-  Harness h;
+TEST_P(AgentResumeTest, UncrashedRunSavesSevenCheckpoints) {
+  Harness h(GetParam());
   TurnProvider model(ThreeCallScript());
   CrashingStore counting(h.store, /*crash_at=*/1000, CrashPoint::kBeforeSave);
   AgentOptions options = h.Options(model, "A", &counting);
@@ -98,16 +105,16 @@ TEST(AgentResumeTest, UncrashedRunSavesSevenCheckpoints) {
   EXPECT_EQ(counting.saves(), kSaves);
 }
 
-TEST(AgentResumeTest, CrashBeforeEverySaveResumesWithoutRepeatingDurableWork) {
-  for (int n = 1; n <= kSaves; ++n) CrashAndResume(n, CrashPoint::kBeforeSave);
+TEST_P(AgentResumeTest, CrashBeforeEverySaveResumesWithoutRepeatingDurableWork) {
+  for (int n = 1; n <= kSaves; ++n) CrashAndResume(GetParam(), n, CrashPoint::kBeforeSave);
 }
 
-TEST(AgentResumeTest, CrashAfterEverySaveResumesWithoutRepeatingDurableWork) {
-  for (int n = 1; n <= kSaves; ++n) CrashAndResume(n, CrashPoint::kAfterSave);
+TEST_P(AgentResumeTest, CrashAfterEverySaveResumesWithoutRepeatingDurableWork) {
+  for (int n = 1; n <= kSaves; ++n) CrashAndResume(GetParam(), n, CrashPoint::kAfterSave);
 }
 
-TEST(AgentResumeTest, ResumeOfCompletedRunIsFailedPrecondition) {
-  Harness h;
+TEST_P(AgentResumeTest, ResumeOfCompletedRunIsFailedPrecondition) {
+  Harness h(GetParam());
   TurnProvider model({Answer("done")});
   auto agent = Agent::Create(Harness::Spec(), h.Options(model));
   ASSERT_TRUE(agent.ok());
@@ -116,8 +123,8 @@ TEST(AgentResumeTest, ResumeOfCompletedRunIsFailedPrecondition) {
   EXPECT_THAT((*agent)->Resume("nope"), StatusIs(StatusCode::kNotFound));
 }
 
-TEST(AgentResumeTest, RunLeasedByLiveHolderCannotBeResumed) {
-  Harness h;
+TEST_P(AgentResumeTest, RunLeasedByLiveHolderCannotBeResumed) {
+  Harness h(GetParam());
   TurnProvider model(ThreeCallScript());
   CrashingStore crashing(h.store, 3, CrashPoint::kBeforeSave);
   AgentOptions first = h.Options(model, "A", &crashing);
@@ -132,7 +139,8 @@ TEST(AgentResumeTest, RunLeasedByLiveHolderCannotBeResumed) {
   EXPECT_THAT((*b)->Resume("r1"), StatusIs(StatusCode::kUnavailable));
   EXPECT_EQ(model.asked(1), 0);
 
-  h.clock.Advance(std::chrono::seconds(31));  // the lease expires
+  // The lease expires: A took it for the tool's run (lease_ttl + the default tool timeout).
+  h.clock.Advance(AgentOptions{}.lease_ttl + ToolContext{}.timeout + std::chrono::seconds(1));
   AgentOptions second = h.Options(model, "B");
   second.extra_tools = {std::make_shared<RecordingTool>("touch", h.log)};
   auto c = Agent::Create(Harness::Spec(), second);
@@ -142,14 +150,14 @@ TEST(AgentResumeTest, RunLeasedByLiveHolderCannotBeResumed) {
   EXPECT_EQ(resumed->output, "all three done");
 }
 
-TEST(AgentResumeTest, StaleLeaseStopsTheLoopWithAborted) {
-  Harness h;
+TEST_P(AgentResumeTest, StaleLeaseStopsTheLoopWithAborted) {
+  Harness h(GetParam());
   TurnProvider model(ThreeCallScript());
   auto tool = std::make_shared<RecordingTool>("touch", h.log);
   // While the first tool runs, holder A is presumed dead and B claims the run.
   tool->on_call = [&] {
     if (h.log->size() != 1) return;
-    h.store.MarkDead("A");
+    h.MarkDead("A");
     ASSERT_TRUE(h.store.Claim("r1", store::LeaseHolder{.id = "B"}, std::chrono::seconds(30)).ok());
   };
   AgentOptions options = h.Options(model, "A");
@@ -165,7 +173,7 @@ TEST(AgentResumeTest, StaleLeaseStopsTheLoopWithAborted) {
   EXPECT_EQ(record->lease_holder->id, "B");
 }
 
-TEST(AgentResumeTest, CorruptRowFailsOnlyThatRun) {
+TEST(AgentCorruptRowTest, CorruptRowFailsOnlyThatRun) {
   Harness h;
   TurnProvider model(ThreeCallScript());
   for (const char* id : {"bad", "good"}) {
@@ -176,8 +184,8 @@ TEST(AgentResumeTest, CorruptRowFailsOnlyThatRun) {
     ASSERT_TRUE(agent.ok());
     EXPECT_THAT((*agent)->Send("t", {.run_id = id}), StatusIs(StatusCode::kInternal));
   }
-  h.store.MarkDead("A");
-  h.store.CorruptMessage("bad", 2, "{\"role\":\"assistant\",\"tool_calls\":7");
+  h.MarkDead("A");
+  h.fake->CorruptMessage("bad", 2, "{\"role\":\"assistant\",\"tool_calls\":7");
 
   AgentOptions options = h.Options(model, "B");
   options.extra_tools = {std::make_shared<RecordingTool>("touch", h.log)};
@@ -196,7 +204,7 @@ TEST(AgentResumeTest, CorruptRowFailsOnlyThatRun) {
   EXPECT_EQ(good->output, "all three done");
 }
 
-TEST(AgentResumeTest, CorruptStateIsDataLoss) {
+TEST(AgentCorruptRowTest, CorruptStateIsDataLoss) {
   Harness h;
   TurnProvider model({Calls({Call("c1", "touch", "{}")}), Answer("ok")});
   CrashingStore crashing(h.store, 3, CrashPoint::kBeforeSave);
@@ -205,15 +213,15 @@ TEST(AgentResumeTest, CorruptStateIsDataLoss) {
   auto agent = Agent::Create(Harness::Spec(), options);
   ASSERT_TRUE(agent.ok());
   EXPECT_THAT((*agent)->Send("t", {.run_id = "r1"}), StatusIs(StatusCode::kInternal));
-  h.store.MarkDead("A");
-  h.store.CorruptState("r1", "not json");
+  h.MarkDead("A");
+  h.fake->CorruptState("r1", "not json");
   auto again = Agent::Create(Harness::Spec(), h.Options(model, "B"));
   ASSERT_TRUE(again.ok());
   EXPECT_THAT((*again)->Resume("r1"), StatusIs(StatusCode::kDataLoss, HasSubstr("run r1")));
 }
 
-TEST(AgentResumeTest, ForkCreatesNumberedRunsThatResumeFromTheirStep) {
-  Harness h;
+TEST_P(AgentResumeTest, ForkCreatesNumberedRunsThatResumeFromTheirStep) {
+  Harness h(GetParam());
   TurnProvider model(ThreeCallScript());
   AgentOptions options = h.Options(model);
   options.extra_tools = {std::make_shared<RecordingTool>("touch", h.log)};
@@ -236,8 +244,8 @@ TEST(AgentResumeTest, ForkCreatesNumberedRunsThatResumeFromTheirStep) {
   EXPECT_EQ(h.log->Count("c1"), 1);  // but not those before it
 }
 
-TEST(AgentResumeTest, PendingListsUnfinishedRuns) {
-  Harness h;
+TEST_P(AgentResumeTest, PendingListsUnfinishedRuns) {
+  Harness h(GetParam());
   TurnProvider done({Answer("ok")});
   TurnProvider broken({Result<llm::Completion>(UnavailableError("down"))});
   auto a = Agent::Create(Harness::Spec(), h.Options(done));

@@ -1,9 +1,14 @@
 #pragma once
 
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,9 +17,12 @@
 #include "mend/base/random.h"
 #include "mend/llm/provider.h"
 #include "mend/obs/events.h"
-#include "tests/agent/fake_checkpoint_store.h"
+#include "mend/store/sqlite_store.h"
+#include "tests/support/fake_checkpoint_store.h"
 
 namespace mend::agent::testing {
+
+using ::mend::testing::FakeCheckpointStore;
 
 // A model that answers by position in the conversation: turn k (the number of assistant messages
 // already in the request) gets turns[k]. Asking the same turn again yields the same answer, so a
@@ -198,16 +206,27 @@ class CrashingStore final : public store::CheckpointStore {
   bool dead_ = false;
 };
 
-// Clock, randomness, store and event capture for one test.
-struct Harness {
-  ManualClock clock;
-  SeededRandom random{42};
-  FakeCheckpointStore store{clock};
-  obs::EventBus bus{clock};
-  std::shared_ptr<obs::MemorySink> sink = std::make_shared<obs::MemorySink>();
-  std::shared_ptr<CallLog> log = std::make_shared<CallLog>();
+// Which CheckpointStore a Harness runs on.
+enum class StoreKind { kFake, kSqlite };
 
-  Harness() { bus.Subscribe(sink); }
+inline std::string StoreKindName(const ::testing::TestParamInfo<StoreKind>& info) {
+  return info.param == StoreKind::kFake ? "Fake" : "Sqlite";
+}
+
+// Clock, randomness, store and event capture for one test. Every lease holder of the test (see
+// Options) is a process on the store's host; MarkDead(holder) makes that process gone, so its
+// lease no longer blocks a claim. The SQLite store lives in a fresh temporary file per Harness.
+struct Harness {
+  explicit Harness(StoreKind kind = StoreKind::kFake) : owned_store(OpenStore(kind)) {
+    bus.Subscribe(sink);
+  }
+  ~Harness() {
+    owned_store.reset();
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  }
+  Harness(const Harness&) = delete;
+  Harness& operator=(const Harness&) = delete;
 
   static AgentSpec Spec() {
     AgentSpec spec;
@@ -215,6 +234,18 @@ struct Harness {
     spec.name = "helper";
     spec.instructions = "You help.";
     return spec;
+  }
+
+  // The lease identity of holder `id`: a process on this host with its own pid.
+  static store::LeaseHolder Holder(const std::string& id) {
+    int64_t pid = 1000;
+    for (char c : id) pid = pid * 31 + static_cast<unsigned char>(c);
+    return {id, kLocal.host, kLocal.boot_id, pid};
+  }
+  // The process of holder `id` is gone: its lease no longer blocks a claim.
+  void MarkDead(const std::string& holder) {
+    std::lock_guard<std::mutex> lock(dead_mu);
+    dead_pids.insert(Holder(holder).pid);
   }
 
   AgentOptions Options(llm::LlmProvider& provider, const std::string& holder = "A",
@@ -225,7 +256,7 @@ struct Harness {
     o.provider = &provider;
     o.store = over != nullptr ? over : &store;
     o.events = &bus;
-    o.holder.id = holder;
+    o.holder = Holder(holder);
     return o;
   }
 
@@ -233,6 +264,43 @@ struct Harness {
     std::vector<std::string> types;
     for (const obs::Event& e : sink->events()) types.push_back(e.type());
     return types;
+  }
+
+  static inline const store::LeaseHolder kLocal{"test", "host-a", "boot-1", 1};
+
+  ManualClock clock;
+  SeededRandom random{42};
+  std::mutex dead_mu;
+  std::set<int64_t> dead_pids;
+  std::string dir;                      // the SQLite store's temporary directory
+  FakeCheckpointStore* fake = nullptr;  // the store when it is the fake, else null
+  std::unique_ptr<store::CheckpointStore> owned_store;
+  store::CheckpointStore& store = *owned_store;
+  obs::EventBus bus{clock};
+  std::shared_ptr<obs::MemorySink> sink = std::make_shared<obs::MemorySink>();
+  std::shared_ptr<CallLog> log = std::make_shared<CallLog>();
+
+ private:
+  std::unique_ptr<store::CheckpointStore> OpenStore(StoreKind kind) {
+    auto alive = [this](int64_t pid) {
+      std::lock_guard<std::mutex> lock(dead_mu);
+      return dead_pids.count(pid) == 0;
+    };
+    if (kind == StoreKind::kSqlite) {
+      std::string pattern = ::testing::TempDir() + "mend_agent_XXXXXX";
+      if (mkdtemp(pattern.data()) != nullptr) dir = pattern;
+      store::SqliteStoreOptions options;
+      options.path = dir + "/mend.db";
+      options.local = kLocal;
+      options.process_alive = alive;
+      auto opened = store::OpenSqliteStore(options, clock);
+      EXPECT_TRUE(opened.ok()) << opened.status();
+      if (opened.ok()) return std::move(opened).value();
+    }
+    // The fake, also when SQLite failed to open (the test has failed already).
+    auto fake_store = std::make_unique<FakeCheckpointStore>(clock, kLocal, alive);
+    fake = fake_store.get();
+    return fake_store;
   }
 };
 

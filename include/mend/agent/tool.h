@@ -26,6 +26,10 @@ struct ToolSpec {
 struct ToolResult {
   std::string content;
   bool is_error = false;
+  // Set by the run when a post-tool hook replaced the tool's result (PostToolAction::replacement):
+  // what the model sees is the hook's text, not the tool's. Persisted with the tool message and
+  // reported on the `tool.called` event; tools leave it false.
+  bool replaced_by_hook = false;
 
   static ToolResult Ok(std::string content) { return {std::move(content), false}; }
   static ToolResult Error(std::string content) { return {std::move(content), true}; }

@@ -1,30 +1,36 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mend/base/clock.h"
 #include "mend/store/checkpoint_store.h"
 
-namespace mend::agent::testing {
+namespace mend::testing {
 
-// An in-memory CheckpointStore honouring the contract of checkpoint_store.h: epochs and fencing,
-// leases with expiry, step numbering, history, forks. A holder id marked dead (MarkDead) does not
-// block a claim, like a holder whose process is gone. Thread-safe.
+// An in-memory CheckpointStore that passes the conformance suite of tests/store/ (it is
+// instantiated there, so it keeps the contract of checkpoint_store.h): epochs and fencing, leases
+// with expiry, orphaned holders on this host, the status machine, step numbering, history, forks.
+// A holder on `local`'s host and boot whose pid `process_alive` reports gone does not block a
+// claim, like SqliteStoreOptions::local/process_alive. Thread-safe.
 class FakeCheckpointStore final : public store::CheckpointStore {
  public:
-  explicit FakeCheckpointStore(Clock& clock, size_t history_limit = 50)
-      : clock_(clock), history_limit_(history_limit) {}
+  using ProcessAlive = std::function<bool(int64_t pid)>;
 
-  void MarkDead(const std::string& holder_id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    dead_.insert(holder_id);
-  }
+  explicit FakeCheckpointStore(Clock& clock, store::LeaseHolder local = {},
+                               ProcessAlive process_alive = nullptr, size_t history_limit = 50)
+      : clock_(clock),
+        local_(std::move(local)),
+        process_alive_(std::move(process_alive)),
+        history_limit_(history_limit) {}
+
   // Replaces the stored state of the newest checkpoint (to simulate a corrupt row).
   void CorruptState(const std::string& run_id, const std::string& state) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -37,6 +43,7 @@ class FakeCheckpointStore final : public store::CheckpointStore {
 
   Status CreateRun(const store::RunRecord& run) override {
     std::lock_guard<std::mutex> lock(mu_);
+    if (run.id.empty()) return InvalidArgumentError("a run needs an id");
     if (runs_.count(run.id) != 0) return AlreadyExistsError("run " + run.id + " exists");
     Entry e;
     e.record = run;
@@ -44,24 +51,28 @@ class FakeCheckpointStore final : public store::CheckpointStore {
     e.record.epoch = 0;
     e.record.lease_holder.reset();
     e.record.lease_expires_at.reset();
+    e.record.created_at = clock_.Now();
+    e.record.updated_at = e.record.created_at;
     runs_[run.id] = std::move(e);
-    order_.push_back(run.id);
     return OkStatus();
   }
   Result<store::RunRecord> GetRun(const std::string& run_id) override {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = runs_.find(run_id);
-    if (it == runs_.end()) return NotFoundError("no run " + run_id);
-    return it->second.record;
+    MEND_ASSIGN_OR_RETURN(Entry * e, Find(run_id));
+    return e->record;
   }
   Result<std::vector<store::RunRecord>> ListRuns(const store::ListOptions& options) override {
     std::lock_guard<std::mutex> lock(mu_);
+    std::vector<store::RunRecord> all;
+    for (const auto& [id, e] : runs_) all.push_back(e.record);
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+      return a.created_at != b.created_at ? a.created_at < b.created_at : a.id < b.id;
+    });
     std::vector<store::RunRecord> out;
-    for (const std::string& id : order_) {
-      const store::RunRecord& r = runs_.at(id).record;
+    for (store::RunRecord& r : all) {
       if (options.unfinished_only && r.status == store::RunStatus::kCompleted) continue;
-      out.push_back(r);
       if (options.limit != 0 && out.size() == options.limit) break;
+      out.push_back(std::move(r));
     }
     return out;
   }
@@ -70,7 +81,6 @@ class FakeCheckpointStore final : public store::CheckpointStore {
     MEND_ASSIGN_OR_RETURN(Entry * e, Find(run_id));
     if (HeldByLive(*e)) return UnavailableError("run " + run_id + " is leased");
     runs_.erase(run_id);
-    order_.erase(std::remove(order_.begin(), order_.end(), run_id), order_.end());
     return OkStatus();
   }
 
@@ -78,7 +88,12 @@ class FakeCheckpointStore final : public store::CheckpointStore {
                              Duration ttl) override {
     std::lock_guard<std::mutex> lock(mu_);
     MEND_ASSIGN_OR_RETURN(Entry * e, Find(run_id));
-    if (HeldByLive(*e)) return UnavailableError("run " + run_id + " is leased by a live holder");
+    if (e->record.status == store::RunStatus::kCompleted) {
+      return FailedPreconditionError("run " + run_id + " is completed");
+    }
+    if (HeldByLive(*e)) {
+      return UnavailableError("run " + run_id + " is leased by " + e->record.lease_holder->id);
+    }
     e->record.epoch++;
     e->record.lease_holder = holder;
     e->record.lease_expires_at = clock_.Now() + ttl;
@@ -102,6 +117,9 @@ class FakeCheckpointStore final : public store::CheckpointStore {
               const store::RunUpdate& update) override {
     std::lock_guard<std::mutex> lock(mu_);
     MEND_ASSIGN_OR_RETURN(Entry * e, Fenced(lease));
+    if (e->record.status == store::RunStatus::kCompleted) {
+      return FailedPreconditionError("run " + e->record.id + " is completed");
+    }
     if (checkpoint.step != e->record.step + 1) {
       return FailedPreconditionError("step " + std::to_string(checkpoint.step) + " is not " +
                                      std::to_string(e->record.step + 1));
@@ -109,8 +127,7 @@ class FakeCheckpointStore final : public store::CheckpointStore {
     MEND_RETURN_IF_ERROR(CheckTransition(*e, update));
     e->messages.insert(e->messages.end(), checkpoint.new_messages.begin(),
                        checkpoint.new_messages.end());
-    e->checkpoints.push_back(
-        {checkpoint.step, e->messages.size(), checkpoint.state, checkpoint.created_at});
+    e->checkpoints.push_back({checkpoint.step, e->messages.size(), checkpoint.state, clock_.Now()});
     if (e->checkpoints.size() > history_limit_) e->checkpoints.erase(e->checkpoints.begin());
     e->record.step = checkpoint.step;
     Apply(*e, update);
@@ -134,13 +151,15 @@ class FakeCheckpointStore final : public store::CheckpointStore {
   Result<store::RunSnapshot> Load(const std::string& run_id, std::optional<int64_t> step) override {
     std::lock_guard<std::mutex> lock(mu_);
     MEND_ASSIGN_OR_RETURN(Entry * e, Find(run_id));
-    const Cp* cp = nullptr;
-    for (const Cp& c : e->checkpoints) {
-      if (!step.has_value() || c.step == *step) cp = &c;
-    }
-    if (cp == nullptr) return NotFoundError("run " + run_id + " has no such checkpoint");
     store::RunSnapshot snap;
     snap.run = e->record;
+    if (!step.has_value() && e->checkpoints.empty()) return snap;  // before the first Save
+    auto cp = std::find_if(e->checkpoints.begin(), e->checkpoints.end(), [&](const Cp& c) {
+      return c.step == step.value_or(e->checkpoints.back().step);
+    });
+    if (cp == e->checkpoints.end()) {
+      return NotFoundError("run " + run_id + " has no checkpoint " + std::to_string(*step));
+    }
     snap.step = cp->step;
     snap.messages.assign(e->messages.begin(), e->messages.begin() + cp->message_count);
     snap.state = cp->state;
@@ -175,10 +194,11 @@ class FakeCheckpointStore final : public store::CheckpointStore {
     e.record.epoch = 0;
     e.record.lease_holder.reset();
     e.record.lease_expires_at.reset();
+    e.record.created_at = clock_.Now();
+    e.record.updated_at = e.record.created_at;
     e.messages.assign(src->messages.begin(), src->messages.begin() + cp->message_count);
     e.checkpoints.push_back(*cp);
     runs_[new_id] = e;
-    order_.push_back(new_id);
     return e.record;
   }
 
@@ -200,24 +220,26 @@ class FakeCheckpointStore final : public store::CheckpointStore {
     if (it == runs_.end()) return NotFoundError("no run " + run_id);
     return &it->second;
   }
+  // The run of `lease` when the lease is current: its epoch, held, and not expired.
   Result<Entry*> Fenced(const store::Lease& lease) {
     MEND_ASSIGN_OR_RETURN(Entry * e, Find(lease.run_id));
-    if (lease.epoch != e->record.epoch || !e->record.lease_holder.has_value()) {
+    if (lease.epoch != e->record.epoch || !e->record.lease_holder.has_value() ||
+        clock_.Now() >= *e->record.lease_expires_at) {
       return AbortedError("stale lease of run " + lease.run_id);
     }
     return e;
   }
   bool HeldByLive(const Entry& e) const {
     if (!e.record.lease_holder.has_value()) return false;
-    if (dead_.count(e.record.lease_holder->id) != 0) return false;
-    return clock_.Now() < *e.record.lease_expires_at;
+    if (clock_.Now() >= *e.record.lease_expires_at) return false;
+    const store::LeaseHolder& h = *e.record.lease_holder;
+    bool this_host =
+        !local_.boot_id.empty() && h.host == local_.host && h.boot_id == local_.boot_id;
+    return !(this_host && process_alive_ != nullptr && !process_alive_(h.pid));
   }
   static Status CheckTransition(const Entry& e, const store::RunUpdate& update) {
-    if (e.record.status == store::RunStatus::kCompleted && update.status.has_value() &&
-        *update.status != store::RunStatus::kCompleted) {
-      return FailedPreconditionError("run " + e.record.id + " is completed");
-    }
-    return OkStatus();
+    if (!update.status.has_value()) return OkStatus();
+    return store::CheckRunTransition(e.record.status, *update.status);
   }
   void Apply(Entry& e, const store::RunUpdate& u) {
     if (u.status) e.record.status = *u.status;
@@ -233,11 +255,11 @@ class FakeCheckpointStore final : public store::CheckpointStore {
   }
 
   Clock& clock_;
+  const store::LeaseHolder local_;
+  const ProcessAlive process_alive_;
   const size_t history_limit_;
   std::mutex mu_;
   std::map<std::string, Entry> runs_;
-  std::vector<std::string> order_;
-  std::set<std::string> dead_;
 };
 
-}  // namespace mend::agent::testing
+}  // namespace mend::testing
