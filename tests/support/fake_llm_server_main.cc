@@ -1,13 +1,16 @@
 // fake_llm_server: the fake OpenAI/Anthropic server as a process, for end-to-end tests and
-// benchmarks. Prints "listening on 127.0.0.1:<port>" once ready and serves until SIGTERM/SIGINT.
+// benchmarks. Prints "listening on 127.0.0.1:<port>" once ready and serves until SIGTERM/SIGINT;
+// with --announce, also one line per request as it arrives.
 // Exit codes: 0 after a signal, 2 for bad options or an unreadable script, 1 when it cannot listen.
 
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 
@@ -26,6 +29,7 @@ struct Options {
   int latency_ms = 0;
   std::string api_key;
   std::string log_path;
+  bool announce = false;
 };
 
 Result<std::string> ReadFile(const std::string& path) {
@@ -62,17 +66,32 @@ mend::Status Configure(const Options& options, FakeLlmServer& server) {
   return mend::OkStatus();
 }
 
-// Appends one JSON line per request and flushes it, so a reader sees requests as they arrive.
-mend::Status AttachLog(const std::string& path, FakeLlmServer& server) {
-  if (path.empty()) return mend::OkStatus();
-  auto log = std::make_shared<std::ofstream>(path, std::ios::app | std::ios::binary);
-  if (!*log) return mend::NotFoundError("cannot open log " + path);
+// Reports every recorded request as it arrives, before its latency: one JSON line appended to the
+// --log file, and with --announce one line "request <n> <method> <path>" on stdout (n from 1).
+// Both are flushed per request, so a reader sees requests as they arrive.
+mend::Status AttachObserver(const Options& options, FakeLlmServer& server) {
+  if (options.log_path.empty() && !options.announce) return mend::OkStatus();
+  std::shared_ptr<std::ofstream> log;
+  if (!options.log_path.empty()) {
+    log = std::make_shared<std::ofstream>(options.log_path, std::ios::app | std::ios::binary);
+    if (!*log) return mend::NotFoundError("cannot open log " + options.log_path);
+  }
   auto mu = std::make_shared<std::mutex>();
-  server.SetRequestObserver([log, mu](const mend::testing::RecordedRequest& request) {
-    std::lock_guard<std::mutex> lock(*mu);
-    *log << mend::testing::RecordedRequestToJsonLine(request) << '\n';
-    log->flush();
-  });
+  auto count = std::make_shared<int64_t>(0);
+  const bool announce = options.announce;
+  server.SetRequestObserver(
+      [log, mu, count, announce](const mend::testing::RecordedRequest& request) {
+        std::lock_guard<std::mutex> lock(*mu);
+        ++*count;
+        if (log != nullptr) {
+          *log << mend::testing::RecordedRequestToJsonLine(request) << '\n';
+          log->flush();
+        }
+        if (announce) {
+          std::cout << "request " << *count << ' ' << request.method << ' ' << request.path
+                    << std::endl;
+        }
+      });
   return mend::OkStatus();
 }
 
@@ -90,6 +109,8 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--api-key", options.api_key, "require this bearer token or x-api-key");
   app.add_option("--log", options.log_path, "append recorded requests as JSON lines");
+  app.add_flag("--announce", options.announce,
+               "print \"request <n> <method> <path>\" on stdout as each request arrives");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -115,7 +136,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   mend::Status configured = Configure(options, **server);
-  if (configured.ok()) configured = AttachLog(options.log_path, **server);
+  if (configured.ok()) configured = AttachObserver(options, **server);
   if (!configured.ok()) {
     std::cerr << "fake_llm_server: " << configured << std::endl;
     return 2;

@@ -1,0 +1,235 @@
+// Resume semantics end to end: a real `mend run` talking to the fake LLM server over loopback is
+// killed with SIGKILL while its third model request is in flight, then `mend resume` finishes the
+// run in a new process. The server's request count proves that the checkpointed model turns were
+// not asked again and its last request that the tools did not run again.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <charconv>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "tests/e2e/child_process.h"
+#include "tests/e2e/temp_dir.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kKey[] = "sk-kill-resume-KEY-5151";
+constexpr char kReadyPrefix[] = "listening on 127.0.0.1:";
+constexpr char kChatRequest[] = " POST /v1/chat/completions";
+constexpr char kNotes[] = "the deploy window is Tuesday 14:00\n";
+// A bound on every wait, so a hang fails the test instead of blocking ctest; never a sleep.
+constexpr std::chrono::seconds kBound(20);
+
+// Four model turns: two tool calls, a turn that hangs (the process is killed while waiting for
+// it), and the answer the resumed run gets when it asks that turn again.
+constexpr char kScript[] = R"([
+  {"tool_calls": [{"id": "c1", "name": "list_dir", "arguments": {"path": "."}}]},
+  {"tool_calls": [{"id": "c2", "name": "read_file", "arguments": {"path": "notes.txt"}}]},
+  {"text": "never delivered", "latency_ms": 60000},
+  {"text": "done"}
+])";
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string Announce(int n) { return "request " + std::to_string(n) + kChatRequest; }
+
+class KillResumeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = ScopedTempDir::Create();
+    MEND_ASSERT_OK(dir);
+    dir_ = std::move(*dir);
+    std::error_code error;
+    std::filesystem::create_directories(AgentDir() + "/workspace", error);
+    ASSERT_FALSE(error) << error.message();
+    MEND_ASSERT_OK(dir_->WriteFile("agent/agent.toml",
+                                   "name = \"killed\"\n"
+                                   "tools = [\"read_file\", \"list_dir\"]\n"
+                                   "workspace = \"workspace\"\n"));
+    MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Read the notes and answer.\n"));
+    MEND_ASSERT_OK(dir_->WriteFile("agent/workspace/notes.txt", kNotes));
+    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), std::string("MEND_API_KEY=") + kKey};
+  }
+
+  void TearDown() override {
+    // The key must not leak into anything either process printed.
+    EXPECT_THAT(captured_, Not(HasSubstr(kKey)));
+  }
+
+  std::string AgentDir() const { return dir_->File("agent"); }
+  std::string Home() const { return dir_->File("home"); }
+  std::string LogPath() const { return dir_->File("requests.jsonl"); }
+
+  // Starts fake_llm_server with the script, announcing and logging every request; sets port_.
+  void StartServer() {
+    auto script = dir_->WriteFile("script.json", kScript);
+    MEND_ASSERT_OK(script);
+    auto server = ChildProcess::Spawn({FAKE_LLM_SERVER_BINARY, "--port", "0", "--script", *script,
+                                       "--api-key", kKey, "--log", LogPath(), "--announce"},
+                                      {"PATH=/usr/bin:/bin"});
+    MEND_ASSERT_OK(server);
+    server_ = std::move(*server);
+    auto line = server_->ReadStdoutLine(kBound);
+    MEND_ASSERT_OK(line);
+    ASSERT_TRUE(line->starts_with(kReadyPrefix)) << *line;
+    const std::string digits = line->substr(sizeof(kReadyPrefix) - 1);
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port_);
+    ASSERT_TRUE(ec == std::errc() && end == digits.data() + digits.size() && port_ > 0) << *line;
+  }
+
+  // `mend --home H [--json] args... <provider flags>`.
+  std::vector<std::string> MendArgv(std::vector<std::string> args, bool provider) const {
+    std::vector<std::string> argv = {MEND_BINARY, "--home", Home(), "--json"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    if (provider) {
+      argv.insert(argv.end(), {"--provider", "openai", "--model", "gpt-4o-mini", "--base-url",
+                               "http://127.0.0.1:" + std::to_string(port_)});
+    }
+    return argv;
+  }
+
+  // Runs mend to completion and parses its JSON stdout.
+  nlohmann::json MendJson(std::vector<std::string> args, bool provider) {
+    auto result = RunProcess(MendArgv(std::move(args), provider), env_, kBound);
+    EXPECT_THAT(result, IsOk());
+    if (!result.ok()) return nullptr;
+    captured_ += result->out + result->err;
+    EXPECT_TRUE(result->status.exited && result->status.code == 0)
+        << "exit " << result->status.code << " signal " << result->status.signal << ": "
+        << result->err;
+    return nlohmann::json::parse(result->out, nullptr, false);
+  }
+
+  // Blocks on the server's stdout until request `n` has arrived (it announces requests on arrival,
+  // before their scripted latency).
+  void AwaitRequest(int n) {
+    auto line = server_->ReadStdoutLine(kBound);
+    MEND_ASSERT_OK(line);
+    ASSERT_EQ(*line, Announce(n));
+  }
+
+  // The messages of every chat request the server logged, in arrival order.
+  std::vector<nlohmann::json> LoggedConversations() {
+    auto log = ReadWholeFile(LogPath());
+    EXPECT_THAT(log, IsOk());
+    if (!log.ok()) return {};
+    captured_ += *log;
+    std::vector<nlohmann::json> conversations;
+    for (const std::string& line : Lines(*log)) {
+      const nlohmann::json request = nlohmann::json::parse(line, nullptr, false);
+      const nlohmann::json body =
+          nlohmann::json::parse(request.value("body", std::string()), nullptr, false);
+      conversations.push_back(body.is_object() ? body.value("messages", nlohmann::json())
+                                               : nlohmann::json());
+    }
+    return conversations;
+  }
+
+  std::unique_ptr<ScopedTempDir> dir_;
+  std::unique_ptr<ChildProcess> server_;
+  int port_ = 0;
+  std::vector<std::string> env_;
+  std::string captured_;
+};
+
+// The tool_call_id of every tool message, and the ids of every assistant tool call, in order.
+struct ToolTrace {
+  std::vector<std::string> results;
+  std::vector<std::string> calls;
+};
+
+ToolTrace TraceOf(const nlohmann::json& messages) {
+  ToolTrace trace;
+  if (!messages.is_array()) return trace;
+  for (const nlohmann::json& m : messages) {
+    if (m.value("role", "") == "tool") trace.results.push_back(m.value("tool_call_id", ""));
+    if (m.value("role", "") != "assistant" || !m.contains("tool_calls")) continue;
+    for (const nlohmann::json& call : m["tool_calls"]) trace.calls.push_back(call.value("id", ""));
+  }
+  return trace;
+}
+
+// The content of the tool message answering `call_id` ("" when there is none).
+std::string ToolResult(const nlohmann::json& messages, const std::string& call_id) {
+  for (const nlohmann::json& m : messages) {
+    if (m.value("role", "") == "tool" && m.value("tool_call_id", "") == call_id) {
+      return m["content"].is_string() ? m["content"].get<std::string>() : m["content"].dump();
+    }
+  }
+  return "";
+}
+
+TEST_F(KillResumeTest, KilledRunResumesWithoutRepeatingCheckpointedTurnsOrTools) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  auto run = ChildProcess::Spawn(
+      MendArgv({"run", AgentDir(), "What do the notes say?", "--id", "r1"}, true), env_);
+  MEND_ASSERT_OK(run);
+  for (int n = 1; n <= 3; ++n) ASSERT_NO_FATAL_FAILURE(AwaitRequest(n));
+  // Request 3 is in flight (the server holds its answer): both tool results are checkpointed.
+  MEND_ASSERT_OK((*run)->Kill(SIGKILL));
+  auto killed = (*run)->Finish(kBound);
+  MEND_ASSERT_OK(killed);
+  captured_ += killed->out + killed->err;
+  EXPECT_FALSE(killed->status.exited);
+  EXPECT_EQ(killed->status.signal, SIGKILL);
+
+  const nlohmann::json pending = MendJson({"pending"}, false);
+  ASSERT_TRUE(pending.is_object()) << pending;
+  ASSERT_EQ(pending["runs"].size(), 1u) << pending;
+  EXPECT_EQ(pending["runs"][0]["id"], "r1");
+  EXPECT_EQ(pending["runs"][0]["status"], "running");
+  EXPECT_EQ(pending["runs"][0]["waiting"], nullptr);
+  // Durable before the kill: the first checkpoint, two model turns and two tool results.
+  EXPECT_EQ(pending["runs"][0]["step"], 5);
+
+  const nlohmann::json resumed = MendJson({"resume", "r1"}, true);
+  ASSERT_TRUE(resumed.is_object()) << resumed;
+  EXPECT_EQ(resumed["run_id"], "r1");
+  EXPECT_EQ(resumed["status"], "completed");
+  EXPECT_EQ(resumed["output"], "done");
+  // Three model turns answered, each counted once (10 + 5 tokens each in the script); the turn
+  // lost with the killed process is not counted.
+  EXPECT_EQ(resumed["steps"], 3);
+  EXPECT_EQ(resumed["usage"], nlohmann::json({{"input_tokens", 30}, {"output_tokens", 15}}));
+  EXPECT_EQ(MendJson({"pending"}, false)["runs"], nlohmann::json::array());
+
+  // Exactly one request after the kill: the turn that was in flight, asked again.
+  ASSERT_NO_FATAL_FAILURE(AwaitRequest(4));
+  MEND_ASSERT_OK(server_->Kill(SIGTERM));
+  auto stopped = server_->Finish(kBound);
+  MEND_ASSERT_OK(stopped);
+  EXPECT_EQ(stopped->out, "");  // no fifth request
+  EXPECT_EQ(stopped->status.code, 0) << stopped->err;
+
+  const std::vector<nlohmann::json> conversations = LoggedConversations();
+  ASSERT_EQ(conversations.size(), 4u);
+  const ToolTrace last = TraceOf(conversations[3]);
+  EXPECT_THAT(last.calls, ElementsAre("c1", "c2"));
+  EXPECT_THAT(last.results, ElementsAre("c1", "c2"));
+  EXPECT_THAT(ToolResult(conversations[3], "c1"), HasSubstr("notes.txt"));
+  EXPECT_THAT(ToolResult(conversations[3], "c2"), HasSubstr("Tuesday 14:00"));
+  // The resumed process asked exactly what the killed one had asked.
+  EXPECT_EQ(conversations[3], conversations[2]);
+  EXPECT_THAT(TraceOf(conversations[1]).results, ElementsAre("c1"));
+}
+
+}  // namespace
+}  // namespace mend::testing
