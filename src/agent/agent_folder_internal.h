@@ -23,8 +23,6 @@ inline constexpr std::string_view kNameRule =
 // "<path>:<line>: <what>" as kInvalidArgument.
 Status ErrorAt(const std::string& path, int line, std::string_view what);
 
-// Levenshtein distance, for "did you mean" hints.
-size_t EditDistance(std::string_view a, std::string_view b);
 // " (did you mean <prefix>X?)" for the closest of `candidates` within two edits of `word`, or ""
 // when none is that close.
 std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates,

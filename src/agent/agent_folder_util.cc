@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "agent/agent_folder_internal.h"
+#include "mend/base/edit_distance.h"
 #include "mend/base/utf8.h"
 
 namespace mend::agent::folder_internal {
@@ -17,21 +18,6 @@ bool IsValidName(std::string_view name) {
 
 Status ErrorAt(const std::string& path, int line, std::string_view what) {
   return InvalidArgumentError(path + ":" + std::to_string(line) + ": " + std::string(what));
-}
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      diagonal = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
-    }
-  }
-  return row[b.size()];
 }
 
 std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates,

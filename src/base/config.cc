@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/config_value.h"
+#include "mend/base/edit_distance.h"
 
 namespace mend {
 namespace {
@@ -40,22 +41,6 @@ bool IsTablePrefix(const std::vector<ConfigKeySpec>& schema, const std::string& 
     return spec.name.size() > prefix.size() && spec.name.compare(0, prefix.size(), prefix) == 0 &&
            spec.name[prefix.size()] == '.';
   });
-}
-
-// Levenshtein distance, for "did you mean" hints on mistyped keys.
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      diagonal = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
-    }
-  }
-  return row[b.size()];
 }
 
 Status UnknownKeyError(const std::vector<ConfigKeySpec>& schema, const std::string& key,

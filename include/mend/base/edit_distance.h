@@ -1,0 +1,13 @@
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace mend {
+
+// Levenshtein distance between two byte strings (insertions, deletions and substitutions of one
+// byte each). Used for "did you mean" hints on mistyped keys and names. O(|a|·|b|) time,
+// O(|b|) memory: meant for short identifiers.
+size_t EditDistance(std::string_view a, std::string_view b);
+
+}  // namespace mend
