@@ -13,11 +13,11 @@ Status GroupCommit::Submit(const std::function<Status()>& body) {
   queue_.push_back(&me);
   while (!me.done) {
     if (running_) {
-      cv_.wait(lock);
+      me.cv.wait(lock);
       continue;
     }
     // Lead one batch. Our own write may sit beyond max_batch_; then we lead again afterwards
-    // (or a woken waiter does).
+    // (or the waiter first in the queue does).
     running_ = true;
     size_t n = std::min(max_batch_, queue_.size());
     std::vector<PendingWrite*> batch(queue_.begin(), queue_.begin() + static_cast<ptrdiff_t>(n));
@@ -25,9 +25,14 @@ Status GroupCommit::Submit(const std::function<Status()>& body) {
     lock.unlock();
     run_batch_(batch);
     lock.lock();
-    for (PendingWrite* w : batch) w->done = true;
     running_ = false;
-    cv_.notify_all();
+    // Waiters are notified while mu_ is held, so none can return (and destroy its PendingWrite)
+    // before the loop is done with it.
+    for (PendingWrite* w : batch) {
+      w->done = true;
+      if (w != &me) w->cv.notify_one();
+    }
+    if (!queue_.empty()) queue_.front()->cv.notify_one();  // the next leader
   }
   return me.result;
 }

@@ -18,6 +18,10 @@ struct PendingWrite {
   const std::function<Status()>* body = nullptr;
   Status result;
   bool done = false;  // guarded by the GroupCommit's mutex
+  // Signalled when this write is done, or when it is first in the queue and may lead a batch.
+  // One condition variable per waiter: a finished batch wakes exactly its members and the next
+  // leader, not every thread blocked in Submit.
+  std::condition_variable cv;
 };
 
 // Group commit: concurrent writers queue their work, and one of them (the leader: the first to
@@ -48,7 +52,6 @@ class GroupCommit {
   const size_t max_batch_;
   const RunBatch run_batch_;
   std::mutex mu_;
-  std::condition_variable cv_;
   std::deque<PendingWrite*> queue_;  // guarded by mu_
   bool running_ = false;             // a leader is running a batch; guarded by mu_
 };
