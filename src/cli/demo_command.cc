@@ -75,7 +75,10 @@ void PrintText(const DemoReport& r, std::ostream& out) {
   const int repeated = RepeatedSteps(r);
   out << "  repeated steps after the resume: " << repeated
       << (repeated == 0 ? " (completed steps were not repeated)\n" : "\n");
-  out << "\ninspect it: mend --home " << r.home << " pending\n";
+  // The run completed, so `pending` would list nothing; a fork from an early checkpoint is
+  // something a reader can try on it.
+  out << "\ntry: mend --home " << r.home << " fork " << r.run_id
+      << " --from-step 3    (a new run from checkpoint 3; `mend pending` lists it)\n";
 }
 
 nlohmann::json ToJson(const DemoReport& r) {
