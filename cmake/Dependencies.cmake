@@ -17,3 +17,5 @@ endif()
 if(MEND_BUILD_BENCH)
   find_package(benchmark REQUIRED)
 endif()
+# hnswlib is header-only (libhnswlib-dev); it only needs to be found.
+find_path(HNSWLIB_INCLUDE_DIR hnswlib/hnswlib.h REQUIRED)

@@ -55,6 +55,10 @@ SqliteStmt& SqliteStmt::BindBlob(int index, std::string_view value) {
   return Check(sqlite3_bind_blob64(stmt_, index, data, value.size(), SQLITE_TRANSIENT));
 }
 
+SqliteStmt& SqliteStmt::BindDouble(int index, double value) {
+  return Check(sqlite3_bind_double(stmt_, index, value));
+}
+
 SqliteStmt& SqliteStmt::BindNull(int index) { return Check(sqlite3_bind_null(stmt_, index)); }
 
 Result<bool> SqliteStmt::Step() {

@@ -27,6 +27,7 @@ class SqliteStmt {
   SqliteStmt& Bind(int index, int64_t value);
   SqliteStmt& BindText(int index, std::string_view value);
   SqliteStmt& BindBlob(int index, std::string_view value);
+  SqliteStmt& BindDouble(int index, double value);
   SqliteStmt& BindNull(int index);
 
   // True when a row is available, false when the statement is done.
@@ -37,6 +38,7 @@ class SqliteStmt {
   int ColumnType(int col) const { return sqlite3_column_type(stmt_, col); }
   bool IsNull(int col) const { return ColumnType(col) == SQLITE_NULL; }
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
   std::string Text(int col) const;  // TEXT or BLOB bytes as they are stored
   std::string Blob(int col) const;
 
@@ -71,6 +73,9 @@ class SqliteDb {
 
   // Whether a transaction is open. SQLite rolls a whole transaction back on some errors (a full
   // disk, an I/O error); a caller running several writes in one transaction checks this.
+  // Rows changed by the last INSERT, UPDATE or DELETE of this connection.
+  int64_t Changes() const { return sqlite3_changes64(db_); }
+
   bool TransactionActive() const { return sqlite3_get_autocommit(db_) == 0; }
 
   // Maps a SQLite result code to a Status: BUSY/LOCKED → kUnavailable, FULL → kResourceExhausted,

@@ -31,6 +31,15 @@ MATCHER(IsOk, "is OK") {
   return s.ok();
 }
 
+// EXPECT_THAT(store.Count(), IsOkAndHolds(3));
+MATCHER_P(IsOkAndHolds, value_matcher, "is OK and holds a matching value") {
+  if (!arg.ok()) {
+    *result_listener << "whose status is " << arg.status().ToString();
+    return false;
+  }
+  return ::testing::ExplainMatchResult(value_matcher, *arg, result_listener);
+}
+
 }  // namespace mend::testing
 
 #define MEND_ASSERT_OK(expr) ASSERT_THAT((expr), ::mend::testing::IsOk())

@@ -1,0 +1,144 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mend/base/clock.h"
+#include "mend/base/result.h"
+#include "mend/memory/fact.h"
+
+namespace mend::memory {
+
+// What a caller hands to FactStore::Add.
+struct NewFact {
+  std::string content;
+  std::string category = "general";
+  std::vector<std::string> tags;
+  std::string workspace;
+  std::string source = "user";
+  double confidence = 1.0;
+  std::optional<Episode> episode;  // provenance of this write, if any
+};
+
+struct AddResult {
+  enum class Kind {
+    kAdded,       // a new fact
+    kReinforced,  // the same content (same id) existed: access count, last accessed, provenance
+    kMerged,      // a near duplicate in the same category existed and absorbed this write
+  };
+  std::string id;  // the fact that now holds the content
+  Kind kind = Kind::kAdded;
+};
+
+struct ListOptions {
+  bool include_superseded = false;
+  std::string category;  // "" = every category
+  size_t limit = 0;      // 0 = no limit; newest first
+};
+
+// One FTS5 match: the fact id and its bm25() relevance, negated so that larger is better.
+struct LexicalHit {
+  std::string id;
+  double score = 0;
+};
+
+// A fact's searchable text for in-memory indexes: content, tags and provenance tasks/outcomes.
+struct SearchDoc {
+  std::string id;
+  std::string category;
+  std::string workspace;
+  std::string content;
+  std::vector<std::string> tags;
+  std::vector<std::string> episode_texts;  // "task\noutcome" per episode
+};
+
+struct FactVector {
+  std::string id;
+  int part = 0;
+  std::vector<float> vector;
+};
+
+struct EmbeddingWork {
+  std::string id;
+  int part = 0;
+  std::string text;
+};
+
+struct FactStoreOptions {
+  Clock* clock = nullptr;               // required
+  double near_duplicate_jaccard = 0.9;  // character-trigram Jaccard at or above which facts merge
+  std::chrono::milliseconds busy_timeout{5000};
+};
+
+// Long-term memory on SQLite (DESIGN.md §3: the `facts*` tables of mend.db; docs/memory.md).
+// Facts are indexed by FTS5 (porter tokenizer) over content, tags and provenance, kept in sync by
+// triggers. Superseded facts stay in the table and are hidden from search. Thread-safe; several
+// processes may share the file (SQLite locking, busy timeout).
+class FactStore {
+ public:
+  // Opens or creates the memory tables in the database at `path`. kFailedPrecondition when the
+  // file was written by a newer memory schema; kDataLoss when it is not a database.
+  static Result<std::unique_ptr<FactStore>> Open(const std::string& path, FactStoreOptions options);
+  virtual ~FactStore() = default;
+
+  // Stores a fact (see AddResult for duplicates). kInvalidArgument for empty (after trimming),
+  // over kMaxFactBytes or invalid UTF-8 content, or a confidence outside (0, 1].
+  virtual Result<AddResult> Add(const NewFact& fact) = 0;
+  // kNotFound "no fact <id>".
+  virtual Result<Fact> Get(const std::string& id) = 0;
+  // Active facts (and superseded ones if asked), newest first.
+  virtual Result<std::vector<Fact>> List(const ListOptions& options) = 0;
+  // Deletes a fact on a person's request (`mend memory rm`). kNotFound when absent.
+  virtual Status Remove(const std::string& id) = 0;
+  // Marks `old_id` as replaced by `new_id` (both must exist); it stays but is not retrieved.
+  virtual Status Supersede(const std::string& old_id, const std::string& new_id) = 0;
+  // Facts as given (ids kept), all or nothing: an id already present is skipped and counted.
+  // Facts are validated like Add; any invalid fact fails the whole import with kInvalidArgument
+  // naming its index, and nothing is written.
+  struct ImportCounts {
+    int64_t imported = 0;
+    int64_t skipped = 0;
+  };
+  virtual Result<ImportCounts> Import(const std::vector<Fact>& facts) = 0;
+
+  // FTS5 MATCH with an already-built query (see BuildFtsQuery), best first, active facts only.
+  // `workspace` non-empty: facts of that workspace and global ones; empty: all.
+  virtual Result<std::vector<LexicalHit>> SearchLexical(const std::string& fts_query, size_t limit,
+                                                        const std::string& workspace) = 0;
+  // Every active fact's searchable text (for in-memory indexes).
+  virtual Result<std::vector<SearchDoc>> SearchDocs() = 0;
+  // Changes whenever the searchable text of facts changes (in this or another process); cheap.
+  virtual Result<int64_t> Generation() = 0;
+  // Changes whenever a vector is stored or a fact with vectors goes away; cheap.
+  virtual Result<int64_t> VectorGeneration() = 0;
+  virtual Result<int64_t> Count() = 0;
+
+  // Records that run `run_id` received `ids` in its prompt (access count and last accessed move).
+  virtual Status RecordInjection(const std::string& run_id,
+                                 const std::vector<std::string>& ids) = 0;
+  // The facts run `run_id` received (empty when none).
+  virtual Result<std::vector<std::string>> InjectedInto(const std::string& run_id) = 0;
+  // Moves helped (completed) or hurt (failed) of every fact run `run_id` received. Once per run:
+  // later calls for the same run change nothing.
+  virtual Status RecordOutcome(const std::string& run_id, bool completed) = 0;
+
+  // Embeddings, per embedding model id (switching models leaves the old vectors unused). A fact
+  // has one vector per part: part 0 is its content (with tags), part i ≥ 1 its i-th episode's task
+  // and outcome, so a new task can match an old failed task (DESIGN.md §8).
+  virtual Status PutEmbedding(const FactVector& vector, const std::string& model_id) = 0;
+  // Every vector of active facts for `model_id`.
+  virtual Result<std::vector<FactVector>> Embeddings(const std::string& model_id) = 0;
+  // Up to `limit` parts of active facts without a vector for `model_id`.
+  virtual Result<std::vector<EmbeddingWork>> MissingEmbeddings(const std::string& model_id,
+                                                               size_t limit) = 0;
+};
+
+// Character-trigram Jaccard similarity of two texts after lower-casing and collapsing whitespace.
+double TrigramJaccard(std::string_view a, std::string_view b);
+
+}  // namespace mend::memory

@@ -1,0 +1,128 @@
+#include "memory/fact_rows.h"
+
+#include <bit>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "mend/base/json.h"
+#include "mend/base/utf8.h"
+
+namespace mend::memory::internal {
+
+int64_t ToMillis(Time t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+Time FromMillis(int64_t ms) {
+  return Time(std::chrono::duration_cast<Time::duration>(std::chrono::milliseconds(ms)));
+}
+
+std::string JoinTags(const std::vector<std::string>& tags) {
+  std::string out;
+  for (const std::string& tag : tags) {
+    if (!out.empty()) out += ' ';
+    out += tag;
+  }
+  return out;
+}
+
+std::vector<std::string> SplitTags(const std::string& joined) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < joined.size()) {
+    size_t end = joined.find(' ', start);
+    if (end == std::string::npos) end = joined.size();
+    if (end > start) out.push_back(joined.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string EncodeEpisodes(const std::vector<Episode>& episodes) {
+  nlohmann::json array = nlohmann::json::array();
+  for (const Episode& e : episodes) {
+    array.push_back({{"task", e.task}, {"outcome", e.outcome}, {"at", ToMillis(e.at)}});
+  }
+  return DumpJson(array);
+}
+
+Result<std::vector<Episode>> DecodeEpisodes(const std::string& json) {
+  MEND_ASSIGN_OR_RETURN(nlohmann::json array, ParseJson(json));
+  if (!array.is_array()) return DataLossError("facts.episodes is not a JSON array");
+  std::vector<Episode> out;
+  for (const nlohmann::json& item : array) {
+    Episode e;
+    MEND_ASSIGN_OR_RETURN(e.task, GetString(item, "task"));
+    MEND_ASSIGN_OR_RETURN(e.outcome, GetString(item, "outcome"));
+    MEND_ASSIGN_OR_RETURN(int64_t at, GetInt64(item, "at"));
+    e.at = FromMillis(at);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string ProvenanceText(const std::vector<Episode>& episodes) {
+  std::string out;
+  for (const Episode& e : episodes) {
+    if (!out.empty()) out += '\n';
+    out += e.task;
+    if (!e.outcome.empty()) out += '\n' + e.outcome;
+  }
+  return out;
+}
+
+Episode BoundEpisode(const Episode& episode) {
+  Episode out;
+  out.task = TruncateUtf8Bytes(SanitizeUtf8(Trim(episode.task)), kMaxEpisodeTaskBytes);
+  out.outcome = TruncateUtf8Bytes(SanitizeUtf8(Trim(episode.outcome)), kMaxEpisodeOutcomeBytes);
+  out.at = episode.at;
+  return out;
+}
+
+void AddEpisode(std::vector<Episode>& episodes, const Episode& episode) {
+  Episode bounded = BoundEpisode(episode);
+  if (bounded.task.empty() && bounded.outcome.empty()) return;
+  for (const Episode& e : episodes) {
+    if (e.task == bounded.task && e.outcome == bounded.outcome) return;
+  }
+  episodes.push_back(std::move(bounded));
+  if (episodes.size() > kMaxEpisodes) {
+    episodes.erase(episodes.begin(), episodes.end() - static_cast<std::ptrdiff_t>(kMaxEpisodes));
+  }
+}
+
+std::string EncodeVector(const std::vector<float>& v) {
+  std::string out(v.size() * sizeof(float), '\0');
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint32_t bits = std::bit_cast<uint32_t>(v[i]);
+    for (int b = 0; b < 4; ++b) out[i * 4 + b] = static_cast<char>((bits >> (8 * b)) & 0xff);
+  }
+  return out;
+}
+
+std::vector<float> DecodeVector(const std::string& blob) {
+  std::vector<float> out(blob.size() / sizeof(float));
+  for (size_t i = 0; i < out.size(); ++i) {
+    uint32_t bits = 0;
+    for (int b = 0; b < 4; ++b) {
+      bits |= static_cast<uint32_t>(static_cast<unsigned char>(blob[i * 4 + b])) << (8 * b);
+    }
+    out[i] = std::bit_cast<float>(bits);
+  }
+  return out;
+}
+
+Status ValidateFact(const std::string& content, double confidence) {
+  if (Trim(content).empty()) return InvalidArgumentError("a fact needs some content");
+  if (content.size() > kMaxFactBytes) {
+    return InvalidArgumentError("a fact holds at most " + std::to_string(kMaxFactBytes) +
+                                " bytes; this one has " + std::to_string(content.size()));
+  }
+  if (!IsValidUtf8(content)) return InvalidArgumentError("a fact must be valid UTF-8");
+  if (!(confidence > 0 && confidence <= 1)) {
+    return InvalidArgumentError("confidence must be in (0, 1], got " + std::to_string(confidence));
+  }
+  return OkStatus();
+}
+
+}  // namespace mend::memory::internal

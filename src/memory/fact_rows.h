@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mend/base/clock.h"
+#include "mend/base/result.h"
+#include "mend/memory/fact.h"
+
+namespace mend::memory::internal {
+
+int64_t ToMillis(Time t);
+Time FromMillis(int64_t ms);
+
+std::string JoinTags(const std::vector<std::string>& tags);
+std::vector<std::string> SplitTags(const std::string& joined);
+
+// Episodes as stored in facts.episodes, and the text FTS5 indexes for them.
+std::string EncodeEpisodes(const std::vector<Episode>& episodes);
+Result<std::vector<Episode>> DecodeEpisodes(const std::string& json);
+std::string ProvenanceText(const std::vector<Episode>& episodes);
+
+// Bounds an episode's fields (UTF-8 safe) to kMaxEpisodeTaskBytes / kMaxEpisodeOutcomeBytes.
+Episode BoundEpisode(const Episode& episode);
+// Appends `episode` unless an equal task+outcome is there; keeps the newest kMaxEpisodes.
+void AddEpisode(std::vector<Episode>& episodes, const Episode& episode);
+
+// Vectors as stored in fact_vectors.vector: little-endian IEEE floats.
+std::string EncodeVector(const std::vector<float>& v);
+std::vector<float> DecodeVector(const std::string& blob);
+
+// kInvalidArgument when `content` is empty after trimming, too long or not UTF-8, or confidence is
+// outside (0, 1].
+Status ValidateFact(const std::string& content, double confidence);
+
+}  // namespace mend::memory::internal

@@ -1,0 +1,338 @@
+#include "mend/memory/retriever.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+#include "memory/trigram_set.h"
+#include "mend/base/utf8.h"
+#include "mend/memory/fusion.h"
+#include "mend/memory/lexical.h"
+#include "mend/memory/memory_section.h"
+#include "mend/memory/vector_index.h"
+
+namespace mend::memory {
+namespace {
+
+constexpr size_t kRankedSize = 10;
+constexpr size_t kHydeMaxBytes = 2000;
+
+// Tokens of a tag ("event-loop" → "event", "loop", "event-loop") for the hint scorer.
+std::vector<std::string> TagKeys(const std::string& tag) {
+  std::vector<std::string> keys = QueryTerms(tag);
+  if (std::find(keys.begin(), keys.end(), tag) == keys.end()) keys.push_back(tag);
+  return keys;
+}
+
+}  // namespace
+
+class Retriever::Impl {
+ public:
+  Impl(FactStore* store, Clock* clock, const RetrieverOptions& options, llm::Embedder* embedder,
+       llm::LlmProvider* provider)
+      : store_(store), clock_(clock), options_(options), embedder_(embedder), provider_(provider) {}
+
+  Result<Retrieval> Retrieve(const RetrievalQuery& query, std::vector<std::string>* warnings);
+  Result<std::vector<ScoredFact>> Search(const std::string& text, size_t k);
+
+ private:
+  struct Signals {
+    std::vector<RankedList> lists;
+    double top_lexical = 0;
+  };
+
+  Status RefreshLocked(std::vector<std::string>* warnings);
+  Result<Signals> Collect(const std::string& text, const std::string& hyde,
+                          const std::string& workspace, std::vector<std::string>* warnings);
+  bool InScope(size_t doc, const std::string& workspace) const;
+  std::vector<std::string> HintRanking(const std::vector<std::string>& terms,
+                                       const std::string& workspace) const;
+  Result<std::vector<ScoredFact>> Rank(const Signals& signals, size_t pool);
+  double Nudge(const Fact& fact) const;
+  std::vector<ScoredFact> Diversify(std::vector<ScoredFact> ranked, size_t n) const;
+  std::string Hyde(const RetrievalQuery& query, std::vector<std::string>* warnings);
+  double GateReference() const { return std::log(1.0 + static_cast<double>(docs_.size())); }
+
+  FactStore* store_;
+  Clock* clock_;
+  const RetrieverOptions options_;
+  llm::Embedder* embedder_;
+  llm::LlmProvider* provider_;
+
+  std::mutex mu_;  // guards the caches below
+  int64_t generation_ = -1;
+  int64_t vector_generation_ = -1;
+  std::vector<SearchDoc> docs_;
+  std::unordered_map<std::string, size_t> doc_of_;
+  std::unique_ptr<TrigramIndex> trigrams_;
+  std::unordered_map<std::string, std::vector<size_t>> docs_by_tag_key_;
+  std::unique_ptr<VectorIndex> vectors_;
+};
+
+Status Retriever::Impl::RefreshLocked(std::vector<std::string>* warnings) {
+  MEND_ASSIGN_OR_RETURN(int64_t generation, store_->Generation());
+  if (generation != generation_) {
+    MEND_ASSIGN_OR_RETURN(docs_, store_->SearchDocs());
+    doc_of_.clear();
+    docs_by_tag_key_.clear();
+    std::vector<std::vector<std::string>> texts;
+    texts.reserve(docs_.size());
+    for (size_t i = 0; i < docs_.size(); ++i) {
+      const SearchDoc& d = docs_[i];
+      doc_of_[d.id] = i;
+      std::vector<std::string> t;
+      std::string tags;
+      for (const std::string& tag : d.tags) {
+        tags += ' ' + tag;
+        for (const std::string& key : TagKeys(tag)) {
+          std::vector<size_t>& list = docs_by_tag_key_[key];
+          if (list.empty() || list.back() != i) list.push_back(i);
+        }
+      }
+      t.push_back(d.content + tags);
+      for (const std::string& e : d.episode_texts) t.push_back(e);
+      texts.push_back(std::move(t));
+    }
+    trigrams_ = TrigramIndex::Build(texts);
+    generation_ = generation;
+  }
+  if (embedder_ == nullptr) return OkStatus();
+  MEND_ASSIGN_OR_RETURN(int64_t vector_generation, store_->VectorGeneration());
+  if (vector_generation == vector_generation_) return OkStatus();
+  MEND_ASSIGN_OR_RETURN(std::vector<FactVector> stored, store_->Embeddings(embedder_->model_id()));
+  std::vector<VectorIndex::Entry> entries;
+  entries.reserve(stored.size());
+  for (FactVector& v : stored) entries.push_back({std::move(v.id), std::move(v.vector)});
+  Result<std::unique_ptr<VectorIndex>> index =
+      VectorIndex::Build(std::move(entries), options_.vector_exact_limit);
+  if (!index.ok()) {
+    if (warnings) warnings->push_back("vectors unusable: " + std::string(index.status().message()));
+    vectors_.reset();
+  } else {
+    vectors_ = std::move(index).value();
+  }
+  vector_generation_ = vector_generation;
+  return OkStatus();
+}
+
+bool Retriever::Impl::InScope(size_t doc, const std::string& workspace) const {
+  const std::string& ws = docs_[doc].workspace;
+  return workspace.empty() || ws.empty() || ws == workspace;
+}
+
+std::vector<std::string> Retriever::Impl::HintRanking(const std::vector<std::string>& terms,
+                                                      const std::string& workspace) const {
+  // Each query term that names a tag votes for the facts carrying it, weighted by how rare the
+  // tag is (log N / df), so "python" counts less than "asyncio".
+  std::unordered_map<size_t, double> score;
+  double n = static_cast<double>(docs_.size()) + 1;
+  for (const std::string& term : terms) {
+    auto it = docs_by_tag_key_.find(term);
+    if (it == docs_by_tag_key_.end()) continue;
+    double weight = std::log(n / static_cast<double>(it->second.size()));
+    if (weight <= 0) continue;
+    for (size_t doc : it->second) {
+      if (InScope(doc, workspace)) score[doc] += weight;
+    }
+  }
+  std::vector<std::pair<double, size_t>> order;
+  order.reserve(score.size());
+  for (const auto& [doc, s] : score) order.push_back({-s, doc});
+  std::sort(order.begin(), order.end());
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < order.size() && i < options_.candidates; ++i) {
+    ids.push_back(docs_[order[i].second].id);
+  }
+  return ids;
+}
+
+Result<Retriever::Impl::Signals> Retriever::Impl::Collect(const std::string& text,
+                                                          const std::string& hyde,
+                                                          const std::string& workspace,
+                                                          std::vector<std::string>* warnings) {
+  Signals signals;
+  std::string lexical_text = hyde.empty() ? text : text + "\n" + hyde;
+  std::vector<std::string> terms = QueryTerms(lexical_text, options_.max_query_terms);
+  MEND_ASSIGN_OR_RETURN(
+      std::vector<LexicalHit> hits,
+      store_->SearchLexical(BuildFtsQuery(terms), options_.candidates, workspace));
+  RankedList bm25{{}, options_.bm25_weight};
+  for (const LexicalHit& h : hits) bm25.ids.push_back(h.id);
+  if (!hits.empty()) signals.top_lexical = hits.front().score;
+  signals.lists.push_back(std::move(bm25));
+
+  std::lock_guard<std::mutex> lock(mu_);
+  MEND_RETURN_IF_ERROR(RefreshLocked(warnings));
+  if (options_.trigram_weight > 0 && trigrams_) {
+    RankedList tri{{}, options_.trigram_weight};
+    for (const TrigramIndex::Hit& h : trigrams_->Search(lexical_text, options_.candidates * 2)) {
+      if (InScope(h.doc, workspace)) tri.ids.push_back(docs_[h.doc].id);
+      if (tri.ids.size() == options_.candidates) break;
+    }
+    signals.lists.push_back(std::move(tri));
+  }
+  if (options_.hint_weight > 0) {
+    signals.lists.push_back({HintRanking(terms, workspace), options_.hint_weight});
+  }
+  if (embedder_ != nullptr && vectors_ && vectors_->size() > 0 && options_.vector_weight > 0) {
+    Result<std::vector<std::vector<float>>> query = embedder_->Embed({lexical_text});
+    if (!query.ok() || query->size() != 1) {
+      if (warnings) {
+        warnings->push_back("embedding the task failed: " +
+                            std::string(query.ok() ? "no vector" : query.status().message()));
+      }
+    } else {
+      RankedList vec{{}, options_.vector_weight};
+      for (const VectorIndex::Hit& h : vectors_->Search((*query)[0], options_.candidates * 2)) {
+        auto it = doc_of_.find(h.id);
+        if (it == doc_of_.end() || !InScope(it->second, workspace)) continue;
+        vec.ids.push_back(h.id);
+        if (vec.ids.size() == options_.candidates) break;
+      }
+      signals.lists.push_back(std::move(vec));
+    }
+  }
+  return signals;
+}
+
+double Retriever::Impl::Nudge(const Fact& fact) const {
+  double age_hours =
+      std::chrono::duration<double, std::ratio<3600>>(clock_->Now() - fact.last_accessed).count();
+  double half_life = static_cast<double>(options_.recency_half_life.count());
+  double recency = half_life > 0 ? std::exp2(-std::max(0.0, age_hours) / half_life) : 0;
+  double usefulness = static_cast<double>(fact.helped - fact.hurt) /
+                      static_cast<double>(fact.helped + fact.hurt + 2);
+  return 1 + options_.recency_weight * recency +
+         options_.confidence_weight * (std::clamp(fact.confidence, 0.0, 1.0) - 1) +
+         options_.usefulness_weight * usefulness;
+}
+
+Result<std::vector<ScoredFact>> Retriever::Impl::Rank(const Signals& signals, size_t pool) {
+  std::vector<FusedScore> fused = FuseReciprocalRank(signals.lists, options_.rrf_k);
+  if (fused.size() > pool) fused.resize(pool);
+  std::vector<ScoredFact> out;
+  out.reserve(fused.size());
+  for (const FusedScore& f : fused) {
+    Result<Fact> fact = store_->Get(f.id);
+    if (fact.status().code() == StatusCode::kNotFound) continue;  // removed meanwhile
+    MEND_RETURN_IF_ERROR(fact.status());
+    double score = f.score * Nudge(*fact);
+    out.push_back({std::move(fact).value(), score});
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ScoredFact& a, const ScoredFact& b) { return a.score > b.score; });
+  return out;
+}
+
+std::vector<ScoredFact> Retriever::Impl::Diversify(std::vector<ScoredFact> ranked, size_t n) const {
+  if (ranked.empty() || options_.mmr_lambda >= 1) {
+    if (ranked.size() > n) ranked.resize(n);
+    return ranked;
+  }
+  double top = ranked.front().score > 0 ? ranked.front().score : 1;
+  std::vector<double> relevance;
+  for (const ScoredFact& s : ranked) relevance.push_back(s.score / top);
+  std::vector<std::vector<uint32_t>> grams;
+  grams.reserve(ranked.size());
+  for (const ScoredFact& s : ranked) grams.push_back(internal::TrigramSet(s.fact.content));
+  std::vector<size_t> order = SelectDiverse(
+      relevance, n, options_.mmr_lambda,
+      [&](size_t i, size_t j) { return internal::JaccardOfSets(grams[i], grams[j]); });
+  std::vector<ScoredFact> out;
+  for (size_t i : order) out.push_back(ranked[i]);
+  return out;
+}
+
+std::string Retriever::Impl::Hyde(const RetrievalQuery& query, std::vector<std::string>* warnings) {
+  if (!options_.hyde || provider_ == nullptr) return "";
+  llm::CompletionRequest request;
+  request.model = options_.hyde_model;
+  request.messages.push_back({llm::Role::kSystem, HydeSystemPrompt()});
+  request.messages.push_back({llm::Role::kUser, HydeUserMessage(query)});
+  request.temperature = 0;
+  Result<llm::Completion> reply = provider_->Complete(request);
+  if (!reply.ok()) {
+    if (warnings) warnings->push_back("HyDE skipped: " + std::string(reply.status().message()));
+    return "";
+  }
+  return TruncateUtf8Bytes(SanitizeUtf8(Trim(reply->text)), kHydeMaxBytes);
+}
+
+Result<Retrieval> Retriever::Impl::Retrieve(const RetrievalQuery& query,
+                                            std::vector<std::string>* warnings) {
+  Retrieval out;
+  std::string text = query.error.empty() ? query.task : query.task + "\n" + query.error;
+  if (Trim(text).empty()) {
+    out.gated = true;
+    return out;
+  }
+  out.hyde_text = Hyde(query, warnings);
+  MEND_ASSIGN_OR_RETURN(Signals signals, Collect(text, out.hyde_text, query.workspace, warnings));
+  size_t pool = std::max<size_t>(kRankedSize, options_.max_facts) * 3;
+  MEND_ASSIGN_OR_RETURN(std::vector<ScoredFact> ranked, Rank(signals, pool));
+  out.ranked = Diversify(std::move(ranked), std::max<size_t>(kRankedSize, options_.max_facts));
+  out.top_lexical = signals.top_lexical;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out.gate_score = signals.top_lexical / GateReference();
+  }
+  out.gated = out.ranked.empty() || out.gate_score < options_.gate;
+  if (out.gated || options_.max_facts == 0) return out;
+  std::vector<Fact> chosen;
+  for (size_t i = 0; i < out.ranked.size() && chosen.size() < options_.max_facts; ++i) {
+    chosen.push_back(out.ranked[i].fact);
+  }
+  std::vector<std::string> included;
+  out.section = RenderMemorySection(chosen, options_.budget_chars, &included);
+  for (const ScoredFact& s : out.ranked) {
+    if (std::find(included.begin(), included.end(), s.fact.id) != included.end()) {
+      out.selected.push_back(s);
+    }
+  }
+  return out;
+}
+
+Result<std::vector<ScoredFact>> Retriever::Impl::Search(const std::string& text, size_t k) {
+  if (Trim(text).empty() || k == 0) return std::vector<ScoredFact>();
+  MEND_ASSIGN_OR_RETURN(Signals signals, Collect(text, "", "", nullptr));
+  MEND_ASSIGN_OR_RETURN(std::vector<ScoredFact> ranked, Rank(signals, std::max<size_t>(k, 10) * 3));
+  if (ranked.size() > k) ranked.resize(k);
+  return ranked;
+}
+
+Retriever::Retriever(FactStore* store, Clock* clock, RetrieverOptions options,
+                     llm::Embedder* embedder, llm::LlmProvider* provider)
+    : options_(options),
+      impl_(std::make_unique<Impl>(store, clock, options_, embedder, provider)) {}
+
+Retriever::~Retriever() = default;
+
+Result<Retrieval> Retriever::Retrieve(const RetrievalQuery& query,
+                                      std::vector<std::string>* warnings) {
+  return impl_->Retrieve(query, warnings);
+}
+
+Result<std::vector<ScoredFact>> Retriever::Search(const std::string& text, size_t k) {
+  return impl_->Search(text, k);
+}
+
+std::string HydeSystemPrompt() {
+  return "You help a coding agent recall lessons from earlier failures. Given a task (and maybe "
+         "an error), write the lesson an experienced engineer would most likely have learned "
+         "from failing at a task like it, in this form and nothing else:\n"
+         "LESSON: <the situation, in general terms>\n"
+         "MISTAKE: <the typical mistake and the error it causes, with the usual error message>\n"
+         "CORRECTION: <what to do instead>\n"
+         "Name the tools, commands, error messages and technical terms involved. Keep it under "
+         "120 words.";
+}
+
+std::string HydeUserMessage(const RetrievalQuery& query) {
+  std::string message = "TASK:\n" + TruncateUtf8Bytes(query.task, 1500);
+  if (!query.error.empty()) message += "\n\nERROR:\n" + TruncateUtf8Bytes(query.error, 800);
+  return message;
+}
+
+}  // namespace mend::memory

@@ -1,0 +1,226 @@
+#include <charconv>
+#include <utility>
+
+#include "memory/fact_rows.h"
+#include "memory/sqlite_fact_store.h"
+
+namespace mend::memory::internal {
+namespace {
+
+using store::internal::SqliteDb;
+using store::internal::SqliteStmt;
+
+// The inner query is the plain FTS5 ranking; superseded facts are dropped afterwards, so it asks
+// for a few more rows than wanted.
+constexpr char kSearch[] =
+    "SELECT f.id, m.score FROM (SELECT rowid, bm25(facts_fts) AS score FROM facts_fts "
+    "WHERE facts_fts MATCH ?1 ORDER BY score LIMIT ?2) m JOIN facts f ON f.rowid = m.rowid "
+    "WHERE f.superseded_by IS NULL AND (?3 = '' OR f.workspace = '' OR f.workspace = ?3) "
+    "ORDER BY m.score";
+constexpr char kDocs[] =
+    "SELECT id, category, workspace, content, tags, episodes FROM facts "
+    "WHERE superseded_by IS NULL ORDER BY rowid";
+constexpr char kGeneration[] = "SELECT value FROM meta WHERE key = 'memory.generation'";
+constexpr char kVectorGeneration[] =
+    "SELECT value FROM meta WHERE key = 'memory.vector_generation'";
+constexpr char kBumpVectorGeneration[] =
+    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memory.vector_generation'";
+constexpr char kCount[] = "SELECT count(*) FROM facts WHERE superseded_by IS NULL";
+constexpr char kInjected[] = "SELECT fact_id FROM fact_injections WHERE run_id = ?1 ORDER BY rowid";
+constexpr char kRecordInjection[] =
+    "INSERT OR IGNORE INTO fact_injections (run_id, fact_id, at) VALUES (?1, ?2, ?3)";
+constexpr char kTouch[] =
+    "UPDATE facts SET access_count = access_count + 1, last_accessed = ?2 WHERE id = ?1";
+constexpr char kRecordOutcome[] =
+    "INSERT OR IGNORE INTO fact_run_outcomes (run_id, completed, at) VALUES (?1, ?2, ?3)";
+constexpr char kHelped[] =
+    "UPDATE facts SET helped = helped + 1 WHERE id IN "
+    "(SELECT fact_id FROM fact_injections WHERE run_id = ?1)";
+constexpr char kHurt[] =
+    "UPDATE facts SET hurt = hurt + 1 WHERE id IN "
+    "(SELECT fact_id FROM fact_injections WHERE run_id = ?1)";
+constexpr char kPutVector[] =
+    "INSERT OR REPLACE INTO fact_vectors (fact_rowid, part, model, dimension, vector) "
+    "SELECT rowid, ?2, ?3, ?4, ?5 FROM facts WHERE id = ?1";
+constexpr char kVectors[] =
+    "SELECT f.id, v.part, v.vector FROM fact_vectors v JOIN facts f ON f.rowid = v.fact_rowid "
+    "WHERE v.model = ?1 AND f.superseded_by IS NULL ORDER BY f.rowid, v.part";
+constexpr char kVectorParts[] =
+    "SELECT f.id, f.content, f.tags, f.episodes, "
+    "(SELECT group_concat(v.part) FROM fact_vectors v WHERE v.fact_rowid = f.rowid AND "
+    "v.model = ?1) FROM facts f WHERE f.superseded_by IS NULL ORDER BY f.rowid";
+
+}  // namespace
+
+Result<std::vector<LexicalHit>> SqliteFactStore::SearchLexical(const std::string& fts_query,
+                                                               size_t limit,
+                                                               const std::string& workspace) {
+  std::vector<LexicalHit> hits;
+  if (fts_query.empty() || limit == 0) return hits;
+  std::lock_guard<std::mutex> lock(mu_);
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kSearch));
+  stmt.BindText(1, fts_query).Bind(2, static_cast<int64_t>(limit * 2 + 16)).BindText(3, workspace);
+  while (hits.size() < limit) {
+    MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
+    if (!more) break;
+    hits.push_back(LexicalHit{stmt.Text(0), -stmt.Double(1)});
+  }
+  return hits;
+}
+
+Result<std::vector<SearchDoc>> SqliteFactStore::SearchDocs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kDocs));
+  std::vector<SearchDoc> docs;
+  while (true) {
+    MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
+    if (!more) break;
+    SearchDoc doc;
+    doc.id = stmt.Text(0);
+    doc.category = stmt.Text(1);
+    doc.workspace = stmt.Text(2);
+    doc.content = stmt.Text(3);
+    doc.tags = SplitTags(stmt.Text(4));
+    MEND_ASSIGN_OR_RETURN(std::vector<Episode> episodes, DecodeEpisodes(stmt.Text(5)));
+    for (const Episode& e : episodes) {
+      doc.episode_texts.push_back(e.outcome.empty() ? e.task : e.task + "\n" + e.outcome);
+    }
+    docs.push_back(std::move(doc));
+  }
+  return docs;
+}
+
+Result<int64_t> SqliteFactStore::MetaIntLocked(const char* sql) {
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(sql));
+  MEND_ASSIGN_OR_RETURN(bool found, stmt.Step());
+  if (!found) return DataLossError(path_ + ": memory generation counter is missing");
+  return stmt.Int(0);
+}
+
+Result<int64_t> SqliteFactStore::Generation() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return MetaIntLocked(kGeneration);
+}
+
+Result<int64_t> SqliteFactStore::VectorGeneration() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return MetaIntLocked(kVectorGeneration);
+}
+
+Result<int64_t> SqliteFactStore::Count() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return MetaIntLocked(kCount);
+}
+
+Status SqliteFactStore::RecordInjection(const std::string& run_id,
+                                        const std::vector<std::string>& ids) {
+  if (ids.empty()) return OkStatus();
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t now = ToMillis(options_.clock->Now());
+  return WriteTx([&]() -> Status {
+    for (const std::string& id : ids) {
+      MEND_ASSIGN_OR_RETURN(SqliteStmt insert, db_->Prepare(kRecordInjection));
+      MEND_RETURN_IF_ERROR(insert.BindText(1, run_id).BindText(2, id).Bind(3, now).Run());
+      MEND_ASSIGN_OR_RETURN(SqliteStmt touch, db_->Prepare(kTouch));
+      MEND_RETURN_IF_ERROR(touch.BindText(1, id).Bind(2, now).Run());
+    }
+    return OkStatus();
+  });
+}
+
+Result<std::vector<std::string>> SqliteFactStore::InjectedInto(const std::string& run_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kInjected));
+  stmt.BindText(1, run_id);
+  std::vector<std::string> ids;
+  while (true) {
+    MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
+    if (!more) break;
+    ids.push_back(stmt.Text(0));
+  }
+  return ids;
+}
+
+Status SqliteFactStore::RecordOutcome(const std::string& run_id, bool completed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  {
+    // A run that received nothing: one indexed read, no write transaction.
+    MEND_ASSIGN_OR_RETURN(SqliteStmt probe, db_->Prepare(kInjected));
+    probe.BindText(1, run_id);
+    MEND_ASSIGN_OR_RETURN(bool any, probe.Step());
+    if (!any) return OkStatus();
+  }
+  int64_t now = ToMillis(options_.clock->Now());
+  return WriteTx([&]() -> Status {
+    MEND_ASSIGN_OR_RETURN(SqliteStmt record, db_->Prepare(kRecordOutcome));
+    MEND_RETURN_IF_ERROR(record.BindText(1, run_id).Bind(2, completed ? 1 : 0).Bind(3, now).Run());
+    if (db_->Changes() == 0) return OkStatus();  // this run's outcome was counted already
+    MEND_ASSIGN_OR_RETURN(SqliteStmt update, db_->Prepare(completed ? kHelped : kHurt));
+    return update.BindText(1, run_id).Run();
+  });
+}
+
+Status SqliteFactStore::PutEmbedding(const FactVector& vector, const std::string& model_id) {
+  if (vector.vector.empty()) return InvalidArgumentError("an embedding needs at least one value");
+  std::lock_guard<std::mutex> lock(mu_);
+  return WriteTx([&]() -> Status {
+    MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kPutVector));
+    stmt.BindText(1, vector.id)
+        .Bind(2, vector.part)
+        .BindText(3, model_id)
+        .Bind(4, static_cast<int64_t>(vector.vector.size()))
+        .BindBlob(5, EncodeVector(vector.vector));
+    MEND_RETURN_IF_ERROR(stmt.Run());
+    if (db_->Changes() == 0) return NotFoundError("no fact " + vector.id);
+    MEND_ASSIGN_OR_RETURN(SqliteStmt bump, db_->Prepare(kBumpVectorGeneration));
+    return bump.Run();
+  });
+}
+
+Result<std::vector<FactVector>> SqliteFactStore::Embeddings(const std::string& model_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kVectors));
+  stmt.BindText(1, model_id);
+  std::vector<FactVector> out;
+  while (true) {
+    MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
+    if (!more) break;
+    out.push_back(
+        FactVector{stmt.Text(0), static_cast<int>(stmt.Int(1)), DecodeVector(stmt.Blob(2))});
+  }
+  return out;
+}
+
+Result<std::vector<EmbeddingWork>> SqliteFactStore::MissingEmbeddings(const std::string& model_id,
+                                                                      size_t limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kVectorParts));
+  stmt.BindText(1, model_id);
+  std::vector<EmbeddingWork> out;
+  while (out.size() < limit) {
+    MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
+    if (!more) break;
+    std::string have = stmt.IsNull(4) ? "" : "," + stmt.Text(4) + ",";
+    auto missing = [&](int part) {
+      return have.find("," + std::to_string(part) + ",") == std::string::npos;
+    };
+    std::string id = stmt.Text(0);
+    if (missing(0)) {
+      std::string text = stmt.Text(1);
+      std::string tags = stmt.Text(2);
+      if (!tags.empty()) text += "\n" + tags;
+      out.push_back(EmbeddingWork{id, 0, std::move(text)});
+    }
+    MEND_ASSIGN_OR_RETURN(std::vector<Episode> episodes, DecodeEpisodes(stmt.Text(3)));
+    for (size_t i = 0; i < episodes.size() && out.size() < limit; ++i) {
+      int part = static_cast<int>(i) + 1;
+      if (!missing(part)) continue;
+      const Episode& e = episodes[i];
+      out.push_back(
+          EmbeddingWork{id, part, e.outcome.empty() ? e.task : e.task + "\n" + e.outcome});
+    }
+  }
+  return out;
+}
+
+}  // namespace mend::memory::internal

@@ -1,0 +1,333 @@
+#include "memory/sqlite_fact_store.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <utility>
+
+#include "memory/fact_rows.h"
+#include "memory/fact_store_sql.h"
+#include "mend/base/utf8.h"
+#include "mend/memory/lexical.h"
+
+namespace mend::memory {
+namespace internal {
+namespace {
+
+using store::internal::SqliteDb;
+using store::internal::SqliteStmt;
+
+constexpr char kSelectById[] =
+    "SELECT rowid, id, content, category, tags, workspace, source, confidence, created_at, "
+    "last_accessed, access_count, helped, hurt, superseded_by, episodes FROM facts WHERE id = ?1";
+constexpr char kSelectNear[] =
+    "SELECT f.rowid, f.id, f.content, f.category, f.tags, f.workspace, f.source, f.confidence, "
+    "f.created_at, f.last_accessed, f.access_count, f.helped, f.hurt, f.superseded_by, f.episodes "
+    "FROM (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?1 ORDER BY rank LIMIT 20) m "
+    "JOIN facts f ON f.rowid = m.rowid WHERE f.category = ?2 AND f.superseded_by IS NULL";
+constexpr char kInsert[] =
+    "INSERT INTO facts (id, content, category, tags, workspace, source, confidence, created_at, "
+    "last_accessed, access_count, helped, hurt, superseded_by, episodes, provenance) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+constexpr char kReinforce[] =
+    "UPDATE facts SET access_count = access_count + 1, last_accessed = ?2, tags = ?3, "
+    "episodes = ?4, provenance = ?5 WHERE rowid = ?1";
+constexpr char kList[] =
+    "SELECT rowid, id, content, category, tags, workspace, source, confidence, created_at, "
+    "last_accessed, access_count, helped, hurt, superseded_by, episodes FROM facts "
+    "WHERE (?1 OR superseded_by IS NULL) AND (?2 = '' OR category = ?2) "
+    "ORDER BY created_at DESC, rowid DESC LIMIT ?3";
+constexpr char kDeleteVectors[] =
+    "DELETE FROM fact_vectors WHERE fact_rowid = (SELECT rowid FROM facts WHERE id = ?1)";
+constexpr char kDelete[] = "DELETE FROM facts WHERE id = ?1";
+constexpr char kSupersede[] = "UPDATE facts SET superseded_by = ?2 WHERE id = ?1";
+constexpr char kBumpGeneration[] =
+    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memory.generation'";
+constexpr char kBumpVectorGeneration[] =
+    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memory.vector_generation'";
+
+Result<int64_t> ParseVersion(const std::string& text) {
+  int64_t version = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return DataLossError("unreadable memory schema version '" + text + "'");
+  }
+  return version;
+}
+
+Result<std::pair<int64_t, Fact>> ReadRow(const SqliteStmt& stmt) {
+  // Columns: rowid, id, content, category, tags, workspace, source, confidence, created_at,
+  // last_accessed, access_count, helped, hurt, superseded_by, episodes.
+  int64_t rowid = stmt.Int(0);
+  Fact f;
+  f.id = stmt.Text(1);
+  f.content = stmt.Text(2);
+  f.category = stmt.Text(3);
+  f.tags = SplitTags(stmt.Text(4));
+  f.workspace = stmt.Text(5);
+  f.source = stmt.Text(6);
+  f.confidence = stmt.Double(7);
+  f.created_at = FromMillis(stmt.Int(8));
+  f.last_accessed = FromMillis(stmt.Int(9));
+  f.access_count = stmt.Int(10);
+  f.helped = stmt.Int(11);
+  f.hurt = stmt.Int(12);
+  if (!stmt.IsNull(13)) f.superseded_by = stmt.Text(13);
+  Result<std::vector<Episode>> episodes = DecodeEpisodes(stmt.Text(14));
+  if (!episodes.ok()) {
+    return DataLossError("fact " + f.id +
+                         ": unreadable episodes: " + std::string(episodes.status().message()));
+  }
+  f.provenance = std::move(episodes).value();
+  return std::make_pair(rowid, std::move(f));
+}
+
+}  // namespace
+
+SqliteFactStore::SqliteFactStore(std::string path, FactStoreOptions options,
+                                 std::unique_ptr<SqliteDb> db)
+    : path_(std::move(path)), options_(options), db_(std::move(db)) {}
+
+Status SqliteFactStore::Init() {
+  std::lock_guard<std::mutex> lock(mu_);
+  MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA journal_mode = WAL"));
+  MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA synchronous = FULL"));
+  return db_->InTransaction(SqliteDb::TxKind::kWrite, [&]() -> Status {
+    MEND_RETURN_IF_ERROR(db_->Exec(kCreateMeta));
+    MEND_ASSIGN_OR_RETURN(SqliteStmt select, db_->Prepare(kSelectVersion));
+    MEND_ASSIGN_OR_RETURN(bool found, select.Step());
+    if (found) {
+      Result<int64_t> version = ParseVersion(select.Text(0));
+      if (!version.ok())
+        return DataLossError(path_ + ": " + std::string(version.status().message()));
+      if (*version > kMemorySchemaVersion) {
+        return FailedPreconditionError(
+            path_ + " holds memory written by a newer mend (memory schema " +
+            std::to_string(*version) + " > " + std::to_string(kMemorySchemaVersion) +
+            "); upgrade mend to use it");
+      }
+      return OkStatus();
+    }
+    MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV1));
+    MEND_ASSIGN_OR_RETURN(SqliteStmt insert, db_->Prepare(kInsertVersion));
+    return insert.BindText(1, std::to_string(kMemorySchemaVersion)).Run();
+  });
+}
+
+Status SqliteFactStore::WriteTx(const std::function<Status()>& body) {
+  return db_->InTransaction(SqliteDb::TxKind::kWrite, body);
+}
+
+Status SqliteFactStore::BumpLocked(const char* sql) {
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(sql));
+  return stmt.Run();
+}
+
+Result<std::optional<SqliteFactStore::Row>> SqliteFactStore::FindLocked(const std::string& id) {
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kSelectById));
+  stmt.BindText(1, id);
+  MEND_ASSIGN_OR_RETURN(bool found, stmt.Step());
+  if (!found) return std::optional<Row>();
+  MEND_ASSIGN_OR_RETURN(auto row, ReadRow(stmt));
+  return std::optional<Row>(Row{row.first, std::move(row.second)});
+}
+
+Result<std::optional<SqliteFactStore::Row>> SqliteFactStore::FindNearDuplicateLocked(
+    const std::string& content, const std::string& category) {
+  std::string query = BuildFtsQuery(QueryTerms(content, 24));
+  if (query.empty()) return std::optional<Row>();
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kSelectNear));
+  stmt.BindText(1, query).BindText(2, category);
+  std::optional<Row> best;
+  double best_similarity = 0;
+  while (true) {
+    MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
+    if (!more) break;
+    MEND_ASSIGN_OR_RETURN(auto row, ReadRow(stmt));
+    double similarity = TrigramJaccard(content, row.second.content);
+    if (similarity >= options_.near_duplicate_jaccard && similarity > best_similarity) {
+      best_similarity = similarity;
+      best = Row{row.first, std::move(row.second)};
+    }
+  }
+  return best;
+}
+
+Status SqliteFactStore::ReinforceLocked(Row& row, const NewFact& fact) {
+  std::vector<std::string> tags = row.fact.tags;
+  for (const std::string& tag : NormalizeTags(fact.tags)) {
+    if (std::find(tags.begin(), tags.end(), tag) == tags.end()) tags.push_back(tag);
+  }
+  std::vector<Episode> episodes = row.fact.provenance;
+  if (fact.episode) AddEpisode(episodes, *fact.episode);
+  bool text_changed = tags != row.fact.tags || episodes.size() != row.fact.provenance.size() ||
+                      (fact.episode && episodes != row.fact.provenance);
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kReinforce));
+  stmt.Bind(1, row.rowid)
+      .Bind(2, ToMillis(options_.clock->Now()))
+      .BindText(3, JoinTags(tags))
+      .BindText(4, EncodeEpisodes(episodes))
+      .BindText(5, ProvenanceText(episodes));
+  MEND_RETURN_IF_ERROR(stmt.Run());
+  if (text_changed) MEND_RETURN_IF_ERROR(BumpLocked(kBumpGeneration));
+  return OkStatus();
+}
+
+Status SqliteFactStore::InsertLocked(const Fact& f) {
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kInsert));
+  stmt.BindText(1, f.id)
+      .BindText(2, f.content)
+      .BindText(3, f.category)
+      .BindText(4, JoinTags(f.tags))
+      .BindText(5, f.workspace)
+      .BindText(6, f.source)
+      .BindDouble(7, f.confidence)
+      .Bind(8, ToMillis(f.created_at))
+      .Bind(9, ToMillis(f.last_accessed))
+      .Bind(10, f.access_count)
+      .Bind(11, f.helped)
+      .Bind(12, f.hurt);
+  if (f.superseded_by.empty()) {
+    stmt.BindNull(13);
+  } else {
+    stmt.BindText(13, f.superseded_by);
+  }
+  stmt.BindText(14, EncodeEpisodes(f.provenance)).BindText(15, ProvenanceText(f.provenance));
+  MEND_RETURN_IF_ERROR(stmt.Run());
+  return BumpLocked(kBumpGeneration);
+}
+
+Result<AddResult> SqliteFactStore::Add(const NewFact& fact) {
+  std::string content(Trim(fact.content));
+  MEND_RETURN_IF_ERROR(ValidateFact(content, fact.confidence));
+  std::string category = ToLowerAscii(Trim(fact.category));
+  if (category.empty()) category = "general";
+  AddResult result;
+  result.id = FactIdFor(content);
+  std::lock_guard<std::mutex> lock(mu_);
+  MEND_RETURN_IF_ERROR(WriteTx([&]() -> Status {
+    MEND_ASSIGN_OR_RETURN(std::optional<Row> existing, FindLocked(result.id));
+    if (existing) {
+      result.kind = AddResult::Kind::kReinforced;
+      return ReinforceLocked(*existing, fact);
+    }
+    MEND_ASSIGN_OR_RETURN(std::optional<Row> near, FindNearDuplicateLocked(content, category));
+    if (near) {
+      result.id = near->fact.id;
+      result.kind = AddResult::Kind::kMerged;
+      return ReinforceLocked(*near, fact);
+    }
+    Fact f;
+    f.id = result.id;
+    f.content = content;
+    f.category = category;
+    f.tags = NormalizeTags(fact.tags);
+    f.workspace = fact.workspace;
+    f.source = fact.source;
+    f.confidence = fact.confidence;
+    f.created_at = f.last_accessed = options_.clock->Now();
+    if (fact.episode) AddEpisode(f.provenance, *fact.episode);
+    result.kind = AddResult::Kind::kAdded;
+    return InsertLocked(f);
+  }));
+  return result;
+}
+
+Result<Fact> SqliteFactStore::Get(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  MEND_ASSIGN_OR_RETURN(std::optional<Row> row, FindLocked(id));
+  if (!row) return NotFoundError("no fact " + id);
+  return std::move(row->fact);
+}
+
+Result<std::vector<Fact>> SqliteFactStore::List(const ListOptions& options) {
+  std::lock_guard<std::mutex> lock(mu_);
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kList));
+  stmt.Bind(1, options.include_superseded ? 1 : 0)
+      .BindText(2, ToLowerAscii(Trim(options.category)))
+      .Bind(3, options.limit == 0 ? -1 : static_cast<int64_t>(options.limit));
+  std::vector<Fact> out;
+  while (true) {
+    MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
+    if (!more) break;
+    MEND_ASSIGN_OR_RETURN(auto row, ReadRow(stmt));
+    out.push_back(std::move(row.second));
+  }
+  return out;
+}
+
+Status SqliteFactStore::Remove(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return WriteTx([&]() -> Status {
+    MEND_ASSIGN_OR_RETURN(std::optional<Row> row, FindLocked(id));
+    if (!row) return NotFoundError("no fact " + id);
+    MEND_ASSIGN_OR_RETURN(SqliteStmt vectors, db_->Prepare(kDeleteVectors));
+    MEND_RETURN_IF_ERROR(vectors.BindText(1, id).Run());
+    MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kDelete));
+    MEND_RETURN_IF_ERROR(stmt.BindText(1, id).Run());
+    MEND_RETURN_IF_ERROR(BumpLocked(kBumpVectorGeneration));
+    return BumpLocked(kBumpGeneration);
+  });
+}
+
+Status SqliteFactStore::Supersede(const std::string& old_id, const std::string& new_id) {
+  if (old_id == new_id) return InvalidArgumentError("a fact cannot supersede itself");
+  std::lock_guard<std::mutex> lock(mu_);
+  return WriteTx([&]() -> Status {
+    MEND_ASSIGN_OR_RETURN(std::optional<Row> old_row, FindLocked(old_id));
+    if (!old_row) return NotFoundError("no fact " + old_id);
+    MEND_ASSIGN_OR_RETURN(std::optional<Row> new_row, FindLocked(new_id));
+    if (!new_row) return NotFoundError("no fact " + new_id);
+    MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kSupersede));
+    MEND_RETURN_IF_ERROR(stmt.BindText(1, old_id).BindText(2, new_id).Run());
+    MEND_RETURN_IF_ERROR(BumpLocked(kBumpVectorGeneration));
+    return BumpLocked(kBumpGeneration);
+  });
+}
+
+Result<FactStore::ImportCounts> SqliteFactStore::Import(const std::vector<Fact>& facts) {
+  for (size_t i = 0; i < facts.size(); ++i) {
+    Status valid = ValidateFact(facts[i].content, facts[i].confidence);
+    if (!valid.ok()) {
+      return InvalidArgumentError("fact " + std::to_string(i) + " (" + facts[i].id +
+                                  "): " + std::string(valid.message()));
+    }
+    if (Trim(facts[i].id).empty()) {
+      return InvalidArgumentError("fact " + std::to_string(i) + ": empty id");
+    }
+  }
+  ImportCounts counts;
+  std::lock_guard<std::mutex> lock(mu_);
+  MEND_RETURN_IF_ERROR(WriteTx([&]() -> Status {
+    for (const Fact& in : facts) {
+      MEND_ASSIGN_OR_RETURN(std::optional<Row> existing, FindLocked(in.id));
+      if (existing) {
+        ++counts.skipped;
+        continue;
+      }
+      Fact f = in;
+      f.tags = NormalizeTags(f.tags);
+      if (Trim(f.category).empty()) f.category = "general";
+      std::vector<Episode> episodes;
+      for (const Episode& e : in.provenance) AddEpisode(episodes, e);
+      f.provenance = std::move(episodes);
+      MEND_RETURN_IF_ERROR(InsertLocked(f));
+      ++counts.imported;
+    }
+    return OkStatus();
+  }));
+  return counts;
+}
+
+}  // namespace internal
+
+Result<std::unique_ptr<FactStore>> FactStore::Open(const std::string& path,
+                                                   FactStoreOptions options) {
+  if (options.clock == nullptr) return InvalidArgumentError("FactStore needs a clock");
+  MEND_ASSIGN_OR_RETURN(auto db, store::internal::SqliteDb::Open(path, options.busy_timeout));
+  auto store = std::make_unique<internal::SqliteFactStore>(path, options, std::move(db));
+  MEND_RETURN_IF_ERROR(store->Init());
+  return std::unique_ptr<FactStore>(std::move(store));
+}
+
+}  // namespace mend::memory

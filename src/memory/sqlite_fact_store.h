@@ -1,0 +1,61 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mend/memory/fact_store.h"
+#include "store/sqlite_db.h"
+
+namespace mend::memory::internal {
+
+class SqliteFactStore final : public FactStore {
+ public:
+  SqliteFactStore(std::string path, FactStoreOptions options,
+                  std::unique_ptr<store::internal::SqliteDb> db);
+  Status Init();
+
+  Result<AddResult> Add(const NewFact& fact) override;
+  Result<Fact> Get(const std::string& id) override;
+  Result<std::vector<Fact>> List(const ListOptions& options) override;
+  Status Remove(const std::string& id) override;
+  Status Supersede(const std::string& old_id, const std::string& new_id) override;
+  Result<ImportCounts> Import(const std::vector<Fact>& facts) override;
+  Result<std::vector<LexicalHit>> SearchLexical(const std::string& fts_query, size_t limit,
+                                                const std::string& workspace) override;
+  Result<std::vector<SearchDoc>> SearchDocs() override;
+  Result<int64_t> Generation() override;
+  Result<int64_t> VectorGeneration() override;
+  Result<int64_t> Count() override;
+  Status RecordInjection(const std::string& run_id, const std::vector<std::string>& ids) override;
+  Result<std::vector<std::string>> InjectedInto(const std::string& run_id) override;
+  Status RecordOutcome(const std::string& run_id, bool completed) override;
+  Status PutEmbedding(const FactVector& vector, const std::string& model_id) override;
+  Result<std::vector<FactVector>> Embeddings(const std::string& model_id) override;
+  Result<std::vector<EmbeddingWork>> MissingEmbeddings(const std::string& model_id,
+                                                       size_t limit) override;
+
+ private:
+  struct Row {
+    int64_t rowid = 0;
+    Fact fact;
+  };
+  // Callers hold mu_.
+  Status CheckSchema();
+  Result<std::optional<Row>> FindLocked(const std::string& id);
+  Result<std::optional<Row>> FindNearDuplicateLocked(const std::string& content,
+                                                     const std::string& category);
+  Status ReinforceLocked(Row& row, const NewFact& fact);
+  Status InsertLocked(const Fact& fact);
+  Status BumpLocked(const char* sql);
+  Result<int64_t> MetaIntLocked(const char* sql);
+  Status WriteTx(const std::function<Status()>& body);
+
+  const std::string path_;
+  const FactStoreOptions options_;
+  std::mutex mu_;
+  std::unique_ptr<store::internal::SqliteDb> db_;
+};
+
+}  // namespace mend::memory::internal

@@ -1,0 +1,263 @@
+#include "mend/memory/chatcli_format.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "mend/base/time_format.h"
+#include "mend/memory/fact.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::memory {
+namespace {
+
+using ::mend::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+Time At(std::string_view rfc3339) {
+  Result<Time> t = ParseRfc3339(rfc3339);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? *t : Time{};
+}
+
+const Time kNow = std::chrono::sys_days{std::chrono::year{2026} / 4 / 1} + std::chrono::hours(9);
+
+Fact FullFact() {
+  Fact f;
+  f.id = "0123456789abcdef01234567";
+  f.content = "LESSON: edit small\nMISTAKE: rewrote the file\nCORRECTION: use a patch — über";
+  f.category = "lesson";
+  f.tags = {"edit", "reflexion", "trigger:error"};
+  f.workspace = "shop-api";
+  f.source = "reflexion";
+  f.confidence = 0.8;
+  f.created_at = At("2026-03-01T10:00:00.123456789Z");
+  f.last_accessed = At("2026-03-05T08:30:00.5Z");
+  f.access_count = 7;
+  f.helped = 3;
+  f.hurt = 1;
+  f.superseded_by = "fedcba9876543210fedcba98";
+  f.provenance = {{"Edit main.go", "ERROR: file too large", At("2026-03-01T09:59:00Z")},
+                  {"Edit util.go", "ERROR: truncated", At("2026-03-02T11:00:00.25Z")}};
+  return f;
+}
+
+void ExpectSameFact(const Fact& a, const Fact& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.content, b.content);
+  EXPECT_EQ(a.category, b.category);
+  EXPECT_EQ(a.tags, b.tags);
+  EXPECT_EQ(a.workspace, b.workspace);
+  EXPECT_EQ(a.source, b.source);
+  EXPECT_DOUBLE_EQ(a.confidence, b.confidence);
+  EXPECT_EQ(a.created_at, b.created_at);
+  EXPECT_EQ(a.last_accessed, b.last_accessed);
+  EXPECT_EQ(a.access_count, b.access_count);
+  EXPECT_EQ(a.helped, b.helped);
+  EXPECT_EQ(a.hurt, b.hurt);
+  EXPECT_EQ(a.superseded_by, b.superseded_by);
+  ASSERT_EQ(a.provenance.size(), b.provenance.size());
+  for (size_t i = 0; i < a.provenance.size(); ++i) {
+    EXPECT_EQ(a.provenance[i].task, b.provenance[i].task);
+    EXPECT_EQ(a.provenance[i].outcome, b.provenance[i].outcome);
+    EXPECT_EQ(a.provenance[i].at, b.provenance[i].at);
+  }
+}
+
+TEST(ChatcliFormatTest, RoundTripKeepsEveryField) {
+  Fact plain;
+  plain.id = FactIdFor("prefers tabs");
+  plain.content = "prefers tabs";
+  plain.category = "preference";
+  plain.created_at = At("2026-01-01T00:00:00Z");
+  plain.last_accessed = plain.created_at;
+  const std::vector<Fact> facts = {FullFact(), plain};
+
+  std::string text = ExportChatcliJson(facts);
+  Result<std::vector<Fact>> parsed = ParseChatcliJson(text, kNow);
+
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->size(), 2u);
+  ExpectSameFact((*parsed)[0], facts[0]);
+  EXPECT_EQ((*parsed)[1].workspace, "");
+  EXPECT_EQ((*parsed)[1].source, "import");  // a file that does not say who wrote a fact
+  EXPECT_TRUE((*parsed)[1].tags.empty());
+  EXPECT_TRUE((*parsed)[1].provenance.empty());
+}
+
+TEST(ChatcliFormatTest, ExportWritesChatcliFieldsInOrder) {
+  std::string text = ExportChatcliJson({FullFact()});
+
+  EXPECT_THAT(text, HasSubstr("\"created_at\": \"2026-03-01T10:00:00.123456789Z\""));
+  EXPECT_THAT(text, HasSubstr("\"score\": 0"));
+  EXPECT_THAT(text, HasSubstr("\"source_project\": \"shop-api\""));
+  EXPECT_THAT(text, HasSubstr("\"provenance\": \"reflexion: 2 episodes\""));
+  EXPECT_LT(text.find("\"id\""), text.find("\"content\""));
+  EXPECT_LT(text.find("\"content\""), text.find("\"category\""));
+  EXPECT_LT(text.find("\"confidence\""), text.find("\"workspace\""));
+}
+
+TEST(ChatcliFormatTest, ExportOmitsEmptyOptionalFields) {
+  Fact f;
+  f.id = "abc";
+  f.content = "global fact";
+  f.category = "general";
+  std::string text = ExportChatcliJson({f});
+
+  EXPECT_THAT(text, Not(HasSubstr("\"tags\"")));
+  EXPECT_THAT(text, Not(HasSubstr("\"source\"")));
+  EXPECT_THAT(text, Not(HasSubstr("\"source_project\"")));
+  EXPECT_THAT(text, Not(HasSubstr("\"provenance\"")));
+  EXPECT_EQ(ExportChatcliJson({}), "[]\n");
+}
+
+TEST(ChatcliFormatTest, ReadsAHandWrittenChatcliFile) {
+  const std::string text = R"([
+  {
+    "id": "aaaaaaaaaaaaaaaaaaaaaaaa",
+    "content": "Use pnpm in the monorepo",
+    "category": "project",
+    "tags": ["Node", " pnpm ", "node"],
+    "created_at": "2026-03-01T10:00:00.123456789+02:00",
+    "last_accessed": "2026-03-02T07:15:30.1Z",
+    "access_count": 4,
+    "score": 2.75,
+    "source": "user",
+    "source_project": "web",
+    "confidence": 0,
+    "provenance": "told in chat",
+    "future_field": {"x": [1, 2]}
+  },
+  {"content": "  short answers please  "}
+])";
+  Result<std::vector<Fact>> parsed = ParseChatcliJson(text, kNow);
+
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->size(), 2u);
+  const Fact& a = (*parsed)[0];
+  EXPECT_EQ(a.id, "aaaaaaaaaaaaaaaaaaaaaaaa");
+  EXPECT_EQ(a.category, "project");
+  EXPECT_THAT(a.tags, ElementsAre("node", "pnpm"));
+  EXPECT_EQ(a.created_at, At("2026-03-01T08:00:00.123456789Z"));
+  EXPECT_EQ(a.last_accessed, At("2026-03-02T07:15:30.1Z"));
+  EXPECT_EQ(a.access_count, 4);
+  EXPECT_EQ(a.source, "user");
+  EXPECT_EQ(a.workspace, "web");
+  EXPECT_DOUBLE_EQ(a.confidence, 1.0);
+  EXPECT_TRUE(a.provenance.empty());
+  const Fact& b = (*parsed)[1];
+  EXPECT_EQ(b.id, FactIdFor("short answers please"));
+  EXPECT_EQ(b.category, "general");
+  EXPECT_EQ(b.created_at, kNow);
+  EXPECT_EQ(b.last_accessed, kNow);
+  EXPECT_EQ(b.workspace, "");
+  EXPECT_DOUBLE_EQ(b.confidence, 1.0);
+}
+
+TEST(ChatcliFormatTest, MendWorkspaceWinsOverSourceProject) {
+  const std::string text =
+      R"([{"content": "x", "source_project": "old", "workspace": "", "confidence": 0.5}])";
+  Result<std::vector<Fact>> parsed = ParseChatcliJson(text, kNow);
+
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ((*parsed)[0].workspace, "");
+  EXPECT_DOUBLE_EQ((*parsed)[0].confidence, 0.5);
+}
+
+TEST(ChatcliFormatTest, EpisodesWithoutTimeTakeTheFactCreationTime) {
+  const std::string text = R"([{"content": "x", "created_at": "2026-02-01T00:00:00Z",
+    "episodes": [{"task": "t", "outcome": "ERROR: e"}]}])";
+  Result<std::vector<Fact>> parsed = ParseChatcliJson(text, kNow);
+
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ((*parsed)[0].provenance.size(), 1u);
+  EXPECT_EQ((*parsed)[0].provenance[0].task, "t");
+  EXPECT_EQ((*parsed)[0].provenance[0].at, At("2026-02-01T00:00:00Z"));
+}
+
+TEST(ChatcliFormatTest, CorruptJsonIsInvalidArgument) {
+  EXPECT_THAT(ParseChatcliJson(R"([{"content": "x",)", kNow),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("malformed JSON")));
+  EXPECT_THAT(ParseChatcliJson("", kNow), StatusIs(StatusCode::kInvalidArgument));
+}
+
+TEST(ChatcliFormatTest, ForeignJsonIsNotAMemoryExport) {
+  EXPECT_THAT(ParseChatcliJson(R"({"facts": []})", kNow),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("not a memory export")));
+  EXPECT_THAT(ParseChatcliJson("[1, 2, 3]", kNow),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("fact 0: is not an object")));
+}
+
+TEST(ChatcliFormatTest, ABadElementFailsTheWholeParseNamingIt) {
+  const std::string text = R"([{"content": "fine"}, {"content": "ok"},
+    {"content": "bad", "tags": ["a", 3]}, {"content": "never read"}])";
+
+  EXPECT_THAT(ParseChatcliJson(text, kNow),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("fact 2: tags[1] is not a string")));
+}
+
+struct BadField {
+  const char* element;
+  const char* message;
+};
+
+TEST(ChatcliFormatTest, WrongTypesNameTheFactAndField) {
+  const std::vector<BadField> cases = {
+      {R"({"content": "   "})", "fact 0: content is empty"},
+      {R"({"id": "x"})", "fact 0: missing JSON key \"content\""},
+      {R"({"content": 5})", "\"content\""},
+      {R"({"content": "x", "id": 7})", "\"id\""},
+      {R"({"content": "x", "tags": "a,b"})", "\"tags\""},
+      {R"({"content": "x", "access_count": "3"})", "\"access_count\""},
+      {R"({"content": "x", "access_count": 1.5})", "\"access_count\""},
+      {R"({"content": "x", "score": "high"})", "\"score\""},
+      {R"({"content": "x", "confidence": 1.5})", "confidence"},
+      {R"({"content": "x", "confidence": -0.5})", "confidence"},
+      {R"({"content": "x", "provenance": ["a"]})", "\"provenance\""},
+      {R"({"content": "x", "created_at": "yesterday"})", "fact 0: created_at"},
+      {R"({"content": "x", "episodes": [{"task": 1}]})", "fact 0: episodes[0]"},
+      {R"({"content": "x", "episodes": [{"at": "2026-13-01T00:00:00Z"}]})", "episodes[0]: at"},
+  };
+  for (const BadField& c : cases) {
+    EXPECT_THAT(ParseChatcliJson(std::string("[") + c.element + "]", kNow),
+                StatusIs(StatusCode::kInvalidArgument, HasSubstr(c.message)))
+        << c.element;
+  }
+}
+
+TEST(ChatcliFormatTest, ContentOverTheLimitIsRejected) {
+  const std::string at_limit(kMaxFactBytes, 'a');
+  const std::string over(kMaxFactBytes + 1, 'a');
+
+  EXPECT_TRUE(ParseChatcliJson(R"([{"content": ")" + at_limit + "\"}]", kNow).ok());
+  EXPECT_THAT(ParseChatcliJson(R"([{"content": "ok"}, {"content": ")" + over + "\"}]", kNow),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("fact 1: content is 16385 bytes")));
+}
+
+TEST(ChatcliFormatTest, InvalidUtf8IsRejected) {
+  EXPECT_THAT(ParseChatcliJson("[{\"content\": \"bad \xC3\x28 byte\"}]", kNow),
+              StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(ParseChatcliJson(R"([{"content": "lone \udc00 surrogate"}])", kNow),
+              StatusIs(StatusCode::kInvalidArgument));
+}
+
+TEST(ChatcliFormatTest, KeepsOnlyTheNewestEpisodes) {
+  Fact f = FullFact();
+  f.provenance.clear();
+  for (size_t i = 0; i < kMaxEpisodes + 3; ++i) {
+    f.provenance.push_back({"task " + std::to_string(i), "", f.created_at});
+  }
+  Result<std::vector<Fact>> parsed = ParseChatcliJson(ExportChatcliJson({f}), kNow);
+
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ((*parsed)[0].provenance.size(), kMaxEpisodes);
+  EXPECT_EQ((*parsed)[0].provenance.front().task, "task 3");
+}
+
+}  // namespace
+}  // namespace mend::memory

@@ -1,0 +1,232 @@
+#include "mend/memory/retriever.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include "mend/base/manual_clock.h"
+#include "mend/llm/scripted_provider.h"
+#include "mend/memory/backfill.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::memory {
+namespace {
+
+using ::mend::testing::IsOk;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+constexpr char kNpmLesson[] =
+    "LESSON: Building a JavaScript project that lives in a subfolder of a monorepo\n"
+    "MISTAKE: Ran npm run build from the repository root, npm failed with ENOENT: no such file "
+    "package.json\nCORRECTION: cd into the package folder (or use npm --prefix) and run npm ci "
+    "first\nTRIGGER: error";
+constexpr char kGitLesson[] =
+    "LESSON: Committing from a fresh container or CI job\n"
+    "MISTAKE: git commit failed with 'Please tell me who you are' because user.name and "
+    "user.email were not set\nCORRECTION: set git config user.name and user.email for the "
+    "repository before committing\nTRIGGER: error";
+
+class RetrieverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "mend_retriever_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    auto store = FactStore::Open(dir_ + "/mend.db", FactStoreOptions{&clock_});
+    ASSERT_THAT(store.status(), IsOk());
+    store_ = std::move(store).value();
+    NewFact npm{kNpmLesson, "lesson", {"npm", "monorepo", "node"}};
+    npm.episode = Episode{"Build the admin dashboard in packages/admin",
+                          "ERROR: npm error enoent Could not read package.json", clock_.Now()};
+    npm_id_ = Add(npm);
+    git_id_ = Add({kGitLesson, "lesson", {"git", "ci", "identity"}});
+    Add({"The billing service uses PostgreSQL 15 in production", "project", {"billing"}});
+    Add({"Prefers tabs over spaces in Go code", "preference", {"go", "style"}});
+    Add({"Staging for the shop runs on https://shop.staging.example", "project", {"shop"}});
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  std::string Add(const NewFact& f) {
+    Result<AddResult> r = store_->Add(f);
+    EXPECT_THAT(r.status(), IsOk());
+    return r.ok() ? r->id : "";
+  }
+  Retrieval Retrieve(Retriever& r, const std::string& task, const std::string& workspace = "") {
+    auto got = r.Retrieve({task, "", workspace});
+    EXPECT_THAT(got.status(), IsOk());
+    return got.ok() ? *got : Retrieval{};
+  }
+  static std::vector<std::string> Ids(const std::vector<ScoredFact>& facts) {
+    std::vector<std::string> ids;
+    for (const ScoredFact& f : facts) ids.push_back(f.fact.id);
+    return ids;
+  }
+
+  ManualClock clock_;
+  std::string dir_;
+  std::unique_ptr<FactStore> store_;
+  std::string npm_id_;
+  std::string git_id_;
+};
+
+TEST_F(RetrieverTest, RelatedTaskReceivesTheLessonUnderTheHeading) {
+  Retriever retriever(store_.get(), &clock_, {});
+  Retrieval r = Retrieve(retriever, "npm run build fails with ENOENT package.json in the monorepo");
+  ASSERT_FALSE(r.gated);
+  ASSERT_FALSE(r.selected.empty());
+  EXPECT_EQ(r.selected[0].fact.id, npm_id_);
+  EXPECT_THAT(r.section, ::testing::StartsWith("## Long-term Memory\n"));
+  EXPECT_THAT(r.section, HasSubstr("- [lesson] LESSON: Building a JavaScript project"));
+  EXPECT_EQ(r.ranked[0].fact.id, npm_id_);
+}
+
+TEST_F(RetrieverTest, UnrelatedTaskReceivesNothing) {
+  Retriever retriever(store_.get(), &clock_, {});
+  Retrieval r = Retrieve(retriever, "Write a haiku about autumn leaves");
+  EXPECT_TRUE(r.gated);
+  EXPECT_THAT(r.selected, IsEmpty());
+  EXPECT_EQ(r.section, "");
+}
+
+TEST_F(RetrieverTest, EmptyTaskReceivesNothing) {
+  Retriever retriever(store_.get(), &clock_, {});
+  EXPECT_TRUE(Retrieve(retriever, "  \n ").gated);
+}
+
+TEST_F(RetrieverTest, ProvenanceFindsTheLessonOfASimilarEarlierTask) {
+  Retriever retriever(store_.get(), &clock_, {});
+  Retrieval r = Retrieve(retriever, "Build the admin dashboard under packages/admin again");
+  ASSERT_FALSE(r.ranked.empty());
+  EXPECT_EQ(r.ranked[0].fact.id, npm_id_);
+}
+
+TEST_F(RetrieverTest, ErrorTextJoinsTheQuery) {
+  Retriever retriever(store_.get(), &clock_, {});
+  auto r = retriever.Retrieve({"commit the regenerated docs", "Please tell me who you are", ""});
+  ASSERT_THAT(r.status(), IsOk());
+  ASSERT_FALSE(r->ranked.empty());
+  EXPECT_EQ(r->ranked[0].fact.id, git_id_);
+}
+
+TEST_F(RetrieverTest, HostileQueryTextIsJustText) {
+  Retriever retriever(store_.get(), &clock_, {});
+  for (const char* text : {"\"unbalanced (NEAR * content:x", "((((", "AND OR NOT", "^*"}) {
+    EXPECT_THAT(retriever.Retrieve({text}).status(), IsOk()) << text;
+    EXPECT_THAT(retriever.Search(text, 5).status(), IsOk()) << text;
+  }
+}
+
+TEST_F(RetrieverTest, WorkspaceScopedFactsStayInTheirWorkspace) {
+  NewFact scoped{"In the payments repo, run make proto before building", "project", {"proto"}};
+  scoped.workspace = "/src/payments";
+  std::string id = Add(scoped);
+  Retriever retriever(store_.get(), &clock_, {});
+  EXPECT_THAT(Ids(Retrieve(retriever, "run make proto before building", "/src/other").ranked),
+              Not(::testing::Contains(id)));
+  EXPECT_THAT(Ids(Retrieve(retriever, "run make proto before building", "/src/payments").ranked),
+              ::testing::Contains(id));
+}
+
+TEST_F(RetrieverTest, NewAndSupersededFactsAreSeenWithoutRebuildingTheRetriever) {
+  Retriever retriever(store_.get(), &clock_, {});
+  EXPECT_TRUE(Retrieve(retriever, "rotate the kafka broker certificates").gated);
+  std::string id =
+      Add({"Rotate kafka broker certificates one broker at a time", "lesson", {"kafka", "tls"}});
+  Retrieval r = Retrieve(retriever, "rotate the kafka broker certificates");
+  ASSERT_FALSE(r.selected.empty());
+  EXPECT_EQ(r.selected[0].fact.id, id);
+  std::string newer =
+      Add({"Kafka certificates rotate through the cert-manager operator now", "lesson", {"kafka"}});
+  MEND_ASSERT_OK(store_->Supersede(id, newer));
+  EXPECT_THAT(Ids(Retrieve(retriever, "rotate the kafka broker certificates").ranked),
+              Not(::testing::Contains(id)));
+}
+
+TEST_F(RetrieverTest, UsefulnessMovesOtherwiseEqualFacts) {
+  std::string a = Add({"Use the staging cluster alpha for load tests", "environment"});
+  std::string b = Add({"Use the staging cluster bravo for load tests", "environment"});
+  MEND_ASSERT_OK(store_->RecordInjection("r1", {a}));
+  MEND_ASSERT_OK(store_->RecordInjection("r2", {a}));
+  MEND_ASSERT_OK(store_->RecordOutcome("r1", false));
+  MEND_ASSERT_OK(store_->RecordOutcome("r2", false));
+  RetrieverOptions options;
+  options.mmr_lambda = 1;
+  Retriever retriever(store_.get(), &clock_, options);
+  auto ranked = retriever.Search("staging cluster load tests", 2);
+  ASSERT_THAT(ranked.status(), IsOk());
+  ASSERT_EQ(ranked->size(), 2u);
+  EXPECT_EQ((*ranked)[0].fact.id, b);
+}
+
+TEST_F(RetrieverTest, MaxFactsAndBudgetBoundTheSection) {
+  RetrieverOptions options;
+  options.max_facts = 1;
+  Retriever one(store_.get(), &clock_, options);
+  Retrieval r = Retrieve(one, "npm run build ENOENT package.json monorepo git commit identity");
+  EXPECT_EQ(r.selected.size(), 1u);
+  options.max_facts = 5;
+  options.budget_chars = 30;
+  Retriever tiny(store_.get(), &clock_, options);
+  Retrieval t = Retrieve(tiny, "npm run build ENOENT package.json monorepo");
+  EXPECT_THAT(t.selected, IsEmpty());
+  EXPECT_EQ(t.section, "");
+}
+
+TEST_F(RetrieverTest, HydeTextJoinsTheQuery) {
+  llm::ScriptedProvider provider({llm::ScriptedStep{
+      "LESSON: committing in CI\nMISTAKE: git commit failed: Please tell me who you are, "
+      "user.email not configured\nCORRECTION: git config user.name"}});
+  RetrieverOptions options;
+  options.hyde = true;
+  Retriever retriever(store_.get(), &clock_, options, nullptr, &provider);
+  Retrieval r = Retrieve(retriever, "Have the release bot record its changelog update");
+  ASSERT_FALSE(r.ranked.empty());
+  EXPECT_EQ(r.ranked[0].fact.id, git_id_);
+  EXPECT_THAT(r.hyde_text, HasSubstr("Please tell me who you are"));
+  ASSERT_EQ(provider.requests().size(), 1u);
+  EXPECT_EQ(provider.requests()[0].messages[0].content, HydeSystemPrompt());
+  EXPECT_THAT(provider.requests()[0].messages[1].content,
+              HasSubstr("TASK:\nHave the release bot record"));
+}
+
+TEST_F(RetrieverTest, HydeFailureDegradesToLexicalWithAWarning) {
+  llm::ScriptedProvider provider({llm::ScriptedStep{"", {}, 0, 0, UnavailableError("down")}});
+  RetrieverOptions options;
+  options.hyde = true;
+  Retriever retriever(store_.get(), &clock_, options, nullptr, &provider);
+  std::vector<std::string> warnings;
+  auto r = retriever.Retrieve({"npm run build ENOENT package.json monorepo"}, &warnings);
+  ASSERT_THAT(r.status(), IsOk());
+  ASSERT_FALSE(r->selected.empty());
+  EXPECT_EQ(r->selected[0].fact.id, npm_id_);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("HyDE skipped"));
+}
+
+TEST_F(RetrieverTest, VectorsJoinOnceBackfilled) {
+  llm::HashingEmbedder embedder(256);
+  EmbeddingBackfill backfill(store_.get(), &embedder, &clock_);
+  auto stored = backfill.RunOnce(1000);
+  ASSERT_THAT(stored.status(), IsOk());
+  EXPECT_EQ(*stored, 6);  // five contents and one episode
+  EXPECT_THAT(backfill.RunOnce(1000), ::mend::testing::IsOkAndHolds(0));
+  RetrieverOptions options;
+  options.bm25_weight = 0;
+  options.trigram_weight = 0;
+  options.hint_weight = 0;
+  Retriever retriever(store_.get(), &clock_, options, &embedder);
+  auto ranked = retriever.Search("git commit user.email user.name", 3);
+  ASSERT_THAT(ranked.status(), IsOk());
+  ASSERT_FALSE(ranked->empty());
+  EXPECT_EQ((*ranked)[0].fact.id, git_id_);
+}
+
+}  // namespace
+}  // namespace mend::memory
