@@ -18,6 +18,9 @@ namespace {
 
 constexpr size_t kRankedSize = 10;
 constexpr size_t kHydeMaxBytes = 2000;
+// The trigram index reads the head of each text: the situation line of a lesson, the start of a
+// task. It bounds the index to a few hundred postings per text.
+constexpr size_t kTrigramTextBytes = 600;
 
 // Tokens of a tag ("event-loop" → "event", "loop", "event-loop") for the hint scorer.
 std::vector<std::string> TagKeys(const std::string& tag) {
@@ -91,9 +94,14 @@ Status Retriever::Impl::RefreshLocked(std::vector<std::string>* warnings) {
           if (list.empty() || list.back() != i) list.push_back(i);
         }
       }
-      t.push_back(d.content + tags);
-      for (const std::string& e : d.episode_texts) t.push_back(e);
+      t.push_back(TruncateUtf8Bytes(d.content, kTrigramTextBytes) + tags);
+      for (const std::string& e : d.episode_texts) {
+        t.push_back(TruncateUtf8Bytes(e, kTrigramTextBytes));
+      }
       texts.push_back(std::move(t));
+      // Only the id, workspace and tags are needed from here on.
+      docs_[i].content = std::string();
+      docs_[i].episode_texts = std::vector<std::string>();
     }
     trigrams_ = TrigramIndex::Build(texts);
     generation_ = generation;

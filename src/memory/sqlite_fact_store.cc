@@ -46,6 +46,8 @@ constexpr char kBumpGeneration[] =
 constexpr char kBumpVectorGeneration[] =
     "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memory.vector_generation'";
 
+constexpr size_t kNearGroup = 4;
+
 Result<int64_t> ParseVersion(const std::string& text) {
   int64_t version = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
@@ -134,20 +136,30 @@ Result<std::optional<SqliteFactStore::Row>> SqliteFactStore::FindLocked(const st
 
 Result<std::optional<SqliteFactStore::Row>> SqliteFactStore::FindNearDuplicateLocked(
     const std::string& content, const std::string& category) {
-  std::string query = BuildFtsQuery(QueryTerms(content, 24));
-  if (query.empty()) return std::optional<Row>();
-  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kSelectNear));
-  stmt.BindText(1, query).BindText(2, category);
+  // A near duplicate shares almost every word. Two FTS5 AND queries over disjoint groups of the
+  // longest (usually rarest) terms find it unless both groups hold a changed word, and each
+  // intersects a few short posting lists instead of scanning the common ones.
+  std::vector<std::string> terms = QueryTerms(content);
+  std::stable_sort(terms.begin(), terms.end(),
+                   [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
   std::optional<Row> best;
   double best_similarity = 0;
-  while (true) {
-    MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
-    if (!more) break;
-    MEND_ASSIGN_OR_RETURN(auto row, ReadRow(stmt));
-    double similarity = TrigramJaccard(content, row.second.content);
-    if (similarity >= options_.near_duplicate_jaccard && similarity > best_similarity) {
-      best_similarity = similarity;
-      best = Row{row.first, std::move(row.second)};
+  for (size_t start = 0; start < terms.size() && start < 2 * kNearGroup; start += kNearGroup) {
+    std::string query;
+    for (size_t i = start; i < terms.size() && i < start + kNearGroup; ++i) {
+      query += (query.empty() ? "" : " AND ") + BuildFtsQuery({terms[i]});
+    }
+    MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kSelectNear));
+    stmt.BindText(1, query).BindText(2, category);
+    while (true) {
+      MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
+      if (!more) break;
+      MEND_ASSIGN_OR_RETURN(auto row, ReadRow(stmt));
+      double similarity = TrigramJaccard(content, row.second.content);
+      if (similarity >= options_.near_duplicate_jaccard && similarity > best_similarity) {
+        best_similarity = similarity;
+        best = Row{row.first, std::move(row.second)};
+      }
     }
   }
   return best;

@@ -1,0 +1,101 @@
+#include "bench/lessonrecall_options.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <map>
+#include <string_view>
+#include <vector>
+
+namespace mend::lessonrecall {
+namespace {
+
+bool ParseDouble(const std::string& text, double& out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size();
+}
+
+bool ParseSize(const std::string& text, size_t& out) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  return !text.empty() && ec == std::errc() && ptr == end;
+}
+
+}  // namespace
+
+bool SetOption(memory::RetrieverOptions& options, const std::string& key, const std::string& value,
+               std::string& error) {
+  const std::map<std::string_view, double*> doubles = {
+      {"bm25_weight", &options.bm25_weight},
+      {"trigram_weight", &options.trigram_weight},
+      {"hint_weight", &options.hint_weight},
+      {"vector_weight", &options.vector_weight},
+      {"rrf_k", &options.rrf_k},
+      {"gate", &options.gate},
+      {"mmr_lambda", &options.mmr_lambda},
+      {"recency_weight", &options.recency_weight},
+      {"confidence_weight", &options.confidence_weight},
+      {"usefulness_weight", &options.usefulness_weight}};
+  const std::map<std::string_view, size_t*> sizes = {{"max_facts", &options.max_facts},
+                                                     {"candidates", &options.candidates},
+                                                     {"budget_chars", &options.budget_chars},
+                                                     {"max_query_terms", &options.max_query_terms}};
+  if (auto it = doubles.find(key); it != doubles.end()) {
+    if (ParseDouble(value, *it->second)) return true;
+    error = "--option " + key + ": not a number: " + value;
+    return false;
+  }
+  if (auto it = sizes.find(key); it != sizes.end()) {
+    if (ParseSize(value, *it->second)) return true;
+    error = "--option " + key + ": not a non-negative integer: " + value;
+    return false;
+  }
+  error = "--option: unknown RetrieverOptions field " + key;
+  return false;
+}
+
+std::optional<Args> ParseArgs(int argc, char** argv, std::string& error) {
+  Args args;
+  std::vector<std::string> rest(argv + 1, argv + argc);
+  for (size_t i = 0; i < rest.size(); ++i) {
+    const std::string& flag = rest[i];
+    const bool takes_value =
+        flag == "--data" || flag == "--predictions" || flag == "--option" || flag == "--embedder";
+    if (takes_value && i + 1 >= rest.size()) {
+      error = flag + " needs a value";
+      return std::nullopt;
+    }
+    if (flag == "--data") {
+      args.data_dir = rest[++i];
+    } else if (flag == "--predictions") {
+      args.predictions_dir = rest[++i];
+    } else if (flag == "--option") {
+      const std::string& kv = rest[++i];
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos) {
+        error = "--option expects key=value, got " + kv;
+        return std::nullopt;
+      }
+      if (!SetOption(args.options, kv.substr(0, eq), kv.substr(eq + 1), error)) return std::nullopt;
+    } else if (flag == "--embedder") {
+      if (rest[++i] != "hashing") {
+        error = "--embedder: only \"hashing\" is available, got " + rest[i];
+        return std::nullopt;
+      }
+      args.hashing_embedder = true;
+    } else if (flag.rfind("--", 0) != 0 && args.data_dir.empty()) {
+      args.data_dir = flag;
+    } else {
+      error = "unknown argument " + flag;
+      return std::nullopt;
+    }
+  }
+  if (args.data_dir.empty()) {
+    error = "no data directory (--data DIR)";
+    return std::nullopt;
+  }
+  return args;
+}
+
+}  // namespace mend::lessonrecall

@@ -1,0 +1,218 @@
+// Long-term memory at scale: ingest, retrieval latency next to a raw FTS5 OR query over the same
+// data in the same run, and memory use. Prints one JSON object (bench/run_memory_bench formats it).
+//
+// usage: mend_memory_bench DATA_DIR [FACTS] [QUERIES] [ADDS]
+
+#include <malloc.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mend/base/clock.h"
+#include "mend/memory/fact_store.h"
+#include "mend/memory/lexical.h"
+#include "mend/memory/retriever.h"
+
+namespace mend::memory {
+namespace {
+
+using Seconds = std::chrono::duration<double>;
+
+// A vocabulary of pronounceable pseudo-words with a Zipf-like use, so term statistics resemble
+// text: a few words are everywhere, most are rare.
+class Corpus {
+ public:
+  explicit Corpus(uint32_t seed) : rng_(seed) {
+    const char* consonants = "bcdfghklmnprstvz";
+    const char* vowels = "aeiou";
+    // The most frequent ranks are English function words, as in real text (queries drop them).
+    for (const char* w :
+         {"the", "to",   "a",   "and", "of",   "in", "is",   "it",   "for", "that",
+          "on",  "with", "as",  "was", "be",   "by", "this", "an",   "at",  "from",
+          "or",  "not",  "but", "are", "when", "if", "so",   "then", "its", "which"}) {
+      words_.push_back(w);
+    }
+    while (words_.size() < 20000) {
+      std::string w;
+      int syllables = 2 + static_cast<int>(rng_() % 3);
+      for (int s = 0; s < syllables; ++s) {
+        w += consonants[rng_() % 16];
+        w += vowels[rng_() % 5];
+      }
+      words_.push_back(w);
+    }
+  }
+  std::string Word() {
+    // Zipf via inverse transform of a power law over ranks.
+    double u = std::uniform_real_distribution<double>(0, 1)(rng_);
+    size_t rank = static_cast<size_t>(std::pow(static_cast<double>(words_.size()), u)) - 1;
+    return words_[std::min(rank, words_.size() - 1)];
+  }
+  std::string Text(int min_words, int max_words) {
+    int n = min_words + static_cast<int>(rng_() % static_cast<uint32_t>(max_words - min_words + 1));
+    std::string out;
+    for (int i = 0; i < n; ++i) {
+      if (i > 0) out += ' ';
+      out += Word();
+    }
+    return out;
+  }
+  std::mt19937& rng() { return rng_; }
+
+ private:
+  std::mt19937 rng_;
+  std::vector<std::string> words_;
+};
+
+long RssKiB() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+std::vector<Fact> MakeFacts(Corpus& corpus, int n) {
+  std::vector<Fact> facts;
+  facts.reserve(static_cast<size_t>(n));
+  const char* categories[] = {"lesson", "project", "preference", "history", "environment"};
+  Time now = SystemClock().Now();
+  for (int i = 0; i < n; ++i) {
+    Fact f;
+    f.content = "LESSON: " + corpus.Text(8, 20) + "\nMISTAKE: " + corpus.Text(10, 30) +
+                "\nCORRECTION: " + corpus.Text(8, 25) + "\nTRIGGER: error";
+    f.id = FactIdFor(f.content + std::to_string(i));
+    f.category = categories[i % 5];
+    f.tags = {corpus.Word(), corpus.Word(), corpus.Word()};
+    f.created_at = f.last_accessed = now;
+    if (i % 3 == 0)
+      f.provenance.push_back({corpus.Text(8, 20), "ERROR: " + corpus.Text(10, 40), now});
+    facts.push_back(std::move(f));
+  }
+  return facts;
+}
+
+// The reference: the same FTS5 OR query, straight through the C API on its own connection.
+std::vector<double> RawFtsLatencies(const std::string& path,
+                                    const std::vector<std::string>& queries) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(db,
+                     "SELECT rowid, bm25(facts_fts) FROM facts_fts WHERE facts_fts MATCH ?1 "
+                     "ORDER BY bm25(facts_fts) LIMIT 10",
+                     -1, &stmt, nullptr);
+  std::vector<double> ms;
+  for (const std::string& q : queries) {
+    auto start = std::chrono::steady_clock::now();
+    std::string fts = BuildFtsQuery(QueryTerms(q, 32));
+    sqlite3_bind_text(stmt, 1, fts.c_str(), -1, SQLITE_TRANSIENT);
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+    }
+    sqlite3_reset(stmt);
+    ms.push_back(Seconds(std::chrono::steady_clock::now() - start).count() * 1000);
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return ms;
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: mend_memory_bench DATA_DIR [FACTS] [QUERIES] [ADDS]\n");
+    return 2;
+  }
+  std::string dir = argv[1];
+  int n_facts = argc > 2 ? std::stoi(argv[2]) : 100000;
+  int n_queries = argc > 3 ? std::stoi(argv[3]) : 300;
+  int n_adds = argc > 4 ? std::stoi(argv[4]) : 300;
+  std::string path = dir + "/mend.db";
+  std::remove(path.c_str());
+  SystemClock clock;
+  Corpus corpus(42);
+  long rss_start = RssKiB();
+
+  auto opened = FactStore::Open(path, FactStoreOptions{&clock});
+  if (!opened.ok()) {
+    std::fprintf(stderr, "open: %s\n", opened.status().ToString().c_str());
+    return 1;
+  }
+  std::unique_ptr<FactStore> store = std::move(opened).value();
+  std::vector<Fact> facts = MakeFacts(corpus, n_facts);
+  auto start = std::chrono::steady_clock::now();
+  auto imported = store->Import(facts);
+  double import_s = Seconds(std::chrono::steady_clock::now() - start).count();
+  if (!imported.ok()) {
+    std::fprintf(stderr, "import: %s\n", imported.status().ToString().c_str());
+    return 1;
+  }
+  facts.clear();
+  facts.shrink_to_fit();
+
+  // Single durable adds on the full store (duplicate check + FTS update + fsync each).
+  std::vector<double> add_ms;
+  for (int i = 0; i < n_adds; ++i) {
+    NewFact f{"LESSON: " + corpus.Text(10, 20) + "\nCORRECTION: " + corpus.Text(10, 20), "lesson"};
+    auto t0 = std::chrono::steady_clock::now();
+    if (!store->Add(f).ok()) return 1;
+    add_ms.push_back(Seconds(std::chrono::steady_clock::now() - t0).count() * 1000);
+  }
+
+  std::vector<std::string> queries;
+  for (int i = 0; i < n_queries; ++i) queries.push_back(corpus.Text(10, 40));
+
+  Retriever retriever(store.get(), &clock, RetrieverOptions{});
+  malloc_trim(0);
+  long rss_before_index = RssKiB();
+  auto t0 = std::chrono::steady_clock::now();
+  if (!retriever.Retrieve({queries[0]}).ok()) return 1;  // builds the in-memory indexes
+  double first_s = Seconds(std::chrono::steady_clock::now() - t0).count();
+  malloc_trim(0);  // count live memory, not freed heap glibc still holds
+  long rss_after_index = RssKiB();
+
+  std::vector<double> raw_ms = RawFtsLatencies(path, queries);
+  std::vector<double> mend_ms;
+  for (const std::string& q : queries) {
+    auto q0 = std::chrono::steady_clock::now();
+    auto r = retriever.Retrieve({q});
+    if (!r.ok()) {
+      std::fprintf(stderr, "retrieve: %s\n", r.status().ToString().c_str());
+      return 1;
+    }
+    mend_ms.push_back(Seconds(std::chrono::steady_clock::now() - q0).count() * 1000);
+  }
+  std::vector<double> raw_again = RawFtsLatencies(path, queries);
+  raw_ms.insert(raw_ms.end(), raw_again.begin(), raw_again.end());
+
+  std::printf(
+      "{\"facts\": %d, \"queries\": %d, \"import_seconds\": %.3f, \"import_facts_per_s\": %.0f, "
+      "\"add_p50_ms\": %.3f, \"add_p99_ms\": %.3f, \"first_retrieval_s\": %.3f, "
+      "\"retrieve_p50_ms\": %.3f, \"retrieve_p99_ms\": %.3f, \"raw_fts_p50_ms\": %.3f, "
+      "\"raw_fts_p99_ms\": %.3f, \"rss_start_kib\": %ld, \"rss_before_index_kib\": %ld, "
+      "\"rss_after_index_kib\": %ld}\n",
+      n_facts, n_queries, import_s, n_facts / import_s, Percentile(add_ms, 0.5),
+      Percentile(add_ms, 0.99), first_s, Percentile(mend_ms, 0.5), Percentile(mend_ms, 0.99),
+      Percentile(raw_ms, 0.5), Percentile(raw_ms, 0.99), rss_start, rss_before_index,
+      rss_after_index);
+  return 0;
+}
+
+}  // namespace
+}  // namespace mend::memory
+
+int main(int argc, char** argv) { return mend::memory::Main(argc, argv); }
