@@ -33,6 +33,7 @@ bool SetOption(memory::RetrieverOptions& options, const std::string& key, const 
       {"vector_weight", &options.vector_weight},
       {"rrf_k", &options.rrf_k},
       {"gate", &options.gate},
+      {"fact_gate", &options.fact_gate},
       {"mmr_lambda", &options.mmr_lambda},
       {"recency_weight", &options.recency_weight},
       {"confidence_weight", &options.confidence_weight},

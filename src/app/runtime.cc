@@ -1,5 +1,5 @@
-// The runtime builder: the effective configuration becomes a provider, a store, an event bus and
-// a lease identity here, and nowhere else.
+// The runtime builder: the effective configuration becomes a provider, a store, an event bus, a
+// lease identity and long-term memory here, and nowhere else.
 #include "mend/app/runtime.h"
 
 #include <string_view>
@@ -7,6 +7,7 @@
 
 #include "mend/agent/agent_spec.h"
 #include "mend/app/deferred_provider.h"
+#include "mend/app/memory_hooks.h"
 #include "mend/store/sqlite_store.h"
 
 namespace mend::app {
@@ -35,9 +36,16 @@ Result<std::unique_ptr<store::CheckpointStore>> OpenConfiguredStore(const Runtim
   return store::OpenSqliteStore(options, *runtime.env.clock);
 }
 
+// The embeddings key falls back to the provider's: one OpenAI-compatible account serves both.
+std::string EmbeddingsApiKey(const Config& config) {
+  const std::string& key = config.GetString("memory.embeddings.api_key");
+  return key.empty() ? config.GetString("provider.api_key") : key;
+}
+
 Status OpenEvents(Runtime& runtime, EventLog log) {
   runtime.events = std::make_unique<obs::EventBus>(*runtime.env.clock);
   runtime.events->AddRedactor(runtime.config.GetString("provider.api_key"));
+  runtime.events->AddRedactor(runtime.config.GetString("memory.embeddings.api_key"));
   if (log == EventLog::kNone) return OkStatus();
   MEND_ASSIGN_OR_RETURN(
       std::unique_ptr<obs::JsonlFileSink> sink,
@@ -51,6 +59,39 @@ DeferredProvider::Factory ConfiguredProviderFactory(const Config& config, Env en
   return [config, env](const std::string& fallback_model) {
     return llm::CreateProvider(ProviderOptionsFromConfig(config, fallback_model), env);
   };
+}
+
+Status OpenMemory(Runtime& runtime, std::unique_ptr<memory::FactStore> injected) {
+  const Config& config = runtime.config;
+  if (injected != nullptr) {
+    runtime.facts = std::move(injected);
+  } else {
+    memory::FactStoreOptions options;
+    options.clock = runtime.env.clock;
+    MEND_ASSIGN_OR_RETURN(runtime.facts,
+                          memory::FactStore::Open(JoinPath(runtime.home, kDatabaseFile), options));
+  }
+  if (!config.GetString("memory.embeddings.url").empty()) {
+    llm::EmbedderOptions options;
+    options.kind = "openai";
+    options.base_url = config.GetString("memory.embeddings.url");
+    options.model = config.GetString("memory.embeddings.model");
+    options.api_key = EmbeddingsApiKey(config);
+    options.dimension = 0;  // whatever the endpoint returns
+    MEND_ASSIGN_OR_RETURN(runtime.embedder, llm::CreateEmbedder(options, runtime.env));
+    runtime.backfill = std::make_unique<memory::EmbeddingBackfill>(
+        runtime.facts.get(), runtime.embedder.get(), runtime.env.clock);
+  }
+  memory::RetrieverOptions options;
+  options.max_facts = static_cast<size_t>(config.GetInt("memory.max_facts"));
+  options.budget_chars = static_cast<size_t>(config.GetInt("memory.budget_chars"));
+  options.hyde = config.GetBool("memory.hyde");
+  // HyDE goes through the runtime's provider. When that is built on demand and its build fails,
+  // Complete() returns the build error and the retriever falls back to the lexical signals.
+  runtime.retriever = std::make_unique<memory::Retriever>(
+      runtime.facts.get(), runtime.env.clock, options, runtime.embedder.get(),
+      options.hyde ? runtime.provider.get() : nullptr);
+  return OkStatus();
 }
 
 }  // namespace
@@ -92,7 +133,12 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
     runtime->deferred = deferred.get();
     runtime->provider = std::move(deferred);
   }
+  MEND_RETURN_IF_ERROR(OpenMemory(*runtime, std::move(options.facts)));
   return runtime;
+}
+
+void StartBackgroundWork(Runtime& runtime) {
+  if (runtime.backfill != nullptr) runtime.backfill->Start();
 }
 
 Status PrepareProvider(Runtime& runtime, const std::string& fallback_model) {
@@ -118,7 +164,10 @@ Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::str
   if (model != nullptr && model->source == ConfigSource::kFlag) {
     options.model = runtime.config.GetString("provider.model");
   }
-  return agent::Agent::Create(std::move(spec), std::move(options));
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
+                        agent::Agent::Create(std::move(spec), std::move(options)));
+  if (runtime.config.GetBool("memory.enabled")) AddMemoryHooks(runtime, *agent);
+  return agent;
 }
 
 Result<store::RunRecord> FindRun(Runtime& runtime, const std::string& run_id) {

@@ -143,12 +143,41 @@ void AddReflexionQueueKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(std::move(dir));
 }
 
+// Long-term memory (DESIGN §8): what runs receive and where embeddings come from.
+void AddMemoryKeys(std::vector<ConfigKeySpec>& keys) {
+  keys.push_back(
+      Bool("memory.enabled", true, "MEND_MEMORY_ENABLED", "inject long-term memory into runs"));
+  keys.push_back(Int("memory.max_facts", 5, 0, 50, "MEND_MEMORY_MAX_FACTS",
+                     "facts injected into a run at most"));
+  keys.push_back(Int("memory.budget_chars", 4000, 0, 100'000, "MEND_MEMORY_BUDGET_CHARS",
+                     "size of the long-term memory prompt section, in characters"));
+  keys.push_back(Bool("memory.hyde", false, "MEND_MEMORY_HYDE",
+                      "ask the model for a hypothetical lesson before retrieval"));
+
+  ConfigKeySpec url =
+      String("memory.embeddings.url", "MEND_EMBEDDINGS_URL", "",
+             "OpenAI-compatible embeddings endpoint base URL; empty = lexical retrieval only");
+  url.sensitivity = Sensitivity::kUrl;
+  keys.push_back(std::move(url));
+
+  ConfigKeySpec model =
+      String("memory.embeddings.model", "MEND_EMBEDDINGS_MODEL", "", "embedding model name");
+  model.default_value = "text-embedding-3-small";
+  keys.push_back(std::move(model));
+
+  ConfigKeySpec key = String("memory.embeddings.api_key", "MEND_EMBEDDINGS_API_KEY", "",
+                             "embeddings API key (secret); empty = provider.api_key");
+  key.sensitivity = Sensitivity::kSecret;
+  keys.push_back(std::move(key));
+}
+
 std::vector<ConfigKeySpec> BuildSchema() {
   std::vector<ConfigKeySpec> keys;
   AddGeneralKeys(keys);
   AddProviderKeys(keys);
   AddReflexionKeys(keys);
   AddReflexionQueueKeys(keys);
+  AddMemoryKeys(keys);
   return keys;
 }
 

@@ -88,6 +88,7 @@ Status Chat(CliContext& ctx, const std::string& agent_dir) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
                         app::OpenAgent(*runtime, AbsoluteAgentDir(agent_dir)));
   if (ctx.input.in == nullptr) return OkStatus();
+  app::StartBackgroundWork(*runtime);
   ChatSession session{ctx, *runtime, *agent, ""};
   const bool interactive = ctx.input.is_terminal && !ctx.json;
   if (interactive) ctx.out << kHelp << "\n";

@@ -49,6 +49,7 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   AddForkCommand(app, ctx);
   AddApproveCommand(app, ctx);
   AddAnswerCommand(app, ctx);
+  AddMemoryCommand(app, ctx);
   AddPlannedCommands(app, ctx);
 }
 

@@ -93,5 +93,6 @@ void AddForkCommand(CLI::App& app, CliContext& ctx);
 void AddApproveCommand(CLI::App& app, CliContext& ctx);
 void AddAnswerCommand(CLI::App& app, CliContext& ctx);
 void AddChatCommand(CLI::App& app, CliContext& ctx);
+void AddMemoryCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace mend::cli

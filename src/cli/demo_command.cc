@@ -75,9 +75,27 @@ void PrintText(const DemoReport& r, std::ostream& out) {
   const int repeated = RepeatedSteps(r);
   out << "  repeated steps after the resume: " << repeated
       << (repeated == 0 ? " (completed steps were not repeated)\n" : "\n");
+  out << "\nlong-term memory:\n  the failed read_file call left a lesson (fact " << r.lesson_id
+      << "; Reflexion will write these on its own)\n  a similar task: " << r.similar_task
+      << "\n  its system prompt received:\n";
+  std::string section = r.similar_section.empty() ? "(nothing)" : r.similar_section;
+  size_t start = 0;
+  while (start <= section.size()) {
+    size_t end = section.find('\n', start);
+    if (end == std::string::npos) end = section.size();
+    out << "    | " << section.substr(start, end - start) << "\n";
+    start = end + 1;
+  }
+  out << "  result: " << store::RunStatusName(r.similar.status) << " in " << r.similar.steps
+      << " model turns (the first run needed " << f.steps << "), " << r.similar_tool_failures
+      << " failed tool calls\n  an unrelated task: " << r.unrelated_task << "\n  it received "
+      << (r.unrelated_received_memory ? "long-term memory (unexpected)" : "no long-term memory")
+      << "; " << store::RunStatusName(r.unrelated.status) << "\n  the lesson has helped "
+      << r.lesson_helped << " completed run(s) so far\n";
+  out << "\ntry: mend --home " << r.home << " memory recall \"" << r.similar_task << "\"\n";
   // The run completed, so `pending` would list nothing; a fork from an early checkpoint is
   // something a reader can try on it.
-  out << "\ntry: mend --home " << r.home << " fork " << r.run_id
+  out << "try: mend --home " << r.home << " fork " << r.run_id
       << " --from-step 3    (a new run from checkpoint 3; `mend pending` lists it)\n";
 }
 
@@ -102,7 +120,19 @@ nlohmann::json ToJson(const DemoReport& r) {
           {"tool_executions", r.tool_executions},
           {"tool_failures", r.tool_failures},
           {"repeated_steps", RepeatedSteps(r)},
-          {"events", events}};
+          {"events", events},
+          {"memory",
+           {{"lesson_id", r.lesson_id},
+            {"lesson", r.lesson},
+            {"similar_task", r.similar_task},
+            {"similar_section", r.similar_section},
+            {"similar_status", std::string(store::RunStatusName(r.similar.status))},
+            {"similar_steps", r.similar.steps},
+            {"similar_tool_failures", r.similar_tool_failures},
+            {"unrelated_task", r.unrelated_task},
+            {"unrelated_received_memory", r.unrelated_received_memory},
+            {"unrelated_status", std::string(store::RunStatusName(r.unrelated.status))},
+            {"lesson_helped", r.lesson_helped}}}};
 }
 
 Status RunDemo(CliContext& ctx) {
@@ -111,6 +141,9 @@ Status RunDemo(CliContext& ctx) {
   if (report.final.status != store::RunStatus::kCompleted) {
     return InternalError("the demo run ended " +
                          std::string(store::RunStatusName(report.final.status)));
+  }
+  if (report.similar_section.empty() || report.unrelated_received_memory) {
+    return InternalError("long-term memory did not behave as the demo expects");
   }
   if (ctx.json) {
     ctx.out << DumpJson(ToJson(report)) << "\n";
@@ -124,7 +157,9 @@ Status RunDemo(CliContext& ctx) {
 
 void AddDemoCommand(CLI::App& app, CliContext& ctx) {
   CLI::App* demo = app.add_subcommand(
-      "demo", "offline scenario: a durable run crashes and resumes without repeating a step");
+      "demo",
+      "offline scenario: a durable run crashes and resumes without repeating a step, then its "
+      "lesson reaches a similar task (and not an unrelated one) through long-term memory");
   demo->group("Commands");
   demo->callback([&ctx] { ctx.action = [&ctx] { return RunDemo(ctx); }; });
 }

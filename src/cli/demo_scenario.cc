@@ -12,6 +12,7 @@
 #include "mend/app/runtime.h"
 #include "mend/llm/prices.h"
 #include "mend/llm/scripted_provider.h"
+#include "mend/memory/fact_store.h"
 
 namespace mend::cli {
 namespace {
@@ -19,6 +20,17 @@ namespace {
 constexpr char kTask[] =
     "The nightly report job fails its checks: retries is out of range. Fix it.";
 constexpr int kToolsBeforeCrash = 3;
+constexpr size_t kFirstRunResponses = 5;
+
+// What the first run's failed tool call teaches, worded as the lesson generator words lessons.
+constexpr char kLesson[] =
+    "LESSON: Fixing a setting of the nightly report job\n"
+    "MISTAKE: Guessed the file name settings.cfg; read_file failed because it does not exist\n"
+    "CORRECTION: The nightly report job's settings live in settings.conf; read that file "
+    "directly\nTRIGGER: error";
+constexpr char kSimilarTask[] =
+    "The nightly report job fails its checks again: timeout_seconds is out of range. Fix it.";
+constexpr char kUnrelatedTask[] = "Write a haiku about autumn rain.";
 
 // gpt-4o-mini is priced in the built-in table, so the demo shows a cost.
 constexpr char kAgentToml[] =
@@ -44,8 +56,17 @@ llm::ScriptedStep Call(std::string id, std::string tool, std::string arguments, 
   return step;
 }
 
+llm::ScriptedStep Answer(std::string text, int64_t in, int64_t out) {
+  llm::ScriptedStep step;
+  step.text = std::move(text);
+  step.input_tokens = in;
+  step.output_tokens = out;
+  return step;
+}
+
 // Five model turns: a wrong file name (the tool fails), a look around, the right file, the edit,
 // the answer. Each scripted response can be used only once, so a repeated turn would exhaust it.
+// Then three turns for the similar task and one for the unrelated one.
 std::vector<llm::ScriptedStep> Script() {
   std::vector<llm::ScriptedStep> steps;
   steps.push_back(Call("call_1", "read_file", R"({"path":"settings.cfg"})", 210, 18));
@@ -55,11 +76,18 @@ std::vector<llm::ScriptedStep> Script() {
                        R"({"path":"settings.conf","old_string":"retries = -1",)"
                        R"("new_string":"retries = 3"})",
                        372, 41));
-  llm::ScriptedStep answer;
-  answer.text = "retries was -1, outside 0..10; I set it to 3 in settings.conf.";
-  answer.input_tokens = 430;
-  answer.output_tokens = 22;
-  steps.push_back(std::move(answer));
+  steps.push_back(
+      Answer("retries was -1, outside 0..10; I set it to 3 in settings.conf.", 430, 22));
+  // The similar task, with the lesson in its prompt: straight to the right file.
+  steps.push_back(Call("call_5", "read_file", R"({"path":"settings.conf"})", 355, 17));
+  steps.push_back(Call("call_6", "edit_file",
+                       R"({"path":"settings.conf","old_string":"timeout_seconds = 0",)"
+                       R"("new_string":"timeout_seconds = 30"})",
+                       420, 44));
+  steps.push_back(Answer("timeout_seconds was 0; I set it to 30 in settings.conf.", 470, 20));
+  // The unrelated task.
+  steps.push_back(
+      Answer("Rain on maple leaves / the gutter hums a low tune / October exhales.", 120, 24));
   return steps;
 }
 
@@ -94,6 +122,11 @@ class Narrator final : public obs::EventSink {
   Status Write(const obs::Event& event) override {
     std::lock_guard<std::mutex> lock(mu_);
     const std::string call_id = Field(event, "call_id");
+    if (phase_ == "memory") {
+      // The later runs are reported by LearnAndRecall; only their failures are counted here.
+      if (event.type() == "tool.failed") ++report_.similar_tool_failures;
+      return OkStatus();
+    }
     if (event.type() == "run.started") {
       report_.run_id = Field(event, "run");
       Say("run " + report_.run_id + " started: " + Field(event, "task"));
@@ -245,6 +278,53 @@ Status ResumeAfterCrash(Scenario& s) {
   return OkStatus();
 }
 
+// The section under "## Long-term Memory" in a request's system prompt ("" when absent).
+std::string MemorySection(const llm::CompletionRequest& request) {
+  if (request.messages.empty() || request.messages[0].role != llm::Role::kSystem) return "";
+  const std::string& prompt = request.messages[0].content;
+  size_t start = prompt.find("## Long-term Memory");
+  if (start == std::string::npos) return "";
+  size_t end = prompt.find("\n## ", start + 1);
+  std::string section = prompt.substr(start, end == std::string::npos ? end : end - start);
+  while (!section.empty() && section.back() == '\n') section.pop_back();
+  return section;
+}
+
+// A third process: the lesson of the failed call goes into long-term memory (what Reflexion will
+// do on its own), a similar task receives it, an unrelated task receives nothing.
+Status LearnAndRecall(Scenario& s) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenProcess(s));
+  s.narrator->set_phase("memory");
+  memory::NewFact lesson{
+      kLesson, "lesson", {"settings", "read_file", "reflexion", "trigger:error"}};
+  lesson.source = "reflexion";
+  lesson.episode =
+      memory::Episode{kTask, "ERROR: read_file settings.cfg: no such file", s.env.clock->Now()};
+  MEND_ASSIGN_OR_RETURN(memory::AddResult added, runtime->facts->Add(lesson));
+  s.report.lesson_id = added.id;
+  s.report.lesson = kLesson;
+  MEND_RETURN_IF_ERROR(WriteFileAtomically(
+      *s.env.fs, JoinPath(s.report.agent_dir, "workspace/settings.conf"),
+      "# Settings of the nightly report job.\nretries = 3\ntimeout_seconds = 0\n"));
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
+                        app::OpenAgent(*runtime, s.report.agent_dir));
+  size_t first = s.provider.requests().size();
+  s.report.similar_task = kSimilarTask;
+  MEND_ASSIGN_OR_RETURN(s.report.similar, agent->Send(kSimilarTask));
+  std::vector<llm::CompletionRequest> requests = s.provider.requests();
+  if (requests.size() <= first) return InternalError("the similar task made no model request");
+  s.report.similar_section = MemorySection(requests[first]);
+  size_t second = requests.size();
+  s.report.unrelated_task = kUnrelatedTask;
+  MEND_ASSIGN_OR_RETURN(s.report.unrelated, agent->Send(kUnrelatedTask));
+  requests = s.provider.requests();
+  if (requests.size() <= second) return InternalError("the unrelated task made no model request");
+  s.report.unrelated_received_memory = !MemorySection(requests[second]).empty();
+  MEND_ASSIGN_OR_RETURN(memory::Fact stored, runtime->facts->Get(added.id));
+  s.report.lesson_helped = stored.helped;
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<DemoReport> RunDemoScenario(const std::string& home) {
@@ -260,10 +340,11 @@ Result<DemoReport> RunDemoScenario(const std::string& home) {
   s.narrator = std::make_shared<Narrator>(s.report);
   s.report.home = home;
   s.report.agent_dir = JoinPath(home, "demo-agent");
-  s.report.scripted_responses = Script().size();
+  s.report.scripted_responses = kFirstRunResponses;
   MEND_RETURN_IF_ERROR(WriteAgentFolder(fs, s.report.agent_dir));
   MEND_RETURN_IF_ERROR(RunUntilCrash(s));
   MEND_RETURN_IF_ERROR(ResumeAfterCrash(s));
+  MEND_RETURN_IF_ERROR(LearnAndRecall(s));
   return std::move(s.report);
 }
 

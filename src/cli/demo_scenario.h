@@ -12,7 +12,7 @@ namespace mend::cli {
 
 // One line of the demo's story, in the order things happened.
 struct DemoEvent {
-  std::string phase;  // "run", "crash", "resume"
+  std::string phase;  // "run", "crash", "resume", "memory"
   std::string text;
 };
 
@@ -30,13 +30,28 @@ struct DemoReport {
   std::map<std::string, int> tool_executions;  // call id -> times executed
   int tool_failures = 0;
   agent::RunResult final;
+
+  // Long-term memory: the lesson the failed tool call left, a similar task that receives it, and
+  // an unrelated task that receives nothing.
+  std::string lesson_id;
+  std::string lesson;
+  std::string similar_task;
+  std::string similar_section;  // the "## Long-term Memory" section of its system prompt
+  agent::RunResult similar;
+  int similar_tool_failures = 0;
+  std::string unrelated_task;
+  bool unrelated_received_memory = false;
+  agent::RunResult unrelated;
+  int64_t lesson_helped = 0;  // runs that received the lesson and completed
 };
 
 // Runs the demo scenario in `home` (created when missing) on the real filesystem: writes a small
 // agent folder, runs it on a scripted model (the model's first tool call fails, it corrects
 // itself), simulates a crash of the process right after a checkpoint, and resumes the run with a
-// new store handle and a new agent. Errors are failures of mend itself (the store, the disk), or
-// kInternal when the scenario did not go as scripted.
+// new store handle and a new agent. Then it stores the lesson of the failed tool call in long-term
+// memory, runs a similar task (which receives it under "## Long-term Memory" and makes no wrong
+// guess) and an unrelated one (which receives nothing). Errors are failures of mend itself (the
+// store, the disk), or kInternal when the scenario did not go as scripted.
 Result<DemoReport> RunDemoScenario(const std::string& home);
 
 }  // namespace mend::cli

@@ -17,7 +17,6 @@ struct Planned {
 constexpr Planned kPlanned[] = {
     {"recover", "resume interrupted runs with backoff and quarantine"},
     {"reflect", "the lesson queue: status, add, enqueue, list, failed, retry, purge, drain"},
-    {"memory", "long-term memory: add, search, list, show, rm, recall, export, import"},
     {"improve", "propose tested improvements to an agent's instructions"},
     {"traces", "spans and heal actions of recent runs"},
     {"serve", "HTTP API, /metrics, web UI, recovery loop and lesson workers"},

@@ -47,6 +47,7 @@ Status RunAgent(CliContext& ctx, const RunArgs& args) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
                         app::OpenAgent(*runtime, AbsoluteAgentDir(args.agent_dir)));
+  app::StartBackgroundWork(*runtime);
   agent::SendOptions options;
   options.run_id = args.id;
   MEND_ASSIGN_OR_RETURN(agent::RunResult result, agent->Send(task, options));

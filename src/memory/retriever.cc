@@ -44,6 +44,7 @@ class Retriever::Impl {
   struct Signals {
     std::vector<RankedList> lists;
     double top_lexical = 0;
+    std::unordered_map<std::string, double> lexical;  // BM25 relevance by fact id
   };
 
   Status RefreshLocked(std::vector<std::string>* warnings);
@@ -56,7 +57,13 @@ class Retriever::Impl {
   double Nudge(const Fact& fact) const;
   std::vector<ScoredFact> Diversify(std::vector<ScoredFact> ranked, size_t n) const;
   std::string Hyde(const RetrievalQuery& query, std::vector<std::string>* warnings);
-  double GateReference() const { return std::log(1.0 + static_cast<double>(docs_.size())); }
+  // The BM25 weight FTS5 gives a term found in exactly one fact (same formula, same floor), so
+  // the gate counts "rare words' worth" of overlap at any collection size; in a memory of a few
+  // facts, where FTS5 floors every weight, it comes down to the number of matched words.
+  double GateReference() const {
+    double n = static_cast<double>(docs_.size());
+    return std::max(std::log((n - 1 + 0.5) / 1.5), 1e-6);
+  }
 
   FactStore* store_;
   Clock* clock_;
@@ -167,7 +174,10 @@ Result<Retriever::Impl::Signals> Retriever::Impl::Collect(const std::string& tex
       std::vector<LexicalHit> hits,
       store_->SearchLexical(BuildFtsQuery(terms), options_.candidates, workspace));
   RankedList bm25{{}, options_.bm25_weight};
-  for (const LexicalHit& h : hits) bm25.ids.push_back(h.id);
+  for (const LexicalHit& h : hits) {
+    bm25.ids.push_back(h.id);
+    signals.lexical.emplace(h.id, h.score);
+  }
   if (!hits.empty()) signals.top_lexical = hits.front().score;
   signals.lists.push_back(std::move(bm25));
 
@@ -282,14 +292,21 @@ Result<Retrieval> Retriever::Impl::Retrieve(const RetrievalQuery& query,
   MEND_ASSIGN_OR_RETURN(std::vector<ScoredFact> ranked, Rank(signals, pool));
   out.ranked = Diversify(std::move(ranked), std::max<size_t>(kRankedSize, options_.max_facts));
   out.top_lexical = signals.top_lexical;
+  double reference = 1;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    out.gate_score = signals.top_lexical / GateReference();
+    reference = GateReference();
   }
+  out.gate_score = signals.top_lexical / reference;
   out.gated = out.ranked.empty() || out.gate_score < options_.gate;
   if (out.gated || options_.max_facts == 0) return out;
+  // Past the gate, each fact must show lexical evidence of its own, so facts that only ride on
+  // the fusion of weak signals stay out of the prompt.
   std::vector<Fact> chosen;
+  double own_floor = options_.fact_gate * options_.gate * reference;
   for (size_t i = 0; i < out.ranked.size() && chosen.size() < options_.max_facts; ++i) {
+    auto it = signals.lexical.find(out.ranked[i].fact.id);
+    if (it == signals.lexical.end() || it->second < own_floor) continue;
     chosen.push_back(out.ranked[i].fact);
   }
   std::vector<std::string> included;

@@ -59,6 +59,38 @@ TEST_F(ConfigTest, EveryDefaultOfTheSchemaIsValid) {
   EXPECT_EQ(Load()->values().size(), DefaultConfigSchema().size());
 }
 
+TEST_F(ConfigTest, MemoryKeysHaveTheirDefaults) {
+  Result<Config> config = Load();
+  MEND_ASSERT_OK(config);
+  EXPECT_TRUE(config->GetBool("memory.enabled"));
+  EXPECT_EQ(config->GetInt("memory.max_facts"), 5);
+  EXPECT_EQ(config->GetInt("memory.budget_chars"), 4000);
+  EXPECT_FALSE(config->GetBool("memory.hyde"));
+  EXPECT_EQ(config->GetString("memory.embeddings.url"), "");
+  EXPECT_EQ(config->GetString("memory.embeddings.model"), "text-embedding-3-small");
+  EXPECT_EQ(config->GetString("memory.embeddings.api_key"), "");
+}
+
+TEST_F(ConfigTest, MemoryKeysComeFromTheEnvironmentAndTheKeyIsMasked) {
+  sources_.env = {{"MEND_MEMORY_ENABLED", "false"},
+                  {"MEND_MEMORY_MAX_FACTS", "7"},
+                  {"MEND_MEMORY_HYDE", "on"},
+                  {"MEND_EMBEDDINGS_URL", "http://user:pw@127.0.0.1:9/v1"},
+                  {"MEND_EMBEDDINGS_API_KEY", "emb-secret-0123456789"}};
+  Result<Config> config = Load();
+  MEND_ASSERT_OK(config);
+  EXPECT_FALSE(config->GetBool("memory.enabled"));
+  EXPECT_EQ(config->GetInt("memory.max_facts"), 7);
+  EXPECT_TRUE(config->GetBool("memory.hyde"));
+  EXPECT_EQ(DisplayValue(*config->Find("memory.embeddings.api_key")), "****6789");
+  EXPECT_THAT(DisplayValue(*config->Find("memory.embeddings.url")), Not(HasSubstr("pw")));
+}
+
+TEST_F(ConfigTest, MemoryMaxFactsOutOfRangeIsRejected) {
+  sources_.env = {{"MEND_MEMORY_MAX_FACTS", "51"}};
+  EXPECT_THAT(Load(), StatusIs(StatusCode::kInvalidArgument, HasSubstr("memory.max_facts")));
+}
+
 TEST_F(ConfigTest, FlagBeatsEnvBeatsFileBeatsDefault) {
   WriteConfig(
       "[provider]\n"

@@ -265,7 +265,9 @@ TEST_F(RunCommandsTest, ChatContinuesTheConversationAndHandlesSlashCommands) {
 TEST_F(RunCommandsTest, DemoCrashesAndResumesWithoutRepeatingSteps) {
   EXPECT_EQ(Mend({"demo"}), 0) << err();
   EXPECT_THAT(out(), AllOf(HasSubstr("simulated crash"), HasSubstr("resumes"),
-                           HasSubstr("completed steps were not repeated")));
+                           HasSubstr("completed steps were not repeated"),
+                           HasSubstr("| ## Long-term Memory"),
+                           HasSubstr("it received no long-term memory")));
   EXPECT_EQ(err(), "");
 }
 
@@ -286,6 +288,25 @@ TEST_F(RunCommandsTest, DemoJsonCountsRequestsAndToolExecutions) {
   auto settings = ReadFileToString(fs_, home_ + "/demo-agent/workspace/settings.conf");
   MEND_ASSERT_OK(settings);
   EXPECT_THAT(*settings, HasSubstr("retries = 3\n"));
+  EXPECT_THAT(*settings, HasSubstr("timeout_seconds = 30\n"));
+}
+
+TEST_F(RunCommandsTest, DemoLessonReachesTheSimilarTaskOnly) {
+  EXPECT_EQ(Mend({"demo", "--json"}), 0) << err();
+  const nlohmann::json memory = Json()["memory"];
+  const std::string section = memory["similar_section"];
+  EXPECT_THAT(section, ::testing::StartsWith("## Long-term Memory\n"));
+  EXPECT_THAT(section, HasSubstr("- [lesson] LESSON: Fixing a setting of the nightly report job\n"
+                                 "  MISTAKE: Guessed the file name settings.cfg"));
+  EXPECT_EQ(memory["similar_status"], "completed");
+  EXPECT_EQ(memory["similar_steps"], 3);
+  EXPECT_EQ(memory["similar_tool_failures"], 0);
+  EXPECT_EQ(memory["unrelated_received_memory"], false);
+  EXPECT_EQ(memory["unrelated_status"], "completed");
+  EXPECT_EQ(memory["lesson_helped"], 1);
+  // `mend memory recall` shows exactly the section the run received.
+  EXPECT_EQ(Mend({"memory", "recall", memory["similar_task"].get<std::string>()}), 0) << err();
+  EXPECT_EQ(out(), section + "\n");
 }
 
 }  // namespace

@@ -95,6 +95,16 @@ TEST_F(RetrieverTest, UnrelatedTaskReceivesNothing) {
   EXPECT_EQ(r.section, "");
 }
 
+TEST_F(RetrieverTest, PastTheGateUnrelatedFactsDoNotRideAlong) {
+  Retriever retriever(store_.get(), &clock_, {});
+  Retrieval r = Retrieve(retriever, "npm run build fails with ENOENT package.json in the monorepo");
+  ASSERT_FALSE(r.gated);
+  ASSERT_EQ(r.selected.size(), 1u);
+  EXPECT_EQ(r.selected[0].fact.id, npm_id_);
+  EXPECT_THAT(r.section, Not(HasSubstr("tabs over spaces")));
+  EXPECT_GT(r.ranked.size(), 1u);  // the others are ranked, just not injected
+}
+
 TEST_F(RetrieverTest, EmptyTaskReceivesNothing) {
   Retriever retriever(store_.get(), &clock_, {});
   EXPECT_TRUE(Retrieve(retriever, "  \n ").gated);

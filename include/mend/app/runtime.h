@@ -7,8 +7,12 @@
 #include "mend/base/config.h"
 #include "mend/base/env.h"
 #include "mend/base/result.h"
+#include "mend/llm/embedder.h"
 #include "mend/llm/factory.h"
 #include "mend/llm/provider.h"
+#include "mend/memory/backfill.h"
+#include "mend/memory/fact_store.h"
+#include "mend/memory/retriever.h"
 #include "mend/obs/events.h"
 #include "mend/store/checkpoint_store.h"
 
@@ -28,6 +32,8 @@ struct RuntimeOptions {
   std::unique_ptr<llm::LlmProvider> provider;
   // Used instead of the configured store when set.
   std::unique_ptr<store::CheckpointStore> store;
+  // Used instead of the fact store at <home>/mend.db when set.
+  std::unique_ptr<memory::FactStore> facts;
   EventLog event_log = EventLog::kJsonlFile;
   // The start of this process's lease holder id ("<prefix>-<pid>@<host>").
   std::string holder_prefix = "mend";
@@ -49,15 +55,31 @@ struct Runtime {
   std::unique_ptr<obs::EventBus> events;
   store::LeaseHolder holder;  // who this process is, for leases
 
+  // Long-term memory (DESIGN.md §8). The declaration order is the teardown order in reverse:
+  // the backfill thread stops before the retriever, embedder and fact store it uses go away.
+  std::unique_ptr<memory::FactStore> facts;  // always open (<home>/mend.db)
+  // Only when memory.embeddings.url is set; vectors then join the lexical signals.
+  std::unique_ptr<llm::Embedder> embedder;
+  // Built from the memory.* keys; HyDE (memory.hyde) asks `provider`.
+  std::unique_ptr<memory::Retriever> retriever;
+  // Present with `embedder`; runs only after StartBackgroundWork.
+  std::unique_ptr<memory::EmbeddingBackfill> backfill;
+
   DeferredProvider* deferred = nullptr;  // `provider` when it is built on demand; else null
 };
 
 // Builds the runtime: creates the home directory, opens the store named by store.url (empty:
 // SQLite at <home>/mend.db; postgres://...: kUnimplemented, not available yet; anything else:
-// kInvalidArgument), the event bus with its JSONL sink (the API key registered as a redaction),
-// and this process's lease holder. Errors of the file system and the store come back as they are.
+// kInvalidArgument), the event bus with its JSONL sink (the API keys registered as redactions),
+// this process's lease holder, and long-term memory: the fact store at <home>/mend.db, the
+// embedder when memory.embeddings.url is set (kInvalidArgument for a bad embedder configuration)
+// and the retriever. Errors of the file system and the stores come back as they are.
 Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
                                              RuntimeOptions options = {});
+
+// Starts the background work of long-lived commands (`mend run`, `mend chat`): the embedding
+// backfill, when there is an embedder. Short commands never call it. Call it once.
+void StartBackgroundWork(Runtime& runtime);
 
 // The provider options the provider.* keys describe. `fallback_model` is used when
 // provider.model is empty (an agent folder that names its model).
@@ -77,7 +99,8 @@ enum class ProviderUse {
 };
 
 // Loads the agent folder at `agent_dir` and creates its Agent on the runtime's provider, store,
-// event bus and lease holder. The model: an explicit --model flag overrides the folder's model;
+// event bus and lease holder, with the memory hooks (memory_hooks.h) when memory.enabled is true.
+// The model: an explicit --model flag overrides the folder's model;
 // otherwise the folder's model, else the configured one. Errors: those of LoadAgentFolder,
 // PrepareProvider (kDrivesRuns) and Agent::Create.
 Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::string& agent_dir,

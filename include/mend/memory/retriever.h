@@ -36,6 +36,9 @@ struct RetrieverOptions {
   // The injection gate: something is injected only when the best BM25 match of the task clears
   // `gate` × the collection's reference score (docs/memory.md); an unrelated task gets nothing.
   double gate = 1.9;
+  // Past the gate, a fact is injected only when its own BM25 relevance reaches `fact_gate` × the
+  // gate's threshold: the best match always does; unrelated facts ranked after it do not.
+  double fact_gate = 0.5;
   bool hyde = false;       // ask the model for a hypothetical lesson first
   std::string hyde_model;  // "" = the provider's configured model
   size_t vector_exact_limit = 20000;

@@ -1,0 +1,56 @@
+// Long-term memory in runs: the prompt section before a run and the helped/hurt feedback after.
+#include "mend/app/memory_hooks.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mend/app/runtime.h"
+#include "mend/obs/events.h"
+
+namespace mend::app {
+
+Result<memory::Retrieval> RecallForTask(Runtime& runtime, const std::string& task,
+                                        const std::string& workspace) {
+  if (!runtime.config.GetBool("memory.enabled") || runtime.retriever == nullptr) {
+    return memory::Retrieval{};
+  }
+  memory::RetrievalQuery query;
+  query.task = task;
+  query.workspace = workspace;
+  std::vector<std::string> warnings;
+  MEND_ASSIGN_OR_RETURN(memory::Retrieval retrieval, runtime.retriever->Retrieve(query, &warnings));
+  // A degraded retrieval still answers; the events say what was missing and why.
+  if (runtime.events != nullptr) {
+    for (const std::string& warning : warnings) {
+      obs::Event e("memory.degraded");
+      e.AddString("warning", warning);
+      runtime.events->Publish(std::move(e));
+    }
+  }
+  return retrieval;
+}
+
+Result<std::string> MemoryContextHook::ContextSection(const agent::RunInfo& run) {
+  MEND_ASSIGN_OR_RETURN(memory::Retrieval retrieval,
+                        RecallForTask(runtime_, run.task, run.workspace));
+  if (retrieval.selected.empty()) return std::string();
+  std::vector<std::string> ids;
+  ids.reserve(retrieval.selected.size());
+  for (const memory::ScoredFact& scored : retrieval.selected) ids.push_back(scored.fact.id);
+  MEND_RETURN_IF_ERROR(runtime_.facts->RecordInjection(run.run_id, ids));
+  return std::move(retrieval.section);
+}
+
+Status MemoryFeedbackHook::AfterRun(agent::RunOutcome& outcome) {
+  if (outcome.run == nullptr) return OkStatus();
+  return runtime_.facts->RecordOutcome(outcome.run->run_id, outcome.error.ok());
+}
+
+void AddMemoryHooks(Runtime& runtime, agent::Agent& agent) {
+  agent.AddPreRunHook(std::make_shared<MemoryContextHook>(runtime));
+  agent.AddPostRunHook(std::make_shared<MemoryFeedbackHook>(runtime));
+}
+
+}  // namespace mend::app

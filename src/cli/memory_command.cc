@@ -1,0 +1,320 @@
+// `mend memory ...`: the long-term memory of DESIGN.md §4 and §8. Each subcommand opens the
+// runtime, calls the fact store or the retriever, and prints the result; the list, show, export
+// and import subcommands are in memory_facts_command.cc.
+#include "cli/memory_command.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "mend/agent/agent_spec.h"
+#include "mend/app/memory_hooks.h"
+#include "mend/app/runtime.h"
+#include "mend/base/json.h"
+#include "mend/base/utf8.h"
+#include "mend/memory/fact_store.h"
+#include "mend/memory/retriever.h"
+
+namespace mend::cli {
+namespace {
+
+using memory_cli::EmbedNewFacts;
+
+struct AddArgs {
+  std::vector<std::string> text;
+  std::string category = "general";
+  std::string tags;
+  std::string workspace;
+};
+
+struct SearchArgs {
+  std::vector<std::string> query;
+  size_t k = 10;
+};
+
+struct RecallArgs {
+  std::vector<std::string> task;
+  std::string workspace;
+  std::string agent_dir;
+};
+
+std::string JoinWords(const std::vector<std::string>& words) {
+  std::string text;
+  for (const std::string& word : words) text += (text.empty() ? "" : " ") + word;
+  return std::string(Trim(text));
+}
+
+std::vector<std::string> SplitTags(const std::string& tags) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= tags.size()) {
+    size_t comma = tags.find(',', start);
+    if (comma == std::string::npos) comma = tags.size();
+    out.push_back(tags.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return memory::NormalizeTags(out);
+}
+
+// Workspaces are compared as text, so a directory is stored the way runs record it: absolute and
+// normal (see AbsoluteAgentDir), without a trailing slash.
+std::string NormalWorkspace(const std::string& dir) {
+  if (dir.empty()) return "";
+  std::string path = AbsoluteAgentDir(dir);
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+const char* KindName(memory::AddResult::Kind kind) {
+  switch (kind) {
+    case memory::AddResult::Kind::kAdded:
+      return "added";
+    case memory::AddResult::Kind::kReinforced:
+      return "reinforced";
+    case memory::AddResult::Kind::kMerged:
+      return "merged";
+  }
+  return "added";
+}
+
+Status AddFact(CliContext& ctx, const AddArgs& args) {
+  memory::NewFact fact;
+  fact.content = JoinWords(args.text);
+  if (fact.content.empty()) return UsageError("the fact's text is empty");
+  fact.category = args.category.empty() ? "general" : args.category;
+  fact.tags = SplitTags(args.tags);
+  fact.workspace = NormalWorkspace(args.workspace);
+  fact.source = "user";
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  MEND_ASSIGN_OR_RETURN(memory::AddResult added, runtime->facts->Add(fact));
+  EmbedNewFacts(ctx, *runtime);
+  const std::string kind = KindName(added.kind);
+  if (ctx.json) {
+    ctx.out << DumpJson({{"id", added.id}, {"result", kind}}) << "\n";
+  } else if (added.kind == memory::AddResult::Kind::kMerged) {
+    ctx.out << "merged into " << added.id << "\n";
+  } else {
+    ctx.out << kind << " " << added.id << "\n";
+  }
+  return OkStatus();
+}
+
+std::string FirstLine(const std::string& text, size_t max_chars) {
+  const std::string line = text.substr(0, text.find('\n'));
+  const std::string cut = TruncateUtf8Chars(line, max_chars);
+  return cut.size() < text.size() ? cut + "..." : cut;
+}
+
+std::string Score(double score) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4f", score);
+  return buf;
+}
+
+Status SearchFacts(CliContext& ctx, const SearchArgs& args) {
+  const std::string query = JoinWords(args.query);
+  if (query.empty()) return UsageError("the search query is empty");
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  MEND_ASSIGN_OR_RETURN(std::vector<memory::ScoredFact> hits,
+                        runtime->retriever->Search(query, args.k));
+  if (ctx.json) {
+    nlohmann::json results = nlohmann::json::array();
+    for (const memory::ScoredFact& hit : hits) {
+      results.push_back({{"id", hit.fact.id},
+                         {"score", hit.score},
+                         {"category", hit.fact.category},
+                         {"tags", hit.fact.tags},
+                         {"content", hit.fact.content}});
+    }
+    ctx.out << DumpJson({{"results", results}}) << "\n";
+    return OkStatus();
+  }
+  if (hits.empty()) ctx.out << "no fact matches\n";
+  for (const memory::ScoredFact& hit : hits) {
+    ctx.out << Score(hit.score) << "  " << hit.fact.id << "  [" << hit.fact.category << "] "
+            << FirstLine(hit.fact.content, 80) << "\n";
+  }
+  return OkStatus();
+}
+
+// Why a recall came back empty, for the person who asked.
+Result<std::string> EmptyReason(app::Runtime& runtime, const memory::Retrieval& retrieval) {
+  if (!runtime.config.GetBool("memory.enabled")) return std::string("memory.enabled is false");
+  MEND_ASSIGN_OR_RETURN(int64_t count, runtime.facts->Count());
+  if (count == 0) return std::string("no facts");
+  if (retrieval.gated) return std::string("below the relevance gate");
+  if (retrieval.ranked.empty()) return std::string("no fact matches the task");
+  return std::string("no fact fits memory.max_facts and memory.budget_chars");
+}
+
+// The agent folder a run would use, when --agent names one; else a spec with the --workspace.
+Result<agent::AgentSpec> RecallAgent(CliContext& ctx, const RecallArgs& args) {
+  if (args.agent_dir.empty()) {
+    agent::AgentSpec spec;
+    spec.workspace = NormalWorkspace(args.workspace);
+    return spec;
+  }
+  return agent::LoadAgentFolder(ctx.fs, AbsoluteAgentDir(args.agent_dir));
+}
+
+Status Recall(CliContext& ctx, const RecallArgs& args) {
+  const std::string task = JoinWords(args.task);
+  if (task.empty()) return UsageError("the task is empty");
+  MEND_ASSIGN_OR_RETURN(agent::AgentSpec spec, RecallAgent(ctx, args));
+  const std::string& workspace = spec.workspace;
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  // A run builds its model with the agent's model before asking memory, so HyDE sees the same
+  // model here; a provider that cannot be built only turns HyDE off, as in a run.
+  if (runtime->config.GetBool("memory.hyde")) {
+    app::PrepareProvider(*runtime, spec.model).IgnoreError();
+  }
+  MEND_ASSIGN_OR_RETURN(memory::Retrieval retrieval, app::RecallForTask(*runtime, task, workspace));
+  std::string reason;
+  if (retrieval.section.empty()) {
+    MEND_ASSIGN_OR_RETURN(reason, EmptyReason(*runtime, retrieval));
+  }
+  if (ctx.json) {
+    nlohmann::json facts = nlohmann::json::array();
+    for (const memory::ScoredFact& s : retrieval.selected) {
+      facts.push_back(
+          {{"id", s.fact.id}, {"category", s.fact.category}, {"content", s.fact.content}});
+    }
+    ctx.out << DumpJson(
+                   {{"facts", facts},
+                    {"section", retrieval.section},
+                    {"workspace", workspace},
+                    {"reason", reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(reason)}})
+            << "\n";
+    return OkStatus();
+  }
+  if (retrieval.section.empty()) {
+    ctx.err << "nothing would be injected (" << reason << ")\n";
+    return OkStatus();
+  }
+  ctx.out << retrieval.section;
+  if (!retrieval.section.ends_with('\n')) ctx.out << "\n";
+  return OkStatus();
+}
+
+Status RemoveFact(CliContext& ctx, const std::string& id) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  MEND_RETURN_IF_ERROR(runtime->facts->Remove(id));
+  if (ctx.json) {
+    ctx.out << DumpJson({{"id", id}, {"removed", true}}) << "\n";
+  } else {
+    ctx.out << "removed " << id << "\n";
+  }
+  return OkStatus();
+}
+
+// Wraps an action that needs the runtime, for the subcommands in memory_facts_command.cc.
+template <typename Fn>
+std::function<Status()> WithRuntime(CliContext& ctx, Fn fn) {
+  return [&ctx, fn] {
+    MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+    return fn(*runtime);
+  };
+}
+
+void AddAdd(CLI::App& memory, CliContext& ctx) {
+  auto args = std::make_shared<AddArgs>();
+  CLI::App* add = memory.add_subcommand(
+      "add", "store a fact (the same text again reinforces it; a near duplicate merges)");
+  add->add_option("TEXT", args->text, "the fact; several words are joined by spaces")->required();
+  add->add_option("--category", args->category, "category (default: general)");
+  add->add_option("--tags", args->tags, "comma-separated tags, e.g. deploy,config");
+  add->add_option("--workspace", args->workspace,
+                  "scope it to runs whose workspace is this directory (runs of agent folders "
+                  "without a workspace still see it; default: every run)");
+  add->callback([&ctx, args] { ctx.action = [&ctx, args] { return AddFact(ctx, *args); }; });
+}
+
+void AddSearch(CLI::App& memory, CliContext& ctx) {
+  auto args = std::make_shared<SearchArgs>();
+  CLI::App* search = memory.add_subcommand(
+      "search", "rank facts for a query (no relevance gate, no budget, no HyDE)");
+  search->add_option("QUERY", args->query, "the query; several words are joined")->required();
+  search->add_option("-k", args->k, "how many results at most (default: 10)")
+      ->check(CLI::Range(1, 1000));
+  search->callback([&ctx, args] { ctx.action = [&ctx, args] { return SearchFacts(ctx, *args); }; });
+}
+
+void AddRecall(CLI::App& memory, CliContext& ctx) {
+  auto args = std::make_shared<RecallArgs>();
+  CLI::App* recall = memory.add_subcommand(
+      "recall", "print exactly the memory section the next run for TASK would get");
+  recall->add_option("TASK", args->task, "the task; several words are joined")->required();
+  CLI::Option* workspace = recall->add_option(
+      "--workspace", args->workspace,
+      "the run's workspace directory (default: none, as for an agent folder without "
+      "`workspace`: facts of every workspace are candidates)");
+  recall->add_option("--agent", args->agent_dir, "take the workspace from this agent folder")
+      ->excludes(workspace);
+  recall->callback([&ctx, args] { ctx.action = [&ctx, args] { return Recall(ctx, *args); }; });
+}
+
+void AddFactSubcommands(CLI::App& memory, CliContext& ctx) {
+  auto list_args = std::make_shared<memory_cli::ListArgs>();
+  CLI::App* list = memory.add_subcommand("list", "list active facts, newest first");
+  list->add_flag("--all", list_args->all, "include superseded facts");
+  list->add_option("--category", list_args->category, "only this category");
+  list->add_option("--limit", list_args->limit, "at most N facts (default: all)")
+      ->check(CLI::NonNegativeNumber);
+  list->callback([&ctx, list_args] {
+    ctx.action = WithRuntime(ctx, [&ctx, list_args](app::Runtime& runtime) {
+      return memory_cli::ListFacts(ctx, runtime, *list_args);
+    });
+  });
+  auto id = std::make_shared<std::string>();
+  CLI::App* show = memory.add_subcommand("show", "every field of a fact, with its provenance");
+  show->add_option("ID", *id, "the fact's id")->required();
+  show->callback([&ctx, id] {
+    ctx.action = WithRuntime(
+        ctx, [&ctx, id](app::Runtime& runtime) { return memory_cli::ShowFact(ctx, runtime, *id); });
+  });
+  CLI::App* rm = memory.add_subcommand("rm", "delete a fact");
+  rm->add_option("ID", *id, "the fact's id")->required();
+  rm->callback([&ctx, id] { ctx.action = [&ctx, id] { return RemoveFact(ctx, *id); }; });
+}
+
+void AddTransferSubcommands(CLI::App& memory, CliContext& ctx) {
+  auto file = std::make_shared<std::string>();
+  CLI::App* out = memory.add_subcommand(
+      "export", "write every fact (superseded ones too) as chatcli-compatible JSON");
+  out->add_option("FILE", *file, "the file to write (replaced atomically); - for stdout")
+      ->required();
+  out->callback([&ctx, file] {
+    ctx.action = WithRuntime(ctx, [&ctx, file](app::Runtime& runtime) {
+      return memory_cli::ExportFacts(ctx, runtime, *file);
+    });
+  });
+  CLI::App* in = memory.add_subcommand(
+      "import", "add the facts of an export, keeping their ids; all or nothing");
+  in->add_option("FILE", *file, "a JSON export of mend or chatcli; - for stdin")->required();
+  in->callback([&ctx, file] {
+    ctx.action = WithRuntime(ctx, [&ctx, file](app::Runtime& runtime) {
+      return memory_cli::ImportFacts(ctx, runtime, *file);
+    });
+  });
+}
+
+}  // namespace
+
+void AddMemoryCommand(CLI::App& app, CliContext& ctx) {
+  CLI::App* memory = app.add_subcommand("memory", "long-term memory: facts that runs receive");
+  memory->group("Commands");
+  memory->footer(
+      "Facts live in <home>/mend.db. A run receives the facts `mend memory recall TASK` shows.");
+  AddAdd(*memory, ctx);
+  AddSearch(*memory, ctx);
+  AddRecall(*memory, ctx);
+  AddFactSubcommands(*memory, ctx);
+  AddTransferSubcommands(*memory, ctx);
+}
+
+}  // namespace mend::cli
