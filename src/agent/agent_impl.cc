@@ -336,4 +336,28 @@ Result<std::string> AgentImpl::Fork(const std::string& run_id, std::optional<int
   return ResourceExhaustedError("run " + run_id + " has too many forks");
 }
 
+Result<std::string> AgentImpl::ForkWithNote(const std::string& run_id, const std::string& new_id,
+                                            const std::string& note) {
+  MEND_ASSIGN_OR_RETURN(store::RunRecord record, options_.store->GetRun(run_id));
+  MEND_RETURN_IF_ERROR(options_.store->Fork(run_id, record.step, new_id).status());
+  if (note.empty()) return new_id;
+  MEND_ASSIGN_OR_RETURN(store::Lease lease,
+                        options_.store->Claim(new_id, options_.holder, options_.lease_ttl));
+  Result<ActiveRun> held = LoadHeld(new_id, lease);
+  if (!held.ok()) {
+    options_.store->Release(lease).IgnoreError();
+    return held.status();
+  }
+  ActiveRun run = std::move(held).value();
+  Status saved = OkStatus();
+  if (run.state.pending.empty()) {
+    HooksRunner hooks = MakeHooksRunner();
+    StepLoop loop(deps_, hooks, run);
+    saved = loop.Checkpoint({llm::Message::User(note)}, {});
+  }
+  options_.store->Release(run.lease).IgnoreError();
+  MEND_RETURN_IF_ERROR(saved);
+  return new_id;
+}
+
 }  // namespace mend::agent

@@ -27,6 +27,8 @@ class AgentImpl final : public Agent {
   Result<RunResult> Resume(const std::string& run_id) override;
   Result<std::vector<store::RunRecord>> Pending() override;
   Result<std::string> Fork(const std::string& run_id, std::optional<int64_t> step) override;
+  Result<std::string> ForkWithNote(const std::string& run_id, const std::string& new_id,
+                                   const std::string& note) override;
   Result<RunResult> Approve(const std::string& run_id) override;
   Result<RunResult> Deny(const std::string& run_id, const std::string& reason) override;
   Result<RunResult> Answer(const std::string& run_id, const std::string& answer) override;

@@ -13,6 +13,7 @@ namespace {
 constexpr size_t kAttemptExcerptBytes = 4000;
 constexpr size_t kExcerptLineBytes = 300;
 
+// A permanent, non-retryable run failure: a limit reached, or a hook that stopped the run.
 Status LimitError(std::string_view code, const std::string& message) {
   return FailedPreconditionError(message).WithDetailCode(code).WithClass(ErrorClass::kPermanent);
 }
@@ -104,6 +105,7 @@ Result<RunResult> StepLoop::Drive() {
     if (!run_.state.pending.empty()) {
       MEND_ASSIGN_OR_RETURN(CallOutcome outcome, NextToolCall());
       if (outcome == CallOutcome::kWaiting) return WaitingResult();
+      if (outcome == CallOutcome::kStopped) return Fail(stop_error_);
       continue;
     }
     if (Status limit = CheckLimits(); !limit.ok()) return Fail(limit);
@@ -189,6 +191,12 @@ Result<StepLoop::CallOutcome> StepLoop::NextToolCall() {
         return CallOutcome::kRecorded;
       case PreToolDecision::Kind::kAskHuman:
         return Wait("approval", call.id, decision.text);
+      case PreToolDecision::Kind::kStopRun:
+        // The call gets an error result first so the conversation stays well-formed for a
+        // person who resumes the failed run later.
+        MEND_RETURN_IF_ERROR(RecordResult(call, ToolResult::Error(decision.text)));
+        stop_error_ = LimitError(decision.detail_code, decision.text);
+        return CallOutcome::kStopped;
       case PreToolDecision::Kind::kAllow:
         break;
     }

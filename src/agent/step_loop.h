@@ -57,13 +57,14 @@ class StepLoop {
   Result<RunResult> Fail(const Status& error);
 
  private:
-  enum class CallOutcome { kRecorded, kWaiting };
+  enum class CallOutcome { kRecorded, kWaiting, kStopped };
 
   // Renews the lease for lease_ttl, plus the next tool call's timeout when one is pending.
   Status Renew();
   Status CheckLimits();
   // A result when the run ended (final answer or failure); nullopt when tool calls follow.
   Result<std::optional<RunResult>> ModelTurn();
+  // kStopped: a pre-tool hook stopped the run; the error to fail it with is in stop_error_.
   Result<CallOutcome> NextToolCall();
   Result<CallOutcome> Wait(const std::string& kind, const std::string& call_id,
                            const std::string& question);
@@ -83,6 +84,7 @@ class StepLoop {
   const LoopDeps& deps_;
   HooksRunner& hooks_;
   ActiveRun& run_;
+  Status stop_error_;
 };
 
 // The RunError recorded for `error` (code: a MEND_ detail code or the StatusCode name).

@@ -8,6 +8,7 @@
 #include "mend/agent/agent_spec.h"
 #include "mend/app/deferred_provider.h"
 #include "mend/app/memory_hooks.h"
+#include "mend/store/postgres_store.h"
 #include "mend/store/sqlite_store.h"
 
 namespace mend::app {
@@ -23,7 +24,11 @@ bool IsPostgresUrl(std::string_view url) {
 Result<std::unique_ptr<store::CheckpointStore>> OpenConfiguredStore(const Runtime& runtime) {
   const std::string& url = runtime.config.GetString("store.url");
   if (IsPostgresUrl(url)) {
-    return UnimplementedError("PostgreSQL store is not available yet");
+    store::PostgresStoreOptions options;
+    options.url = url;
+    options.local = runtime.holder;
+    options.process_alive = store::ProcessAlive;
+    return store::OpenPostgresStore(options, *runtime.env.clock);
   }
   if (!url.empty()) {
     return InvalidArgumentError(

@@ -46,6 +46,7 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   AddChatCommand(app, ctx);
   AddPendingCommand(app, ctx);
   AddResumeCommand(app, ctx);
+  AddRecoverCommand(app, ctx);
   AddForkCommand(app, ctx);
   AddApproveCommand(app, ctx);
   AddAnswerCommand(app, ctx);

@@ -76,11 +76,14 @@ Result<Config> LoadCliConfig(const CliContext& ctx) {
   return config;
 }
 
-Result<std::unique_ptr<app::Runtime>> OpenCliRuntime(const CliContext& ctx) {
+Result<std::unique_ptr<app::Runtime>> OpenCliRuntime(const CliContext& ctx,
+                                                     const std::string& holder_prefix) {
   MEND_ASSIGN_OR_RETURN(Config config, LoadCliConfig(ctx));
   Env env = Env::Default();
   env.fs = &ctx.fs;
-  return app::OpenRuntime(config, env);
+  app::RuntimeOptions options;
+  options.holder_prefix = holder_prefix;
+  return app::OpenRuntime(config, env, std::move(options));
 }
 
 Status UsageError(const Status& status) { return status.WithDetailCode(kUsageDetail); }

@@ -54,8 +54,10 @@ void AddProviderFlags(CLI::App& command, CliContext& ctx);
 Result<Config> LoadCliConfig(const CliContext& ctx);
 
 // The runtime for commands that run agents or read runs: the configuration (LoadCliConfig), the
-// process's clock and randomness, and ctx.fs.
-Result<std::unique_ptr<app::Runtime>> OpenCliRuntime(const CliContext& ctx);
+// process's clock and randomness, and ctx.fs. `holder_prefix` starts this process's lease holder id
+// (`mend recover --replica ID` names the replica).
+Result<std::unique_ptr<app::Runtime>> OpenCliRuntime(const CliContext& ctx,
+                                                     const std::string& holder_prefix = "mend");
 
 // Prints the outcome of a run: with --json the `run` shape of DESIGN.md §4 (plus "waiting" and
 // "question"); otherwise the output on stdout and a summary on stderr, or what the run waits for
@@ -88,6 +90,7 @@ void AddDemoCommand(CLI::App& app, CliContext& ctx);
 void AddPlannedCommands(CLI::App& app, CliContext& ctx);
 void AddRunCommand(CLI::App& app, CliContext& ctx);
 void AddPendingCommand(CLI::App& app, CliContext& ctx);
+void AddRecoverCommand(CLI::App& app, CliContext& ctx);
 void AddResumeCommand(CLI::App& app, CliContext& ctx);
 void AddForkCommand(CLI::App& app, CliContext& ctx);
 void AddApproveCommand(CLI::App& app, CliContext& ctx);

@@ -62,17 +62,25 @@ void PrintTable(const std::vector<store::RunRecord>& runs, std::ostream& out) {
     status_width = std::max(status_width, StatusText(run).size());
   }
   auto row = [&](const std::string& id, const std::string& agent, const std::string& status,
-                 const std::string& step, const std::string& attempts, const std::string& error) {
+                 const std::string& step, const std::string& attempts, const std::string& next,
+                 const std::string& error) {
     out << std::left << std::setw(static_cast<int>(id_width + 2)) << id
         << std::setw(static_cast<int>(agent_width + 2)) << agent
         << std::setw(static_cast<int>(status_width + 2)) << status << std::setw(6) << step
-        << std::setw(10) << attempts << error << "\n";
+        << std::setw(10) << attempts << std::setw(22) << next << error << "\n";
   };
-  row("ID", "AGENT", "STATUS", "STEP", "ATTEMPTS", "LAST ERROR");
+  row("ID", "AGENT", "STATUS", "STEP", "ATTEMPTS", "NEXT ATTEMPT", "LAST ERROR");
   for (const store::RunRecord& run : runs) {
     const std::string error = run.last_error.has_value() ? run.last_error->message : "";
+    // Quarantined runs are not tried again by recovery (`mend resume` still runs them).
+    std::string next = "-";
+    if (run.status == store::RunStatus::kQuarantined) {
+      next = "never (quarantined)";
+    } else if (run.next_attempt_at.has_value()) {
+      next = FormatRfc3339Seconds(*run.next_attempt_at);
+    }
     row(run.id, run.agent, StatusText(run), std::to_string(run.step), std::to_string(run.attempts),
-        error);
+        next, error);
   }
 }
 

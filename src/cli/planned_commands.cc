@@ -15,7 +15,6 @@ struct Planned {
 };
 
 constexpr Planned kPlanned[] = {
-    {"recover", "resume interrupted runs with backoff and quarantine"},
     {"reflect", "the lesson queue: status, add, enqueue, list, failed, retry, purge, drain"},
     {"improve", "propose tested improvements to an agent's instructions"},
     {"traces", "spans and heal actions of recent runs"},

@@ -244,6 +244,35 @@ TEST_P(AgentResumeTest, ForkCreatesNumberedRunsThatResumeFromTheirStep) {
   EXPECT_EQ(h.log->Count("c1"), 1);  // but not those before it
 }
 
+TEST_P(AgentResumeTest, ForkWithNoteAppendsTheNoteAndLeavesTheForkToResume) {
+  Harness h(GetParam());
+  TurnProvider down({Result<llm::Completion>(UnavailableError("down"))});
+  TurnProvider model({Answer("fixed")});
+  auto failing = Agent::Create(Harness::Spec(), h.Options(down));
+  ASSERT_TRUE(failing.ok());
+  ASSERT_TRUE((*failing)->Send("do it", {.run_id = "r1"}).ok());
+  auto agent = Agent::Create(Harness::Spec(), h.Options(model));
+  ASSERT_TRUE(agent.ok());
+  auto fork = (*agent)->ForkWithNote("r1", "r1.heal", "NOTE: the last attempt failed");
+  ASSERT_TRUE(fork.ok()) << fork.status();
+  EXPECT_EQ(*fork, "r1.heal");
+  EXPECT_THAT((*agent)->ForkWithNote("r1", "r1.heal", "again"),
+              StatusIs(StatusCode::kAlreadyExists));
+  auto record = h.store.GetRun("r1.heal");
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(record->status, store::RunStatus::kRunning);
+  EXPECT_FALSE(record->lease_holder.has_value());
+  auto resumed = (*agent)->Resume("r1.heal");
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->output, "fixed");
+  ASSERT_FALSE(model.requests().empty());
+  const llm::CompletionRequest last = model.requests().back();
+  ASSERT_GE(last.messages.size(), 3u);
+  EXPECT_EQ(last.messages.back().role, llm::Role::kUser);
+  EXPECT_EQ(last.messages.back().content, "NOTE: the last attempt failed");
+  EXPECT_EQ(last.messages[last.messages.size() - 2].content, "do it");
+}
+
 TEST_P(AgentResumeTest, PendingListsUnfinishedRuns) {
   Harness h(GetParam());
   TurnProvider done({Answer("ok")});

@@ -262,6 +262,44 @@ TEST_F(RunCommandsTest, ChatContinuesTheConversationAndHandlesSlashCommands) {
   EXPECT_THAT(err(), HasSubstr("unknown chat command /bogus"));
 }
 
+TEST_F(RunCommandsTest, RecoverOnceBringsBackAFailedRunAndReportsThePass) {
+  Script(R"([{"error": {"code": "unavailable", "message": "overloaded"}}])");
+  EXPECT_EQ(MendWithModel({"run", agent_, "say hi", "--id", "r1"}), 1);
+  Script(R"([{"text": "hi again"}])");
+  EXPECT_EQ(MendWithModel({"recover", "--once", "--json"}), 0) << err();
+  const nlohmann::json report = Json();
+  EXPECT_EQ(report["resumed"], nlohmann::json::array({"r1"}));
+  EXPECT_EQ(report["completed"], nlohmann::json::array({"r1"}));
+  EXPECT_EQ(report["quarantined"], nlohmann::json::array());
+  EXPECT_EQ(report["outage"], false);
+  EXPECT_EQ(report["skipped"]["leased"], 0);
+  EXPECT_EQ(Mend({"pending", "--json"}), 0);
+  EXPECT_EQ(Json()["runs"], nlohmann::json::array());
+}
+
+TEST_F(RunCommandsTest, RecoverOnceChargesAFailureAndPendingShowsTheNextAttempt) {
+  Script(R"([{"error": {"code": "unavailable", "message": "overloaded"}}])");
+  EXPECT_EQ(MendWithModel({"run", agent_, "say hi", "--id", "r1"}), 1);
+  EXPECT_EQ(MendWithModel({"recover", "--once", "--json", "--interval", "10m"}), 0) << err();
+  EXPECT_EQ(Json()["failed"], nlohmann::json::array({"r1"}));
+  EXPECT_EQ(Mend({"pending", "--json"}), 0);
+  const nlohmann::json run = Json()["runs"][0];
+  EXPECT_EQ(run["attempts"], 1);
+  EXPECT_TRUE(run["next_attempt_at"].is_string());
+  EXPECT_EQ(run["quarantined"], false);
+  EXPECT_EQ(Mend({"pending"}), 0);
+  EXPECT_THAT(out(), HasSubstr("NEXT ATTEMPT"));
+  // Within the backoff the next pass leaves it alone.
+  EXPECT_EQ(MendWithModel({"recover", "--once", "--json", "--interval", "10m"}), 0) << err();
+  EXPECT_EQ(Json()["skipped"]["backoff"], 1);
+}
+
+TEST_F(RunCommandsTest, RecoverRejectsBadFlags) {
+  EXPECT_EQ(Mend({"recover", "--once", "--interval", "soon"}), 2);
+  EXPECT_THAT(err(), HasSubstr("--interval"));
+  EXPECT_EQ(Mend({"recover", "--once", "--max-attempts", "0"}), 2);
+}
+
 TEST_F(RunCommandsTest, DemoCrashesAndResumesWithoutRepeatingSteps) {
   EXPECT_EQ(Mend({"demo"}), 0) << err();
   EXPECT_THAT(out(), AllOf(HasSubstr("simulated crash"), HasSubstr("resumes"),

@@ -83,6 +83,13 @@ class Agent {
   // not driven: Resume() it.
   virtual Result<std::string> Fork(const std::string& run_id,
                                    std::optional<int64_t> step = std::nullopt) = 0;
+  // Recovery's retry-with-diagnosis (DESIGN.md §7): forks the run at its newest checkpoint into
+  // `new_id` and appends `note` to the fork's conversation as a user message, without driving it
+  // (Resume() it). When the run stopped with tool calls pending, the note is not added (it would
+  // come between a call and its result) and the fork resumes the calls. kAlreadyExists when
+  // `new_id` exists.
+  virtual Result<std::string> ForkWithNote(const std::string& run_id, const std::string& new_id,
+                                           const std::string& note) = 0;
   // Answers a run waiting for approval: the tool runs (approve) or returns `reason` as a tool
   // error (deny); then the run continues.
   virtual Result<RunResult> Approve(const std::string& run_id) = 0;

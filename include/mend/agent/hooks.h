@@ -20,8 +20,8 @@ namespace mend::agent {
 //   pre-run    every hook, in registration order; their non-empty sections are appended to the
 //              system prompt after the instructions and skills, separated by blank lines.
 //   pre-tool   in registration order; the first decision other than kAllow wins and later hooks
-//              are not asked. After every hook allowed, a tool with requires_approval waits for a
-//              person.
+//              are not asked (kStopRun ends the run as failed). After every hook allowed, a tool
+//              with requires_approval waits for a person.
 //   post-tool  in registration order; each sees the result as left by the previous one. Hints are
 //              appended to the result text; a replacement replaces it (marked replaced_by_hook).
 //   post-run   in registration order (app registers verify → refine → reflexion); each sees the
@@ -57,14 +57,22 @@ struct PreToolDecision {
     kDeny,      // the tool does not run; `text` goes back to the model as a tool error
     kSupply,    // the tool does not run; `text` is its result
     kAskHuman,  // the run waits for a person to approve or deny; `text` explains why
+    // The tool does not run; `text` is recorded as its error result and the run ends failed with
+    // a permanent, non-retryable error (kFailedPrecondition, message `text`, detail code
+    // `detail_code`). The run's last_error.code is the detail code when it starts with "MEND_".
+    kStopRun,
   };
   Kind kind = Kind::kAllow;
   std::string text;
+  std::string detail_code;  // kStopRun only, e.g. "MEND_RUN_NO_PROGRESS"
 
   static PreToolDecision Allow() { return {}; }
   static PreToolDecision Deny(std::string why) { return {Kind::kDeny, std::move(why)}; }
   static PreToolDecision Supply(std::string result) { return {Kind::kSupply, std::move(result)}; }
   static PreToolDecision AskHuman(std::string why) { return {Kind::kAskHuman, std::move(why)}; }
+  static PreToolDecision StopRun(std::string why, std::string detail_code) {
+    return {Kind::kStopRun, std::move(why), std::move(detail_code)};
+  }
 };
 
 class PreToolHook {

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "mend/app/runtime.h"
+#include "mend/heal/recovery.h"
+
+namespace mend::app {
+
+// The recovery loop's view of the agent layer: each run is resumed by an Agent opened from the
+// folder it was started from (kept open for later runs of the same folder). Thread-safe.
+class RuntimeRunDriver final : public heal::RunDriver {
+ public:
+  explicit RuntimeRunDriver(Runtime& runtime) : runtime_(runtime) {}
+
+  Result<agent::RunResult> Resume(const store::RunRecord& run) override;
+  Status ForkWithNote(const store::RunRecord& run, const std::string& new_id,
+                      const std::string& note) override;
+
+ private:
+  Result<agent::Agent*> AgentFor(const store::RunRecord& run);
+
+  Runtime& runtime_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<agent::Agent>> agents_;  // by agent folder
+};
+
+// Recovery options from the configuration and the runtime (store, clock, events); the caller sets
+// the driver and the callbacks.
+heal::RecoveryOptions RecoveryOptionsFor(Runtime& runtime);
+
+}  // namespace mend::app

@@ -1,0 +1,85 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mend/agent/agent.h"
+#include "mend/base/clock.h"
+#include "mend/base/result.h"
+#include "mend/obs/events.h"
+#include "mend/store/checkpoint_store.h"
+
+namespace mend::heal {
+
+// What recovery needs from the agent layer. `app` implements it by opening the agent folder each
+// run was started from (RunRecord::agent_dir). Implementations are thread-safe.
+class RunDriver {
+ public:
+  virtual ~RunDriver() = default;
+  // Agent::Resume of the run: continues it from its newest checkpoint under a lease.
+  // kUnavailable when another live holder has the run.
+  virtual Result<agent::RunResult> Resume(const store::RunRecord& run) = 0;
+  // Forks the run at its newest checkpoint into `new_id` and appends `note` (a user message) to the
+  // fork's conversation, without driving it. kAlreadyExists when `new_id` exists.
+  virtual Status ForkWithNote(const store::RunRecord& run, const std::string& new_id,
+                              const std::string& note) = 0;
+};
+
+struct RecoveryOptions {
+  store::CheckpointStore* store = nullptr;  // required, not owned
+  RunDriver* driver = nullptr;              // required, not owned
+  Clock* clock = nullptr;                   // required, not owned
+  obs::EventBus* events = nullptr;          // optional: recovery.* events
+  Duration interval = std::chrono::seconds(30);
+  Duration max_backoff = std::chrono::minutes(15);
+  int max_attempts = 10;
+  bool retry_with_diagnosis = false;
+  int outage_threshold = 3;  // consecutive provider failures across runs
+  size_t max_note_bytes = 2000;  // the error quoted in a `.heal` fork's note
+  // Callbacks; one that throws or misbehaves never stops the loop (it becomes on_error / an event).
+  std::function<void(const std::string& run_id)> on_recovered;    // a run came back and completed
+  std::function<void(const std::string& run_id)> on_quarantined;  // once per quarantine
+  std::function<void(bool in_outage)> on_outage;
+  std::function<void(const Status& error)> on_error;
+};
+
+// What one pass did (the `mend recover --once --json` shape of DESIGN.md §4).
+struct TickReport {
+  std::vector<std::string> resumed;      // runs resumed in this pass
+  std::vector<std::string> completed;    // ... of which completed
+  std::vector<std::string> failed;       // ... of which failed again (or stopped waiting)
+  std::vector<std::string> quarantined;  // runs quarantined in this pass
+  bool outage = false;                   // in an outage pause after this pass
+  struct Skipped {
+    int backoff = 0;
+    int waiting = 0;
+    int non_retryable = 0;
+    int leased = 0;
+  } skipped;
+};
+
+// The recovery loop (DESIGN.md §7): resumes interrupted and failed runs with backoff, quarantine,
+// optional retry-with-diagnosis, outage detection, and leaves waiting and non-retryable runs alone.
+// All timing goes through the clock. Thread-safe.
+class Recovery {
+ public:
+  // kInvalidArgument when store, driver or clock is missing.
+  static Result<std::unique_ptr<Recovery>> Create(RecoveryOptions options);
+  virtual ~Recovery() = default;
+
+  // One pass over the pending runs now (`mend recover --once`). During an outage pause a pass only
+  // probes one run when the probe is due. Store errors are returned.
+  virtual Result<TickReport> Tick() = 0;
+  // Runs Tick() every interval on a background thread until Stop() (errors go to on_error).
+  virtual void Start() = 0;
+  // Stops the background loop (waits for the pass in progress). Idempotent.
+  virtual void Stop() = 0;
+};
+
+// docs/heal.md: the note a `.heal` fork gets, quoting `error` as escaped, bounded data.
+std::string DiagnosisNote(const store::RunRecord& run, size_t max_error_bytes);
+
+}  // namespace mend::heal

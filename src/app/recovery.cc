@@ -1,0 +1,40 @@
+#include "mend/app/recovery.h"
+
+#include <utility>
+
+namespace mend::app {
+
+Result<agent::Agent*> RuntimeRunDriver::AgentFor(const store::RunRecord& run) {
+  if (run.agent_dir.empty()) {
+    return FailedPreconditionError("run " + run.id + " does not record its agent folder");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = agents_.find(run.agent_dir);
+  if (it != agents_.end()) return it->second.get();
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
+                        OpenAgent(runtime_, run.agent_dir, ProviderUse::kDrivesRuns));
+  agent::Agent* raw = agent.get();
+  agents_.emplace(run.agent_dir, std::move(agent));
+  return raw;
+}
+
+Result<agent::RunResult> RuntimeRunDriver::Resume(const store::RunRecord& run) {
+  MEND_ASSIGN_OR_RETURN(agent::Agent * agent, AgentFor(run));
+  return agent->Resume(run.id);
+}
+
+Status RuntimeRunDriver::ForkWithNote(const store::RunRecord& run, const std::string& new_id,
+                                      const std::string& note) {
+  MEND_ASSIGN_OR_RETURN(agent::Agent * agent, AgentFor(run));
+  return agent->ForkWithNote(run.id, new_id, note).status();
+}
+
+heal::RecoveryOptions RecoveryOptionsFor(Runtime& runtime) {
+  heal::RecoveryOptions options;
+  options.store = runtime.store.get();
+  options.clock = runtime.env.clock;
+  options.events = runtime.events.get();
+  return options;
+}
+
+}  // namespace mend::app

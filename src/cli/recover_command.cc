@@ -1,0 +1,135 @@
+// `mend recover`: the recovery loop (DESIGN.md §7, docs/heal.md). `--once` makes one pass and
+// reports it; otherwise it runs every interval until SIGINT or SIGTERM.
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "cli/command.h"
+#include "mend/app/recovery.h"
+#include "mend/app/runtime.h"
+#include "mend/base/json.h"
+#include "mend/base/time_format.h"
+
+namespace mend::cli {
+namespace {
+
+struct RecoverFlags {
+  bool once = false;
+  std::string interval = "30s";
+  int max_attempts = 10;
+  bool retry_with_diagnosis = false;
+  std::string replica;
+};
+
+nlohmann::json ReportJson(const heal::TickReport& r) {
+  return {{"resumed", r.resumed},
+          {"completed", r.completed},
+          {"failed", r.failed},
+          {"quarantined", r.quarantined},
+          {"outage", r.outage},
+          {"skipped",
+           {{"backoff", r.skipped.backoff},
+            {"waiting", r.skipped.waiting},
+            {"non_retryable", r.skipped.non_retryable},
+            {"leased", r.skipped.leased}}}};
+}
+
+void PrintReport(const heal::TickReport& r, std::ostream& out) {
+  auto list = [&](const char* what, const std::vector<std::string>& ids) {
+    out << what << ": " << ids.size();
+    for (const std::string& id : ids) out << " " << id;
+    out << "\n";
+  };
+  list("resumed", r.resumed);
+  list("completed", r.completed);
+  list("failed", r.failed);
+  list("quarantined", r.quarantined);
+  out << "skipped: " << r.skipped.backoff << " in backoff, " << r.skipped.waiting
+      << " waiting for a person, " << r.skipped.non_retryable << " not retryable, "
+      << r.skipped.leased << " held by another process\n";
+  if (r.outage) out << "provider outage: recovery paused; probing one run at a time\n";
+}
+
+// Blocks until SIGINT or SIGTERM. The signals are blocked first so every thread started later
+// (the recovery loop's) leaves them to this wait.
+void WaitForStopSignal(const sigset_t& signals) {
+  int received = 0;
+  sigwait(&signals, &received);
+}
+
+Status Recover(CliContext& ctx, const RecoverFlags& flags) {
+  Result<std::chrono::milliseconds> interval = ParseDuration(flags.interval);
+  if (!interval.ok() || interval->count() <= 0) {
+    return UsageError("--interval: expected a positive duration such as 30s or 2m, got '" +
+                      flags.interval + "'");
+  }
+  if (flags.max_attempts < 1) return UsageError("--max-attempts must be at least 1");
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime,
+                        OpenCliRuntime(ctx, flags.replica.empty() ? "mend" : flags.replica));
+  app::RuntimeRunDriver driver(*runtime);
+  heal::RecoveryOptions options = app::RecoveryOptionsFor(*runtime);
+  options.driver = &driver;
+  options.interval = *interval;
+  options.max_attempts = flags.max_attempts;
+  options.retry_with_diagnosis = flags.retry_with_diagnosis;
+  std::ostream& log = ctx.err;
+  options.on_recovered = [&log](const std::string& id) { log << "recovered " << id << "\n"; };
+  options.on_quarantined = [&log](const std::string& id) { log << "quarantined " << id << "\n"; };
+  options.on_outage = [&log](bool on) {
+    log << (on ? "provider outage: pausing recovery\n" : "provider back: recovery resumes\n");
+  };
+  options.on_error = [&log](const Status& error) {
+    log << "recover: " << error.ToString() << "\n";
+  };
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<heal::Recovery> recovery, heal::Recovery::Create(options));
+  if (flags.once) {
+    MEND_ASSIGN_OR_RETURN(heal::TickReport report, recovery->Tick());
+    if (ctx.json) {
+      ctx.out << DumpJson(ReportJson(report)) << "\n";
+    } else {
+      PrintReport(report, ctx.out);
+    }
+    return OkStatus();
+  }
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  app::StartBackgroundWork(*runtime);
+  log << "recovering every " << FormatDuration(*interval) << " as " << runtime->holder.id
+      << " (Ctrl-C stops)\n";
+  recovery->Start();
+  WaitForStopSignal(signals);
+  recovery->Stop();
+  log << "stopped\n";
+  return OkStatus();
+}
+
+}  // namespace
+
+void AddRecoverCommand(CLI::App& app, CliContext& ctx) {
+  auto flags = std::make_shared<RecoverFlags>();
+  CLI::App* recover = app.add_subcommand(
+      "recover", "resume interrupted and failed runs with backoff, quarantine and outage pause");
+  recover->group("Commands");
+  recover->add_flag("--once", flags->once, "make one pass, report it and exit");
+  recover->add_option("--interval", flags->interval, "time between passes (default 30s)");
+  recover->add_option("--max-attempts", flags->max_attempts,
+                      "consecutive failures before a run is quarantined (default 10)");
+  recover->add_flag("--retry-with-diagnosis", flags->retry_with_diagnosis,
+                    "before quarantining, try once more as a fork <id>.heal told why it failed");
+  recover->add_option("--replica", flags->replica,
+                      "this replica's name in leases (default mend-<pid>@<host>)");
+  AddProviderFlags(*recover, ctx);
+  recover->footer(
+      "Runs waiting for a person and runs whose error is not retryable (e.g. "
+      "MEND_RUN_NO_PROGRESS) are left alone. docs/heal.md explains every rule.");
+  recover->callback([&ctx, flags] { ctx.action = [&ctx, flags] { return Recover(ctx, *flags); }; });
+}
+
+}  // namespace mend::cli

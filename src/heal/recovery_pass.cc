@@ -1,0 +1,266 @@
+// The rules of one recovery pass (DESIGN.md §7), applied to each listed run.
+
+#include <exception>
+#include <string>
+
+#include "heal/recovery_impl.h"
+#include "heal/recovery_policy.h"
+
+namespace mend::heal {
+namespace {
+
+obs::Event RunEvent(std::string type, const std::string& run_id) {
+  obs::Event event(std::move(type));
+  event.AddString("run", run_id);
+  return event;
+}
+
+}  // namespace
+
+RecoveryImpl::Decision RecoveryImpl::Classify(const store::RunRecord& run, Time now) const {
+  using store::RunStatus;
+  if (run.status == RunStatus::kWaiting || !run.waiting.empty()) return Decision::kWaiting;
+  if (run.status == RunStatus::kQuarantined || run.status == RunStatus::kCompleted) {
+    return Decision::kLeaveAlone;
+  }
+  if (run.attempts >= options_.max_attempts) return Decision::kGivenUp;
+  if (run.status == RunStatus::kFailed && run.last_error.has_value() &&
+      !run.last_error->retryable) {
+    return Decision::kNonRetryable;
+  }
+  if (run.next_attempt_at.has_value() && now < *run.next_attempt_at) return Decision::kBackoff;
+  return Decision::kResume;
+}
+
+void RecoveryImpl::NormalPass(const std::vector<store::RunRecord>& runs, Time now,
+                              TickReport& report) {
+  for (const store::RunRecord& run : runs) {
+    if (attempted_.count(run.id) != 0) continue;
+    switch (Classify(run, now)) {
+      case Decision::kWaiting:
+        ++report.skipped.waiting;
+        break;
+      case Decision::kNonRetryable:
+        ++report.skipped.non_retryable;
+        break;
+      case Decision::kBackoff:
+        ++report.skipped.backoff;
+        break;
+      case Decision::kLeaveAlone:
+        break;
+      case Decision::kGivenUp:
+        GiveUp(run, report);
+        break;
+      case Decision::kResume:
+        ResumeOne(run, report);
+        // The provider is down: resuming more runs now would only charge them for it.
+        if (breaker_.open()) return;
+        break;
+    }
+  }
+}
+
+bool RecoveryImpl::ProbePass(const std::vector<store::RunRecord>& runs, Time now,
+                             TickReport& report) {
+  if (!breaker_.ProbeDue(now)) return false;
+  for (const store::RunRecord& run : runs) {
+    // Any run that would be resumed may probe, also one still in backoff: its backoff most likely
+    // comes from the outage itself.
+    Decision decision = Classify(run, now);
+    if (decision != Decision::kResume && decision != Decision::kBackoff) continue;
+    Outcome outcome = ResumeOne(run, report);
+    if (outcome == Outcome::kLeased || outcome == Outcome::kError) continue;  // not a probe
+    return !breaker_.open();
+  }
+  return false;
+}
+
+RecoveryImpl::Outcome RecoveryImpl::OutcomeOf(const agent::RunResult& result) const {
+  switch (result.status) {
+    case store::RunStatus::kCompleted:
+      return Outcome::kCompleted;
+    case store::RunStatus::kWaiting:
+      return Outcome::kWaiting;
+    default:
+      break;
+  }
+  if (result.error.has_value() && IsProviderFailure(*result.error)) {
+    return Outcome::kProviderFailure;
+  }
+  return Outcome::kOtherFailure;
+}
+
+// The driver is an interface implemented outside this module; a throw from it must not end the
+// loop any more than a callback's.
+Result<agent::RunResult> RecoveryImpl::CallResume(const store::RunRecord& run) {
+  try {
+    return options_.driver->Resume(run);
+  } catch (const std::exception& e) {
+    return InternalError(std::string("the run driver threw: ") + e.what());
+  } catch (...) {
+    return InternalError("the run driver threw an unknown exception");
+  }
+}
+
+RecoveryImpl::Outcome RecoveryImpl::ResumeOne(const store::RunRecord& run, TickReport& report) {
+  attempted_.insert(run.id);
+  Result<agent::RunResult> result = CallResume(run);
+  if (!result.ok()) {
+    // Another holder is driving the run right now: nothing failed, nothing to count.
+    if (result.status().code() == StatusCode::kUnavailable) {
+      ++report.skipped.leased;
+      return Outcome::kLeased;
+    }
+    ReportError(result.status().Annotate("resuming run " + run.id), run.id);
+    return Outcome::kError;
+  }
+  report.resumed.push_back(run.id);
+  Publish(RunEvent("recovery.resumed", run.id));
+  Outcome outcome = OutcomeOf(*result);
+  if (outcome == Outcome::kProviderFailure) {
+    bool was_open = breaker_.open();
+    OutageBreaker::Change change = breaker_.OnProviderFailure(options_.clock->Now());
+    if (was_open || change == OutageBreaker::Change::kOpened) {
+      // Provider failures during an outage (and the one that reveals it) are the provider's, not
+      // the run's: no attempt is charged and nobody is quarantined for them.
+      report.failed.push_back(run.id);
+      obs::Event event = RunEvent("recovery.failed", run.id);
+      event.AddString("code", result->error->code).AddBool("outage", true);
+      Publish(std::move(event));
+      if (change == OutageBreaker::Change::kOpened) NotifyOutage(true);
+      return outcome;
+    }
+  } else if (breaker_.OnOtherResult() == OutageBreaker::Change::kClosed) {
+    NotifyOutage(false);
+  }
+  if (outcome == Outcome::kCompleted) {
+    OnCompleted(run, report);
+  } else if (outcome == Outcome::kWaiting) {
+    report.failed.push_back(run.id);  // stopped to wait for a person: left to them
+  } else {
+    ChargeFailure(run, report);
+  }
+  return outcome;
+}
+
+void RecoveryImpl::OnCompleted(const store::RunRecord& run, TickReport& report) {
+  report.completed.push_back(run.id);
+  Publish(RunEvent("recovery.completed", run.id));
+  if (run.attempts != 0 || run.next_attempt_at.has_value()) {
+    store::RunUpdate update;
+    update.attempts = 0;
+    update.next_attempt_at = std::optional<Time>();
+    Status s = options_.store->UpdateUnleased(run.id, update);
+    if (!s.ok()) ReportError(s, run.id);
+  }
+  if (IsHealFork(run.id)) {
+    FinishHealed(HealOriginalId(run.id));
+  } else {
+    NotifyRecovered(run.id);
+  }
+}
+
+void RecoveryImpl::ChargeFailure(const store::RunRecord& run, TickReport& report) {
+  report.failed.push_back(run.id);
+  store::RunRecord now_run = run;
+  Result<store::RunRecord> fresh = options_.store->GetRun(run.id);
+  if (fresh.ok()) {
+    now_run = *fresh;
+  } else {
+    ReportError(fresh.status(), run.id);
+  }
+  // A new checkpoint during the attempt is progress: the counter starts over at this failure.
+  int64_t attempts = now_run.step > run.step ? 1 : run.attempts + 1;
+  Time next =
+      options_.clock->Now() + BackoffDelay(options_.interval, options_.max_backoff, attempts);
+  store::RunUpdate update;
+  update.attempts = attempts;
+  update.next_attempt_at = std::optional<Time>(next);
+  Status s = options_.store->UpdateUnleased(run.id, update);
+  obs::Event event = RunEvent("recovery.failed", run.id);
+  if (now_run.last_error.has_value()) event.AddString("code", now_run.last_error->code);
+  event.AddInt("attempts", attempts);
+  Publish(std::move(event));
+  if (!s.ok()) {
+    ReportError(s, run.id);
+    return;
+  }
+  now_run.attempts = attempts;
+  now_run.next_attempt_at = next;
+  if (attempts >= options_.max_attempts) GiveUp(now_run, report);
+}
+
+void RecoveryImpl::GiveUp(const store::RunRecord& run, TickReport& report) {
+  bool diagnose = options_.retry_with_diagnosis && !IsHealFork(run.id) && !IsSessionRun(run);
+  if (!diagnose) {
+    Quarantine(run.id, report);
+    return;
+  }
+  Result<store::RunRecord> fork = options_.store->GetRun(HealForkId(run.id));
+  if (!fork.ok()) {
+    if (fork.status().code() == StatusCode::kNotFound) {
+      CreateHealFork(run);
+    } else {
+      ReportError(fork.status(), run.id);
+    }
+    return;
+  }
+  // The fork exists: the original waits for its outcome (a failed delete is retried here).
+  if (fork->status == store::RunStatus::kCompleted) FinishHealed(run.id);
+  if (fork->status == store::RunStatus::kQuarantined) Quarantine(run.id, report);
+}
+
+void RecoveryImpl::CreateHealFork(const store::RunRecord& run) {
+  std::string fork_id = HealForkId(run.id);
+  Status s =
+      options_.driver->ForkWithNote(run, fork_id, DiagnosisNote(run, options_.max_note_bytes));
+  if (s.ok()) {
+    // The fork starts with a fresh counter whatever the store copied from the original.
+    store::RunUpdate update;
+    update.attempts = 0;
+    update.next_attempt_at = std::optional<Time>();
+    s = options_.store->UpdateUnleased(fork_id, update);
+  }
+  if (!s.ok()) {
+    ReportError(s.Annotate("forking run " + run.id + " for a diagnosed retry"), run.id);
+    return;
+  }
+  obs::Event event = RunEvent("recovery.forked", run.id);
+  event.AddString("fork", fork_id);
+  Publish(std::move(event));
+}
+
+void RecoveryImpl::Quarantine(const std::string& run_id, TickReport& report) {
+  store::RunUpdate update;
+  update.status = store::RunStatus::kQuarantined;
+  Status s = options_.store->UpdateUnleased(run_id, update);
+  if (!s.ok()) {
+    ReportError(s.Annotate("quarantining run " + run_id), run_id);
+    return;
+  }
+  report.quarantined.push_back(run_id);
+  Publish(RunEvent("recovery.quarantined", run_id));
+  NotifyQuarantined(run_id);
+  if (!IsHealFork(run_id)) return;
+  // The diagnosed retry failed too: its original, kept for it, gives up as well.
+  Result<store::RunRecord> original = options_.store->GetRun(HealOriginalId(run_id));
+  if (original.ok() && original->status != store::RunStatus::kQuarantined &&
+      original->status != store::RunStatus::kCompleted) {
+    Quarantine(original->id, report);
+  }
+}
+
+void RecoveryImpl::FinishHealed(const std::string& original_id) {
+  Status s = options_.store->DeleteRun(original_id);
+  if (!s.ok() && s.code() != StatusCode::kNotFound) {
+    ReportError(s.Annotate("deleting healed run " + original_id), original_id);
+    return;
+  }
+  if (!s.ok()) return;  // deleted before: on_recovered fired then
+  obs::Event event = RunEvent("recovery.healed", original_id);
+  event.AddString("fork", HealForkId(original_id));
+  Publish(std::move(event));
+  NotifyRecovered(original_id);
+}
+
+}  // namespace mend::heal

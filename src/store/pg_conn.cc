@@ -1,0 +1,285 @@
+#include "store/pg_conn.h"
+
+#include <algorithm>
+#include <charconv>
+#include <utility>
+
+#include "mend/store/postgres_store.h"
+
+namespace mend::store {
+
+std::string MaskPostgresUrl(const std::string& url) {
+  std::string out = url;
+  size_t scheme = out.find("://");
+  if (scheme != std::string::npos) {
+    size_t start = scheme + 3;
+    size_t end = out.find_first_of("/?", start);
+    if (end == std::string::npos) end = out.size();
+    size_t at = out.rfind('@', end);
+    if (at != std::string::npos && at >= start) {
+      size_t colon = out.find(':', start);
+      if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
+    }
+  }
+  // Keyword/value strings and URI query parameters: password=VALUE.
+  for (size_t pos = out.find("password="); pos != std::string::npos;
+       pos = out.find("password=", pos + 1)) {
+    size_t value = pos + 9;
+    size_t end = out.find_first_of("& ", value);
+    if (end == std::string::npos) end = out.size();
+    out.replace(value, end - value, "***");
+  }
+  return out;
+}
+
+namespace internal {
+namespace {
+
+// Every spelling of the password of `url`: as libpq decodes it and as written in the URI.
+std::vector<std::string> PasswordsOf(const std::string& url) {
+  std::vector<std::string> out;
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(url.c_str(), &error);
+  if (error != nullptr) PQfreemem(error);
+  if (options != nullptr) {
+    for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+      if (std::string_view(o->keyword) == "password" && o->val != nullptr && *o->val != '\0') {
+        out.emplace_back(o->val);
+      }
+    }
+    PQconninfoFree(options);
+  }
+  // What MaskPostgresUrl replaced is the password as written, even when libpq cannot parse it.
+  std::string masked = MaskPostgresUrl(url);
+  size_t i = 0;
+  while (i < url.size() && i < masked.size() && url[i] == masked[i]) ++i;
+  size_t tail = 0;
+  while (tail < url.size() - i && tail < masked.size() - i &&
+         url[url.size() - 1 - tail] == masked[masked.size() - 1 - tail]) {
+    ++tail;
+  }
+  if (url.size() > i + tail) out.push_back(url.substr(i, url.size() - i - tail));
+  return out;
+}
+
+constexpr size_t kMinScrubbedLength = 3;
+
+// libpq's messages end in a newline and may span lines ("...refused\n\tIs the server running");
+// ours are one line.
+std::string TrimNewline(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  for (size_t pos = s.find_first_of("\n\t"); pos != std::string::npos;
+       pos = s.find_first_of("\n\t", pos)) {
+    size_t end = s.find_first_not_of("\n\t", pos);
+    s.replace(pos, (end == std::string::npos ? s.size() : end) - pos, " ");
+  }
+  return s;
+}
+
+// libpq only notices a malformed port when connecting and then reports it like an unreachable
+// server; it is a mistake in the URL, so it is found here. A port is a comma-separated list.
+bool PortsValid(const PQconninfoOption* options) {
+  for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (std::string_view(o->keyword) != "port" || o->val == nullptr) continue;
+    for (const char* c = o->val; *c != '\0'; ++c) {
+      if ((*c < '0' || *c > '9') && *c != ',') return false;
+    }
+  }
+  return true;
+}
+
+Status StatusForState(std::string_view state, const std::string& message) {
+  Status s;
+  if (state.substr(0, 2) == "08" || state.substr(0, 3) == "57P" || state == "40001" ||
+      state == "40P01" || state == "55P03") {
+    s = UnavailableError(message);
+  } else if (state.substr(0, 2) == "53") {
+    s = ResourceExhaustedError(message);
+  } else if (state == "XX001" || state == "XX002") {
+    s = DataLossError(message);
+  } else if (state == "23505") {
+    s = AlreadyExistsError(message);
+  } else {
+    s = InternalError(message);
+  }
+  return state.empty() ? s : s.WithDetailCode(SqlStateDetail(state));
+}
+
+}  // namespace
+
+std::string SqlStateDetail(std::string_view state) { return "postgres_" + std::string(state); }
+
+bool IsRetryableConflict(const Status& s) {
+  return s.detail_code() == SqlStateDetail("40001") || s.detail_code() == SqlStateDetail("40P01");
+}
+
+std::string ScrubPassword(std::string message, const std::string& url) {
+  std::string masked = MaskPostgresUrl(url);
+  if (masked != url) {
+    for (size_t pos = message.find(url); pos != std::string::npos;
+         pos = message.find(url, pos + masked.size())) {
+      message.replace(pos, url.size(), masked);
+    }
+  }
+  // Wherever else libpq quotes the password. A very short one would also match ordinary text,
+  // which masking would garble while hiding little; it is masked inside the URL only.
+  for (const std::string& secret : PasswordsOf(url)) {
+    if (secret.size() < kMinScrubbedLength) continue;
+    for (size_t pos = message.find(secret); pos != std::string::npos;
+         pos = message.find(secret, pos + 3)) {
+      message.replace(pos, secret.size(), "***");
+    }
+  }
+  return message;
+}
+
+std::string PgResult::Text(int row, int col) const {
+  return std::string(PQgetvalue(res_.get(), row, col),
+                     static_cast<size_t>(PQgetlength(res_.get(), row, col)));
+}
+
+std::optional<int64_t> PgResult::Int(int row, int col) const {
+  if (IsNull(row, col)) return std::nullopt;
+  const char* text = PQgetvalue(res_.get(), row, col);
+  const char* end = text + PQgetlength(res_.get(), row, col);
+  int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text, end, value);
+  if (ec != std::errc() || ptr != end) return std::nullopt;
+  return value;
+}
+
+std::optional<std::string> PgResult::Bytes(int row, int col) const {
+  if (IsNull(row, col)) return std::nullopt;
+  size_t length = 0;
+  unsigned char* bytes = PQunescapeBytea(
+      reinterpret_cast<const unsigned char*>(PQgetvalue(res_.get(), row, col)), &length);
+  if (bytes == nullptr) return std::nullopt;
+  std::string out(reinterpret_cast<const char*>(bytes), length);
+  PQfreemem(bytes);
+  return out;
+}
+
+int64_t PgResult::affected() const {
+  const char* n = PQcmdTuples(res_.get());
+  int64_t value = 0;
+  std::from_chars(n, n + std::char_traits<char>::length(n), value);
+  return value;
+}
+
+Result<std::unique_ptr<PgConn>> PgConn::Connect(const std::string& url, Duration timeout) {
+  char* error = nullptr;
+  PQconninfoOption* parsed = PQconninfoParse(url.c_str(), &error);
+  if (parsed == nullptr) {
+    std::string why = error != nullptr ? TrimNewline(error) : "out of memory";
+    if (error != nullptr) PQfreemem(error);
+    return InvalidArgumentError(
+        ScrubPassword("invalid PostgreSQL URL " + MaskPostgresUrl(url) + ": " + why, url));
+  }
+  bool ports_valid = PortsValid(parsed);
+  PQconninfoFree(parsed);
+  if (!ports_valid) {
+    return InvalidArgumentError(
+        ScrubPassword("invalid PostgreSQL URL " + MaskPostgresUrl(url) + ": bad port", url));
+  }
+  // Keywords before dbname are defaults: the URL, expanded in place of dbname, overrides them.
+  std::string seconds = std::to_string(
+      std::max<int64_t>(1, std::chrono::ceil<std::chrono::seconds>(timeout).count()));
+  const char* keywords[] = {"connect_timeout", "application_name", "dbname", nullptr};
+  const char* values[] = {seconds.c_str(), "mend", url.c_str(), nullptr};
+  PGconn* conn = PQconnectdbParams(keywords, values, 1);
+  if (conn == nullptr) return UnavailableError("cannot allocate a PostgreSQL connection");
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string why = TrimNewline(PQerrorMessage(conn));
+    PQfinish(conn);
+    return UnavailableError(
+        ScrubPassword("cannot connect to PostgreSQL at " + MaskPostgresUrl(url) + ": " + why, url));
+  }
+  return std::unique_ptr<PgConn>(new PgConn(conn, url));
+}
+
+PgConn::~PgConn() { PQfinish(conn_); }
+
+Status PgConn::ErrorOf(const PGresult* res, std::string_view sql) const {
+  std::string why = TrimNewline(res != nullptr ? PQresultErrorMessage(res) : "");
+  if (why.empty()) why = TrimNewline(PQerrorMessage(conn_));
+  const char* state = res != nullptr ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+  std::string message = ScrubPassword("PostgreSQL: " + why, url_);
+  if (state == nullptr) {
+    // No SQLSTATE: libpq itself failed, almost always because the connection is gone.
+    if (!healthy()) return UnavailableError(message + " (in: " + std::string(sql) + ")");
+    return InternalError(message);
+  }
+  return StatusForState(state, message);
+}
+
+Result<PgResult> PgConn::Exec(const char* sql, const std::vector<PgParam>& params) {
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+  for (const PgParam& p : params) {
+    values.push_back(p.value ? p.value->data() : nullptr);
+    lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
+    formats.push_back(p.binary ? 1 : 0);
+  }
+  PGresult* res = PQexecParams(conn_, sql, static_cast<int>(params.size()), nullptr, values.data(),
+                               lengths.data(), formats.data(), /*resultFormat=*/0);
+  ExecStatusType status = res != nullptr ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return PgResult(res);
+  Status error = ErrorOf(res, sql);
+  if (res != nullptr) PQclear(res);
+  return error;
+}
+
+Status PgConn::Run(const char* sql) {
+  PGresult* res = PQexec(conn_, sql);
+  ExecStatusType status = res != nullptr ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+  Status out =
+      status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK ? OkStatus() : ErrorOf(res, sql);
+  if (res != nullptr) PQclear(res);
+  return out;
+}
+
+PgPool::PgPool(std::string url, Duration timeout, int size, std::function<Status(PgConn&)> setup)
+    : url_(std::move(url)), timeout_(timeout), size_(size), setup_(std::move(setup)) {}
+
+PgPool::Handle::~Handle() {
+  if (conn_ != nullptr) pool_->Return(std::move(conn_));
+}
+
+Result<PgPool::Handle> PgPool::Acquire() {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    freed_.wait(lock, [&] { return !idle_.empty() || open_ < size_; });
+    if (!idle_.empty()) {
+      std::unique_ptr<PgConn> conn = std::move(idle_.back());
+      idle_.pop_back();
+      return Handle(this, std::move(conn));
+    }
+    open_ += 1;
+  }
+  Result<std::unique_ptr<PgConn>> conn = PgConn::Connect(url_, timeout_);
+  Status ready = conn.ok() ? setup_(**conn) : conn.status();
+  if (!ready.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ -= 1;
+    freed_.notify_one();
+    return ready;
+  }
+  return Handle(this, std::move(conn).value());
+}
+
+void PgPool::Return(std::unique_ptr<PgConn> conn) {
+  // A connection left inside a transaction (an error between BEGIN and COMMIT) is rolled back
+  // before anyone else gets it; one that is lost is dropped and reopened on demand.
+  if (conn->healthy() && !conn->idle()) conn->Run("ROLLBACK").IgnoreError();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (conn->healthy() && conn->idle()) {
+    idle_.push_back(std::move(conn));
+  } else {
+    open_ -= 1;
+  }
+  freed_.notify_one();
+}
+
+}  // namespace internal
+}  // namespace mend::store

@@ -1,0 +1,129 @@
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mend/base/clock.h"
+#include "mend/base/result.h"
+
+namespace mend::store::internal {
+
+// One statement parameter: text, raw bytes (sent in binary, for bytea columns) or NULL.
+struct PgParam {
+  static PgParam Text(std::string_view v) { return PgParam{std::string(v), false}; }
+  static PgParam Int(int64_t v) { return PgParam{std::to_string(v), false}; }
+  static PgParam Bytes(std::string_view v) { return PgParam{std::string(v), true}; }
+  static PgParam Null() { return PgParam{std::nullopt, false}; }
+
+  std::optional<std::string> value;
+  bool binary = false;
+};
+
+// The rows of one statement, in text format. Owns the libpq result. Move-only.
+class PgResult {
+ public:
+  explicit PgResult(PGresult* res) : res_(res, &PQclear) {}
+
+  int rows() const { return PQntuples(res_.get()); }
+  const char* ColumnName(int col) const { return PQfname(res_.get(), col); }
+  bool IsNull(int row, int col) const { return PQgetisnull(res_.get(), row, col) != 0; }
+  std::string Text(int row, int col) const;
+  // An integer column; nullopt when NULL or not an integer.
+  std::optional<int64_t> Int(int row, int col) const;
+  // A bytea column decoded from its text form; nullopt when NULL or malformed.
+  std::optional<std::string> Bytes(int row, int col) const;
+  // Rows changed by an INSERT, UPDATE or DELETE.
+  int64_t affected() const;
+
+ private:
+  std::unique_ptr<PGresult, void (*)(PGresult*)> res_;
+};
+
+// The detail code (Status::detail_code) of an error carrying SQLSTATE `state`, e.g.
+// "postgres_40001". Transactions retry on serialization failures and deadlocks.
+std::string SqlStateDetail(std::string_view state);
+bool IsRetryableConflict(const Status& s);
+
+// `message` with every occurrence of the password of `url` replaced by "***".
+std::string ScrubPassword(std::string message, const std::string& url);
+
+// One libpq connection. Not thread-safe: the pool hands it to one user at a time.
+class PgConn {
+ public:
+  // kInvalidArgument when libpq cannot parse `url`, kUnavailable when the server cannot be reached
+  // or refuses us. Messages never contain the password.
+  static Result<std::unique_ptr<PgConn>> Connect(const std::string& url, Duration timeout);
+  ~PgConn();
+  PgConn(const PgConn&) = delete;
+  PgConn& operator=(const PgConn&) = delete;
+
+  // Runs one statement. Errors map SQLSTATE classes: 08 (connection), 57P (shutdown), 53
+  // (resources: kResourceExhausted), 40001/40P01 and 55P03 (kUnavailable once retries are spent),
+  // XX001/XX002 (kDataLoss); anything else kInternal. The detail code carries the SQLSTATE.
+  Result<PgResult> Exec(const char* sql, const std::vector<PgParam>& params = {});
+  // Runs one or more statements without parameters, e.g. "BEGIN" or a schema script.
+  Status Run(const char* sql);
+
+  // False once the connection is lost; the pool then drops it.
+  bool healthy() const { return PQstatus(conn_) == CONNECTION_OK; }
+  // Whether the connection is outside any transaction (a failed one left open is rolled back).
+  bool idle() const { return PQtransactionStatus(conn_) == PQTRANS_IDLE; }
+
+ private:
+  PgConn(PGconn* conn, std::string url) : conn_(conn), url_(std::move(url)) {}
+  Status ErrorOf(const PGresult* res, std::string_view sql) const;
+
+  PGconn* conn_;
+  std::string url_;  // for scrubbing messages only
+};
+
+// A pool of up to `size` connections, opened on demand. Thread-safe.
+class PgPool {
+ public:
+  // `setup` runs on every new connection before its first use (e.g. setting search_path).
+  PgPool(std::string url, Duration timeout, int size, std::function<Status(PgConn&)> setup);
+
+  // A connection for the caller alone, returned to the pool when the handle is destroyed (or
+  // dropped when it is broken or left inside a transaction).
+  class Handle {
+   public:
+    Handle(PgPool* pool, std::unique_ptr<PgConn> conn) : pool_(pool), conn_(std::move(conn)) {}
+    Handle(Handle&&) = default;
+    Handle& operator=(Handle&&) = delete;
+    ~Handle();
+    PgConn& operator*() { return *conn_; }
+    PgConn* operator->() { return conn_.get(); }
+
+   private:
+    PgPool* pool_;
+    std::unique_ptr<PgConn> conn_;
+  };
+
+  // Waits while every connection is in use; connects when the pool is not full (errors as
+  // PgConn::Connect).
+  Result<Handle> Acquire();
+
+ private:
+  void Return(std::unique_ptr<PgConn> conn);
+
+  const std::string url_;
+  const Duration timeout_;
+  const int size_;
+  const std::function<Status(PgConn&)> setup_;
+  std::mutex mu_;
+  std::condition_variable freed_;
+  std::vector<std::unique_ptr<PgConn>> idle_;  // guarded by mu_
+  int open_ = 0;                               // connections in use or idle; guarded by mu_
+};
+
+}  // namespace mend::store::internal
