@@ -8,6 +8,7 @@
 #include "mend/agent/agent_spec.h"
 #include "mend/app/deferred_provider.h"
 #include "mend/app/memory_hooks.h"
+#include "mend/heal/progress_guard.h"
 #include "mend/store/postgres_store.h"
 #include "mend/store/sqlite_store.h"
 
@@ -172,6 +173,14 @@ Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::str
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
                         agent::Agent::Create(std::move(spec), std::move(options)));
   if (runtime.config.GetBool("memory.enabled")) AddMemoryHooks(runtime, *agent);
+  if (runtime.config.GetBool("heal.progress_guard")) {
+    heal::ProgressGuardOptions guard_options;
+    guard_options.max_denials = static_cast<int>(runtime.config.GetInt("heal.max_denials"));
+    guard_options.events = runtime.events.get();
+    auto guard = std::make_shared<heal::ProgressGuard>(guard_options);
+    agent->AddPreToolHook(guard);
+    agent->AddPostToolHook(guard);
+  }
   return agent;
 }
 

@@ -144,6 +144,13 @@ void AddReflexionQueueKeys(std::vector<ConfigKeySpec>& keys) {
 }
 
 // Long-term memory (DESIGN §8): what runs receive and where embeddings come from.
+void AddHealKeys(std::vector<ConfigKeySpec>& keys) {
+  keys.push_back(Bool("heal.progress_guard", true, "MEND_HEAL_PROGRESS_GUARD",
+                      "hint, deny, then stop a tool that keeps failing the same way"));
+  keys.push_back(Int("heal.max_denials", 3, 1, 100, "MEND_HEAL_MAX_DENIALS",
+                     "denied repeats before the run stops with MEND_RUN_NO_PROGRESS"));
+}
+
 void AddMemoryKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(
       Bool("memory.enabled", true, "MEND_MEMORY_ENABLED", "inject long-term memory into runs"));
@@ -178,6 +185,7 @@ std::vector<ConfigKeySpec> BuildSchema() {
   AddReflexionKeys(keys);
   AddReflexionQueueKeys(keys);
   AddMemoryKeys(keys);
+  AddHealKeys(keys);
   return keys;
 }
 

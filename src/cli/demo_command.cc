@@ -53,6 +53,26 @@ void PrintPhase(const DemoReport& r, const std::string& phase, std::ostream& out
   }
 }
 
+std::string ErrorText(const agent::RunResult& r) {
+  if (!r.error.has_value()) return "no error";
+  return r.error->code + " (" + r.error->error_class + ", " +
+         (r.error->retryable ? "retryable" : "not retryable") + ")";
+}
+
+void PrintHeal(const DemoReport& r, std::ostream& out) {
+  out << "\nself-healing:\n  a run that keeps asking for a missing file: " << r.looping_task
+      << "\n";
+  for (const std::string& action : r.heal_actions) out << "    progress guard " << action << "\n";
+  out << "  result: " << store::RunStatusName(r.looping.status) << " with " << ErrorText(r.looping)
+      << " after " << r.looping_tool_executions
+      << " tool executions\n  a run during a provider outage: " << r.outage_task
+      << "\n  result: " << store::RunStatusName(r.outage_failed.status) << " with "
+      << ErrorText(r.outage_failed) << "\n  one pass of the recovery loop: resumed "
+      << r.recovery.resumed.size() << ", completed " << r.recovery.completed.size()
+      << ", left alone as not retryable " << r.recovery.skipped.non_retryable
+      << "\n  the outage run is now " << store::RunStatusName(r.outage_final) << "\n";
+}
+
 void PrintText(const DemoReport& r, std::ostream& out) {
   const agent::RunResult& f = r.final;
   out << "mend demo: a durable run that crashes and resumes (offline, scripted model)\n"
@@ -92,6 +112,7 @@ void PrintText(const DemoReport& r, std::ostream& out) {
       << (r.unrelated_received_memory ? "long-term memory (unexpected)" : "no long-term memory")
       << "; " << store::RunStatusName(r.unrelated.status) << "\n  the lesson has helped "
       << r.lesson_helped << " completed run(s) so far\n";
+  PrintHeal(r, out);
   out << "\ntry: mend --home " << r.home << " memory recall \"" << r.similar_task << "\"\n";
   // The run completed, so `pending` would list nothing; a fork from an early checkpoint is
   // something a reader can try on it.
@@ -132,7 +153,22 @@ nlohmann::json ToJson(const DemoReport& r) {
             {"unrelated_task", r.unrelated_task},
             {"unrelated_received_memory", r.unrelated_received_memory},
             {"unrelated_status", std::string(store::RunStatusName(r.unrelated.status))},
-            {"lesson_helped", r.lesson_helped}}}};
+            {"lesson_helped", r.lesson_helped}}},
+          {"heal",
+           {{"looping_task", r.looping_task},
+            {"looping_status", std::string(store::RunStatusName(r.looping.status))},
+            {"looping_error", r.looping.error.has_value() ? r.looping.error->code : ""},
+            {"looping_retryable", r.looping.error.has_value() && r.looping.error->retryable},
+            {"looping_tool_executions", r.looping_tool_executions},
+            {"heal_actions", r.heal_actions},
+            {"outage_task", r.outage_task},
+            {"outage_status", std::string(store::RunStatusName(r.outage_failed.status))},
+            {"outage_error", r.outage_failed.error.has_value() ? r.outage_failed.error->code : ""},
+            {"recovery",
+             {{"resumed", r.recovery.resumed},
+              {"completed", r.recovery.completed},
+              {"skipped_non_retryable", r.recovery.skipped.non_retryable}}},
+            {"outage_final_status", std::string(store::RunStatusName(r.outage_final))}}}};
 }
 
 Status RunDemo(CliContext& ctx) {
@@ -144,6 +180,10 @@ Status RunDemo(CliContext& ctx) {
   }
   if (report.similar_section.empty() || report.unrelated_received_memory) {
     return InternalError("long-term memory did not behave as the demo expects");
+  }
+  if (report.looping.status != store::RunStatus::kFailed ||
+      report.outage_final != store::RunStatus::kCompleted) {
+    return InternalError("self-healing did not behave as the demo expects");
   }
   if (ctx.json) {
     ctx.out << DumpJson(ToJson(report)) << "\n";
@@ -158,8 +198,9 @@ Status RunDemo(CliContext& ctx) {
 void AddDemoCommand(CLI::App& app, CliContext& ctx) {
   CLI::App* demo = app.add_subcommand(
       "demo",
-      "offline scenario: a durable run crashes and resumes without repeating a step, then its "
-      "lesson reaches a similar task (and not an unrelated one) through long-term memory");
+      "offline scenario: a durable run crashes and resumes without repeating a step, its "
+      "lesson reaches a similar task (and not an unrelated one) through long-term memory, a "
+      "looping run is stopped and a run failed by an outage is recovered");
   demo->group("Commands");
   demo->callback([&ctx] { ctx.action = [&ctx] { return RunDemo(ctx); }; });
 }

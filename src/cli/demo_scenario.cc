@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "mend/app/recovery.h"
 #include "mend/app/runtime.h"
 #include "mend/llm/prices.h"
 #include "mend/llm/scripted_provider.h"
@@ -31,6 +32,8 @@ constexpr char kLesson[] =
 constexpr char kSimilarTask[] =
     "The nightly report job fails its checks again: timeout_seconds is out of range. Fix it.";
 constexpr char kUnrelatedTask[] = "Write a haiku about autumn rain.";
+constexpr char kLoopingTask[] = "Summarise the changes listed in CHANGELOG.md.";
+constexpr char kOutageTask[] = "Check that settings.conf is valid.";
 
 // gpt-4o-mini is priced in the built-in table, so the demo shows a cost.
 constexpr char kAgentToml[] =
@@ -88,6 +91,17 @@ std::vector<llm::ScriptedStep> Script() {
   // The unrelated task.
   steps.push_back(
       Answer("Rain on maple leaves / the gutter hums a low tune / October exhales.", 120, 24));
+  // A model that keeps asking for a file that does not exist: two failures, three denied
+  // repeats, and the sixth ask stops the run.
+  for (int i = 1; i <= 6; ++i) {
+    steps.push_back(Call("call_g" + std::to_string(i), "read_file", R"({"path":"CHANGELOG.md"})",
+                         150 + 20 * i, 15));
+  }
+  // A provider outage fails the next run; the recovery loop's pass finds the model back.
+  llm::ScriptedStep outage;
+  outage.error = UnavailableError("HTTP 503: the model service is overloaded");
+  steps.push_back(std::move(outage));
+  steps.push_back(Answer("settings.conf is valid: retries = 3, timeout_seconds = 30.", 160, 18));
   return steps;
 }
 
@@ -125,6 +139,14 @@ class Narrator final : public obs::EventSink {
     if (phase_ == "memory") {
       // The later runs are reported by LearnAndRecall; only their failures are counted here.
       if (event.type() == "tool.failed") ++report_.similar_tool_failures;
+      return OkStatus();
+    }
+    if (phase_ == "heal") {
+      if (event.type() == "heal.action") {
+        report_.heal_actions.push_back(Field(event, "action") + ": " + Field(event, "reason"));
+      } else if (event.type() == "tool.called") {
+        ++report_.looping_tool_executions;
+      }
       return OkStatus();
     }
     if (event.type() == "run.started") {
@@ -325,6 +347,29 @@ Status LearnAndRecall(Scenario& s) {
   return OkStatus();
 }
 
+// A fourth process: the progress guard stops a looping run, then a run fails in a provider
+// outage and one pass of the recovery loop brings it back (and leaves the stopped run alone).
+Status HealStory(Scenario& s) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenProcess(s));
+  s.narrator->set_phase("heal");
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
+                        app::OpenAgent(*runtime, s.report.agent_dir));
+  s.report.looping_task = kLoopingTask;
+  MEND_ASSIGN_OR_RETURN(s.report.looping, agent->Send(kLoopingTask));
+  s.report.outage_task = kOutageTask;
+  MEND_ASSIGN_OR_RETURN(s.report.outage_failed, agent->Send(kOutageTask));
+  app::RuntimeRunDriver driver(*runtime);
+  heal::RecoveryOptions options = app::RecoveryOptionsFor(*runtime);
+  options.driver = &driver;
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<heal::Recovery> recovery,
+                        heal::Recovery::Create(std::move(options)));
+  MEND_ASSIGN_OR_RETURN(s.report.recovery, recovery->Tick());
+  MEND_ASSIGN_OR_RETURN(store::RunRecord back,
+                        runtime->store->GetRun(s.report.outage_failed.run_id));
+  s.report.outage_final = back.status;
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<DemoReport> RunDemoScenario(const std::string& home) {
@@ -345,6 +390,7 @@ Result<DemoReport> RunDemoScenario(const std::string& home) {
   MEND_RETURN_IF_ERROR(RunUntilCrash(s));
   MEND_RETURN_IF_ERROR(ResumeAfterCrash(s));
   MEND_RETURN_IF_ERROR(LearnAndRecall(s));
+  MEND_RETURN_IF_ERROR(HealStory(s));
   return std::move(s.report);
 }
 

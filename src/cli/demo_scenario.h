@@ -7,12 +7,13 @@
 
 #include "mend/agent/agent.h"
 #include "mend/base/result.h"
+#include "mend/heal/recovery.h"
 
 namespace mend::cli {
 
 // One line of the demo's story, in the order things happened.
 struct DemoEvent {
-  std::string phase;  // "run", "crash", "resume", "memory"
+  std::string phase;  // "run", "crash", "resume", "memory", "heal"
   std::string text;
 };
 
@@ -43,6 +44,17 @@ struct DemoReport {
   bool unrelated_received_memory = false;
   agent::RunResult unrelated;
   int64_t lesson_helped = 0;  // runs that received the lesson and completed
+
+  // Self-healing: a run looping on a failing tool is stopped by the progress guard, and a run
+  // failed by a provider outage comes back through one pass of the recovery loop.
+  std::string looping_task;
+  agent::RunResult looping;
+  std::vector<std::string> heal_actions;  // "hint: ...", "deny: ...", "stop: ..."
+  int looping_tool_executions = 0;
+  std::string outage_task;
+  agent::RunResult outage_failed;  // the run as the outage left it
+  heal::TickReport recovery;       // the pass of the recovery loop
+  store::RunStatus outage_final = store::RunStatus::kRunning;
 };
 
 // Runs the demo scenario in `home` (created when missing) on the real filesystem: writes a small
@@ -50,8 +62,10 @@ struct DemoReport {
 // itself), simulates a crash of the process right after a checkpoint, and resumes the run with a
 // new store handle and a new agent. Then it stores the lesson of the failed tool call in long-term
 // memory, runs a similar task (which receives it under "## Long-term Memory" and makes no wrong
-// guess) and an unrelated one (which receives nothing). Errors are failures of mend itself (the
-// store, the disk), or kInternal when the scenario did not go as scripted.
+// guess) and an unrelated one (which receives nothing). Last, a run that keeps calling a failing
+// tool is stopped by the progress guard, and a run failed by a provider outage is brought back by
+// one pass of the recovery loop, which leaves the stopped run alone. Errors are failures of mend
+// itself (the store, the disk), or kInternal when the scenario did not go as scripted.
 Result<DemoReport> RunDemoScenario(const std::string& home);
 
 }  // namespace mend::cli

@@ -300,6 +300,28 @@ TEST_F(RunCommandsTest, RecoverRejectsBadFlags) {
   EXPECT_EQ(Mend({"recover", "--once", "--max-attempts", "0"}), 2);
 }
 
+TEST_F(RunCommandsTest, DemoGuardStopsTheLoopAndRecoveryBringsTheOutageRunBack) {
+  EXPECT_EQ(Mend({"demo", "--json"}), 0) << err();
+  const nlohmann::json heal = Json()["heal"];
+  EXPECT_EQ(heal["looping_status"], "failed");
+  EXPECT_EQ(heal["looping_error"], "MEND_RUN_NO_PROGRESS");
+  EXPECT_EQ(heal["looping_retryable"], false);
+  EXPECT_EQ(heal["looping_tool_executions"], 2);  // the denied repeats never ran
+  ASSERT_EQ(heal["heal_actions"].size(), 5u);
+  EXPECT_THAT(heal["heal_actions"][0].get<std::string>(), ::testing::StartsWith("hint: "));
+  EXPECT_THAT(heal["heal_actions"][4].get<std::string>(), ::testing::StartsWith("stop: "));
+  EXPECT_EQ(heal["outage_status"], "failed");
+  EXPECT_EQ(heal["outage_error"], "UNAVAILABLE");
+  EXPECT_EQ(heal["recovery"]["resumed"].size(), 1u);
+  EXPECT_EQ(heal["recovery"]["completed"], heal["recovery"]["resumed"]);
+  EXPECT_EQ(heal["recovery"]["skipped_non_retryable"], 1);
+  EXPECT_EQ(heal["outage_final_status"], "completed");
+  // The stopped run stays listed, failed and not retryable, for a person to look at.
+  EXPECT_EQ(Mend({"pending", "--json"}), 0);
+  ASSERT_EQ(Json()["runs"].size(), 1u);
+  EXPECT_EQ(Json()["runs"][0]["last_error"]["code"], "MEND_RUN_NO_PROGRESS");
+}
+
 TEST_F(RunCommandsTest, DemoCrashesAndResumesWithoutRepeatingSteps) {
   EXPECT_EQ(Mend({"demo"}), 0) << err();
   EXPECT_THAT(out(), AllOf(HasSubstr("simulated crash"), HasSubstr("resumes"),
