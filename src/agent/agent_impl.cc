@@ -238,6 +238,10 @@ Result<RunResult> AgentImpl::Resume(const std::string& run_id) {
   MEND_RETURN_IF_ERROR(CheckResumable(record));
   MEND_ASSIGN_OR_RETURN(store::Lease lease,
                         options_.store->Claim(run_id, options_.holder, options_.lease_ttl));
+  // Another process may have saved progress between the read above and the claim.
+  if (Result<store::RunRecord> claimed = options_.store->GetRun(run_id); claimed.ok()) {
+    record = std::move(claimed).value();
+  }
   HooksRunner hooks = MakeHooksRunner();
   if (record.step == 0) {
     // Interrupted before its first checkpoint: nothing was saved, so the run starts over.

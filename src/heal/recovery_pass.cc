@@ -111,6 +111,16 @@ RecoveryImpl::Outcome RecoveryImpl::ResumeOne(const store::RunRecord& run, TickR
       ++report.skipped.leased;
       return Outcome::kLeased;
     }
+    // Another replica finished the run (or it began waiting for a person) after this pass listed
+    // it: the resume is refused, and that is no failure either.
+    if (result.status().code() == StatusCode::kFailedPrecondition) {
+      Result<store::RunRecord> now = options_.store->GetRun(run.id);
+      if (now.ok() && (now->status == store::RunStatus::kCompleted ||
+                       now->status == store::RunStatus::kWaiting)) {
+        ++report.skipped.leased;
+        return Outcome::kLeased;
+      }
+    }
     ReportError(result.status().Annotate("resuming run " + run.id), run.id);
     return Outcome::kError;
   }
@@ -146,13 +156,8 @@ RecoveryImpl::Outcome RecoveryImpl::ResumeOne(const store::RunRecord& run, TickR
 void RecoveryImpl::OnCompleted(const store::RunRecord& run, TickReport& report) {
   report.completed.push_back(run.id);
   Publish(RunEvent("recovery.completed", run.id));
-  if (run.attempts != 0 || run.next_attempt_at.has_value()) {
-    store::RunUpdate update;
-    update.attempts = 0;
-    update.next_attempt_at = std::optional<Time>();
-    Status s = options_.store->UpdateUnleased(run.id, update);
-    if (!s.ok()) ReportError(s, run.id);
-  }
+  // The attempts stay on the completed run as a record of what it took; a completed run is never
+  // listed again, so resetting them would only cost a durable write per recovered run.
   if (IsHealFork(run.id)) {
     FinishHealed(HealOriginalId(run.id));
   } else {

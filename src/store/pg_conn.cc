@@ -194,6 +194,10 @@ Result<std::unique_ptr<PgConn>> PgConn::Connect(const std::string& url, Duration
     return UnavailableError(
         ScrubPassword("cannot connect to PostgreSQL at " + MaskPostgresUrl(url) + ": " + why, url));
   }
+  // Server notices are informational (the idempotent schema setup draws "relation ... already
+  // exists, skipping" on every open); libpq's default would print them on the program's stderr.
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
   return std::unique_ptr<PgConn>(new PgConn(conn, url));
 }
 

@@ -43,7 +43,7 @@ TEST_F(RecoveryTest, InterruptedRunIsResumedAndCompletes) {
   EXPECT_FALSE(report.outage);
   store::RunRecord r1 = Get("r1");
   EXPECT_EQ(r1.status, store::RunStatus::kCompleted);
-  EXPECT_EQ(r1.attempts, 0);
+  EXPECT_EQ(r1.attempts, 3);  // kept as a record: a completed run is never listed again
   EXPECT_FALSE(r1.next_attempt_at.has_value());
   EXPECT_THAT(recovered, ElementsAre("r1"));
   EXPECT_THAT(EventTypes(), ElementsAre("recovery.resumed", "recovery.completed"));
