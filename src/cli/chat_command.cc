@@ -9,11 +9,13 @@
 #include "cli/command.h"
 #include "mend/agent/agent.h"
 #include "mend/app/runtime.h"
+#include "mend/memory/fact_store.h"
 
 namespace mend::cli {
 namespace {
 
-constexpr char kHelp[] = "commands: /pending, /resume <run-id>, /quit (anything else is sent)";
+constexpr char kHelp[] =
+    "commands: /pending, /resume <run-id>, /memory longterm, /quit (anything else is sent)";
 
 struct ChatSession {
   CliContext& ctx;
@@ -61,6 +63,23 @@ void ResumeInChat(ChatSession& session, const std::string& run_id) {
   Show(session, (*agent)->Resume(run_id));
 }
 
+// `/memory longterm`: the facts runs can receive, newest first, one line each.
+void ShowLongTermMemory(ChatSession& session) {
+  Result<std::vector<memory::Fact>> facts = session.runtime.facts->List({});
+  if (!facts.ok()) {
+    session.ctx.err << "mend: " << facts.status().message() << "\n";
+    return;
+  }
+  if (facts->empty()) {
+    session.ctx.out << "long-term memory is empty\n";
+    return;
+  }
+  for (const memory::Fact& fact : *facts) {
+    std::string first = fact.content.substr(0, fact.content.find('\n'));
+    session.ctx.out << fact.id << "  [" << fact.category << "] " << first << "\n";
+  }
+}
+
 // Handles one input line; false when the session should end.
 bool HandleLine(ChatSession& session, const std::string& line) {
   if (line.empty()) return true;
@@ -68,6 +87,10 @@ bool HandleLine(ChatSession& session, const std::string& line) {
   if (line == "/pending") {
     const Status status = PrintPending(session.ctx, session.runtime);
     if (!status.ok()) session.ctx.err << "mend: " << status.message() << "\n";
+    return true;
+  }
+  if (line == "/memory longterm" || line == "/memory") {
+    ShowLongTermMemory(session);
     return true;
   }
   if (line == "/resume" || line.starts_with("/resume ")) {

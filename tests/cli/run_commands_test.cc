@@ -262,6 +262,15 @@ TEST_F(RunCommandsTest, ChatContinuesTheConversationAndHandlesSlashCommands) {
   EXPECT_THAT(err(), HasSubstr("unknown chat command /bogus"));
 }
 
+TEST_F(RunCommandsTest, ChatMemoryLongtermListsTheFacts) {
+  Script(R"([])");
+  EXPECT_EQ(MendWithModel({"chat", agent_}, "/memory longterm\n/quit\n"), 0) << err();
+  EXPECT_THAT(out(), HasSubstr("long-term memory is empty\n"));
+  EXPECT_EQ(Mend({"memory", "add", "Deploys", "need", "the", "VPN", "--category", "project"}), 0);
+  EXPECT_EQ(MendWithModel({"chat", agent_}, "/memory longterm\n/quit\n"), 0) << err();
+  EXPECT_THAT(out(), HasSubstr("  [project] Deploys need the VPN\n"));
+}
+
 TEST_F(RunCommandsTest, RecoverOnceBringsBackAFailedRunAndReportsThePass) {
   Script(R"([{"error": {"code": "unavailable", "message": "overloaded"}}])");
   EXPECT_EQ(MendWithModel({"run", agent_, "say hi", "--id", "r1"}), 1);
