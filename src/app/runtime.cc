@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "app/unavailable_fact_store.h"
 #include "mend/agent/agent_spec.h"
 #include "mend/app/deferred_provider.h"
 #include "mend/app/memory_hooks.h"
@@ -74,8 +75,15 @@ Status OpenMemory(Runtime& runtime, std::unique_ptr<memory::FactStore> injected)
   } else {
     memory::FactStoreOptions options;
     options.clock = runtime.env.clock;
-    MEND_ASSIGN_OR_RETURN(runtime.facts,
-                          memory::FactStore::Open(JoinPath(runtime.home, kDatabaseFile), options));
+    Result<std::unique_ptr<memory::FactStore>> facts =
+        memory::FactStore::Open(JoinPath(runtime.home, kDatabaseFile), options);
+    if (facts.ok()) {
+      runtime.facts = std::move(facts).value();
+    } else {
+      // Memory that cannot be opened (a newer mend wrote it, say) disables memory, not mend.
+      runtime.facts = std::make_unique<internal::UnavailableFactStore>(
+          facts.status().Annotate("long-term memory unavailable"));
+    }
   }
   if (!config.GetString("memory.embeddings.url").empty()) {
     llm::EmbedderOptions options;

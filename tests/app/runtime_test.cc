@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 
 #include <cstdlib>
@@ -78,6 +79,21 @@ TEST_F(RuntimeTest, PostgresUrlOpensTheStoreWhenAServerIsThere) {
   auto runtime = OpenRuntime(MakeConfig({{"store.url", url}}), env_);
   MEND_ASSERT_OK(runtime);
   EXPECT_THAT((*runtime)->store->ListRuns({}), IsOk());
+}
+
+TEST_F(RuntimeTest, MemoryFromANewerMendDisablesMemoryNotTheRuntime) {
+  { MEND_ASSERT_OK(OpenRuntime(MakeConfig({}), env_)); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((home_ + "/mend.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = '99' WHERE key = 'memory.schema_version'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto runtime = OpenRuntime(MakeConfig({}), env_);
+  MEND_ASSERT_OK(runtime);
+  EXPECT_THAT((*runtime)->store->ListRuns({}), IsOk());
+  EXPECT_THAT((*runtime)->facts->Count().status(),
+              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("newer mend")));
 }
 
 TEST_F(RuntimeTest, UnknownStoreUrlIsInvalid) {
