@@ -359,5 +359,32 @@ TEST_F(ReplicaRecoverTest, KilledReplicasLoseNoRunAndRepeatNoStep) {
             << " model requests, " << elapsed.count() << " ms\n";
 }
 
+// The mend binary on MEND_STORE=postgres://: a run is stored in PostgreSQL, `pending` and
+// `recover --once` see it there, and the database password never reaches the output.
+TEST_F(ReplicaRecoverTest, MendCommandsUseThePostgresStore) {
+  StartServer();
+  WriteAgent();
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin",         "HOME=" + dir_->path(),
+                                  "MEND_STORE=" + db_url_,      "MEND_PROVIDER=openai",
+                                  "MEND_BASE_URL=" + base_url_, "MEND_MODEL=fake-model",
+                                  "MEND_API_KEY=test-key",      "MEND_MEMORY_ENABLED=false"};
+  const std::string home = dir_->File("home-cli");
+  auto run = RunProcess(
+      {MEND_BINARY, "--home", home, "--json", "run", agent_dir_, "hello", "--id", "pg-run"}, env);
+  MEND_ASSERT_OK(run);
+  EXPECT_EQ(run->status.code, 0) << run->err;
+  auto stored = store_->GetRun("pg-run");
+  MEND_ASSERT_OK(stored);
+  EXPECT_EQ(stored->status, store::RunStatus::kCompleted);
+  auto pending = RunProcess({MEND_BINARY, "--home", home, "--json", "pending"}, env);
+  MEND_ASSERT_OK(pending);
+  EXPECT_EQ(pending->status.code, 0) << pending->err;
+  EXPECT_EQ(pending->out, "{\"runs\":[]}\n");
+  auto recover = RunProcess({MEND_BINARY, "--home", home, "--json", "recover", "--once"}, env);
+  MEND_ASSERT_OK(recover);
+  EXPECT_EQ(recover->status.code, 0) << recover->err;
+  EXPECT_NE(recover->out.find("\"resumed\":[]"), std::string::npos) << recover->out;
+}
+
 }  // namespace
 }  // namespace mend::testing
