@@ -151,6 +151,20 @@ void AddHealKeys(std::vector<ConfigKeySpec>& keys) {
                      "denied repeats before the run stops with MEND_RUN_NO_PROGRESS"));
 }
 
+void AddRecoverKeys(std::vector<ConfigKeySpec>& keys) {
+  keys.push_back(Duration("recover.interval", "30s", milliseconds(100), hours(24),
+                          "MEND_RECOVER_INTERVAL", "interval", "time between recovery passes"));
+  ConfigKeySpec attempts = Int("recover.max_attempts", 10, 1, 1000, "MEND_RECOVER_MAX_ATTEMPTS",
+                               "consecutive failures before a run is quarantined");
+  attempts.flag = "max-attempts";
+  keys.push_back(std::move(attempts));
+  ConfigKeySpec diagnosis =
+      Bool("recover.retry_with_diagnosis", false, "MEND_RECOVER_RETRY_WITH_DIAGNOSIS",
+           "before quarantining, try once more as a fork <id>.heal told why it failed");
+  diagnosis.flag = "retry-with-diagnosis";
+  keys.push_back(std::move(diagnosis));
+}
+
 void AddMemoryKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(
       Bool("memory.enabled", true, "MEND_MEMORY_ENABLED", "inject long-term memory into runs"));
@@ -186,6 +200,7 @@ std::vector<ConfigKeySpec> BuildSchema() {
   AddReflexionQueueKeys(keys);
   AddMemoryKeys(keys);
   AddHealKeys(keys);
+  AddRecoverKeys(keys);
   return keys;
 }
 

@@ -48,15 +48,26 @@ std::string TypeName(const ConfigKeySpec& spec) {
 
 }  // namespace
 
-void AddProviderFlags(CLI::App& command, CliContext& ctx) {
+void AddConfigFlags(CLI::App& command, CliContext& ctx, std::string_view prefix) {
   for (const ConfigKeySpec& spec : DefaultConfigSchema()) {
-    if (spec.flag.empty() || !spec.name.starts_with("provider.")) continue;
+    if (spec.flag.empty() || !spec.name.starts_with(prefix)) continue;
     const std::string key = spec.name;
+    const std::string help = spec.help + " (" + key + ")";
+    if (spec.type == ConfigType::kBool) {
+      // A switch: present means true.
+      command.add_flag_function(
+          "--" + spec.flag, [&ctx, key](std::int64_t) { ctx.config_flags[key] = "true"; }, help);
+      continue;
+    }
     CLI::Option* option = command.add_option_function<std::string>(
         "--" + spec.flag, [&ctx, key](const std::string& value) { ctx.config_flags[key] = value; },
-        spec.help + " (" + key + ")");
+        help);
     option->type_name(TypeName(spec));
   }
+}
+
+void AddProviderFlags(CLI::App& command, CliContext& ctx) {
+  AddConfigFlags(command, ctx, "provider.");
 }
 
 Result<Config> LoadCliConfig(const CliContext& ctx) {

@@ -48,6 +48,9 @@ struct CliContext {
 // --model, --base-url, --timeout, ...) to `command`, storing given values in ctx.config_flags.
 // For commands that talk to a model, and for `config show`.
 void AddProviderFlags(CLI::App& command, CliContext& ctx);
+// The same for every configuration key whose name starts with `prefix` and that has a flag
+// ("recover." gives --interval, --max-attempts, --retry-with-diagnosis). Bool keys are switches.
+void AddConfigFlags(CLI::App& command, CliContext& ctx, std::string_view prefix);
 
 // The effective configuration for this invocation: flags (including --home), the environment and
 // $MEND_HOME/config.toml. An invalid configuration is a usage error (see UsageError).

@@ -19,9 +19,6 @@ namespace {
 
 struct RecoverFlags {
   bool once = false;
-  std::string interval = "30s";
-  int max_attempts = 10;
-  bool retry_with_diagnosis = false;
   std::string replica;
 };
 
@@ -62,20 +59,11 @@ void WaitForStopSignal(const sigset_t& signals) {
 }
 
 Status Recover(CliContext& ctx, const RecoverFlags& flags) {
-  Result<std::chrono::milliseconds> interval = ParseDuration(flags.interval);
-  if (!interval.ok() || interval->count() <= 0) {
-    return UsageError("--interval: expected a positive duration such as 30s or 2m, got '" +
-                      flags.interval + "'");
-  }
-  if (flags.max_attempts < 1) return UsageError("--max-attempts must be at least 1");
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime,
                         OpenCliRuntime(ctx, flags.replica.empty() ? "mend" : flags.replica));
   app::RuntimeRunDriver driver(*runtime);
   heal::RecoveryOptions options = app::RecoveryOptionsFor(*runtime);
   options.driver = &driver;
-  options.interval = *interval;
-  options.max_attempts = flags.max_attempts;
-  options.retry_with_diagnosis = flags.retry_with_diagnosis;
   std::ostream& log = ctx.err;
   options.on_recovered = [&log](const std::string& id) { log << "recovered " << id << "\n"; };
   options.on_quarantined = [&log](const std::string& id) { log << "quarantined " << id << "\n"; };
@@ -101,8 +89,9 @@ Status Recover(CliContext& ctx, const RecoverFlags& flags) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   app::StartBackgroundWork(*runtime);
-  log << "recovering every " << FormatDuration(*interval) << " as " << runtime->holder.id
-      << " (Ctrl-C stops)\n";
+  log << "recovering every "
+      << FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(options.interval))
+      << " as " << runtime->holder.id << " (Ctrl-C stops)\n";
   recovery->Start();
   WaitForStopSignal(signals);
   recovery->Stop();
@@ -118,13 +107,9 @@ void AddRecoverCommand(CLI::App& app, CliContext& ctx) {
       "recover", "resume interrupted and failed runs with backoff, quarantine and outage pause");
   recover->group("Commands");
   recover->add_flag("--once", flags->once, "make one pass, report it and exit");
-  recover->add_option("--interval", flags->interval, "time between passes (default 30s)");
-  recover->add_option("--max-attempts", flags->max_attempts,
-                      "consecutive failures before a run is quarantined (default 10)");
-  recover->add_flag("--retry-with-diagnosis", flags->retry_with_diagnosis,
-                    "before quarantining, try once more as a fork <id>.heal told why it failed");
   recover->add_option("--replica", flags->replica,
                       "this replica's name in leases (default mend-<pid>@<host>)");
+  AddConfigFlags(*recover, ctx, "recover.");
   AddProviderFlags(*recover, ctx);
   recover->footer(
       "Runs waiting for a person and runs whose error is not retryable (e.g. "

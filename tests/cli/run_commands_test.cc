@@ -303,6 +303,16 @@ TEST_F(RunCommandsTest, RecoverOnceChargesAFailureAndPendingShowsTheNextAttempt)
   EXPECT_EQ(Json()["skipped"]["backoff"], 1);
 }
 
+TEST_F(RunCommandsTest, RecoverReadsItsLimitsFromTheEnvironment) {
+  Script(R"([{"error": {"code": "unavailable", "message": "overloaded"}}])");
+  EXPECT_EQ(MendWithModel({"run", agent_, "say hi", "--id", "r1"}), 1);
+  env_["MEND_RECOVER_MAX_ATTEMPTS"] = "1";
+  EXPECT_EQ(MendWithModel({"recover", "--once", "--json"}), 0) << err();
+  EXPECT_EQ(Json()["quarantined"], nlohmann::json::array({"r1"}));
+  EXPECT_EQ(Mend({"pending"}), 0);
+  EXPECT_THAT(out(), HasSubstr("never (quarantined)"));
+}
+
 TEST_F(RunCommandsTest, RecoverRejectsBadFlags) {
   EXPECT_EQ(Mend({"recover", "--once", "--interval", "soon"}), 2);
   EXPECT_THAT(err(), HasSubstr("--interval"));

@@ -28,8 +28,9 @@ class RuntimeRunDriver final : public heal::RunDriver {
   std::map<std::string, std::unique_ptr<agent::Agent>> agents_;  // by agent folder
 };
 
-// Recovery options from the configuration and the runtime (store, clock, events); the caller sets
-// the driver and the callbacks.
+// Recovery options from the configuration (recover.interval, recover.max_attempts,
+// recover.retry_with_diagnosis) and the runtime (store, clock, events); the caller sets the driver
+// and the callbacks.
 heal::RecoveryOptions RecoveryOptionsFor(Runtime& runtime);
 
 }  // namespace mend::app
