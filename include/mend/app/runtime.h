@@ -69,11 +69,11 @@ struct Runtime {
 };
 
 // Builds the runtime: creates the home directory, opens the store named by store.url (empty:
-// SQLite at <home>/mend.db; postgres://...: PostgreSQL (facts stay in <home>/mend.db); anything else:
-// kInvalidArgument), the event bus with its JSONL sink (the API keys registered as redactions),
-// this process's lease holder, and long-term memory: the fact store at <home>/mend.db, the
-// embedder when memory.embeddings.url is set (kInvalidArgument for a bad embedder configuration)
-// and the retriever. Errors of the file system and the stores come back as they are.
+// SQLite at <home>/mend.db; postgres://...: PostgreSQL (facts stay in <home>/mend.db); anything
+// else: kInvalidArgument), the event bus with its JSONL sink (the API keys registered as
+// redactions), this process's lease holder, and long-term memory: the fact store at <home>/mend.db,
+// the embedder when memory.embeddings.url is set (kInvalidArgument for a bad embedder
+// configuration) and the retriever. Errors of the file system and the stores come back as they are.
 Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
                                              RuntimeOptions options = {});
 

@@ -37,7 +37,7 @@ struct RecoveryOptions {
   Duration max_backoff = std::chrono::minutes(15);
   int max_attempts = 10;
   bool retry_with_diagnosis = false;
-  int outage_threshold = 3;  // consecutive provider failures across runs
+  int outage_threshold = 3;      // consecutive provider failures across runs
   size_t max_note_bytes = 2000;  // the error quoted in a `.heal` fork's note
   // Callbacks; one that throws or misbehaves never stops the loop (it becomes on_error / an event).
   std::function<void(const std::string& run_id)> on_recovered;    // a run came back and completed
