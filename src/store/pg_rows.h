@@ -5,7 +5,7 @@
 #include "mend/base/result.h"
 #include "mend/store/checkpoint_store.h"
 #include "store/pg_conn.h"
-#include "store/sqlite_rows.h"
+#include "store/run_row.h"
 
 namespace mend::store::internal {
 

@@ -59,7 +59,6 @@ class PgStore final : public CheckpointStore {
   Status CheckFence(const RunRecord& run, const Lease& lease);
   // Whether the run's lease still excludes others: set, unexpired and its holder not gone.
   bool LeaseIsLive(const RunRecord& run);
-  bool HolderGone(const LeaseHolder& holder);
   Status InsertMessages(PgConn& conn, const std::string& run_id, int64_t first_seq,
                         const std::vector<std::string>& messages);
   Status InsertCheckpoint(PgConn& conn, const std::string& run_id, int64_t step,

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "mend/base/hash.h"
+#include "store/lease_rules.h"
 #include "store/sqlite_store_impl.h"
 
 namespace mend::store::internal {
@@ -24,8 +25,6 @@ constexpr char kSelectMessages[] =
     "SELECT seq, body, crc FROM messages WHERE run_id = ?1 AND seq < ?2 ORDER BY seq";
 constexpr char kSelectHistory[] =
     "SELECT step, message_count, created_at FROM checkpoints WHERE run_id = ?1 ORDER BY step";
-
-std::string Quote(const std::string& id) { return "\"" + id + "\""; }
 
 int64_t CrcOf(std::string_view bytes) { return static_cast<int64_t>(Crc32(bytes)); }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "mend/base/time_format.h"
+#include "store/lease_rules.h"
 #include "store/sqlite_store_impl.h"
 
 namespace mend::store {
@@ -91,8 +92,6 @@ constexpr char kListUnfinished[] = "SELECT " MEND_STORE_RUN_COLUMNS
                                    "ORDER BY created_at, id LIMIT ?1";
 constexpr char kDeleteRun[] = "DELETE FROM runs WHERE id = ?1";
 
-std::string Quote(const std::string& id) { return "\"" + id + "\""; }
-
 }  // namespace
 
 SqliteStore::SqliteStore(const SqliteStoreOptions& options, Clock& clock,
@@ -168,33 +167,12 @@ Status SqliteStore::WriteRun(const StoredRun& run) {
   return stmt.Run();
 }
 
-bool SqliteStore::HolderGone(const LeaseHolder& holder) {
-  const LeaseHolder& me = options_.local;
-  if (me.boot_id.empty() || holder.boot_id != me.boot_id || holder.host != me.host) return false;
-  if (holder.pid <= 0) return false;
-  return !options_.process_alive(holder.pid);
-}
-
 bool SqliteStore::LeaseIsLive(const RunRecord& run) {
-  if (!run.lease_holder.has_value() || !run.lease_expires_at.has_value()) return false;
-  if (*run.lease_expires_at <= clock_.Now()) return false;
-  return !HolderGone(*run.lease_holder);
+  return internal::LeaseIsLive(run, clock_.Now(), options_.local, options_.process_alive);
 }
 
 Status SqliteStore::CheckFence(const RunRecord& run, const Lease& lease) {
-  if (run.epoch != lease.epoch) {
-    return AbortedError("lease on run " + Quote(run.id) + " is stale (epoch " +
-                        std::to_string(lease.epoch) + ", current " + std::to_string(run.epoch) +
-                        ")");
-  }
-  if (!run.lease_holder.has_value() || !run.lease_expires_at.has_value()) {
-    return AbortedError("lease on run " + Quote(run.id) + " was released");
-  }
-  if (*run.lease_expires_at <= clock_.Now()) {
-    return AbortedError("lease on run " + Quote(run.id) + " expired at " +
-                        FormatRfc3339(*run.lease_expires_at));
-  }
-  return OkStatus();
+  return internal::CheckFence(run, lease, clock_.Now());
 }
 
 Status SqliteStore::CreateRun(const RunRecord& run) {

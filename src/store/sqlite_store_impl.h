@@ -71,7 +71,6 @@ class SqliteStore final : public CheckpointStore {
   Status CheckFence(const RunRecord& run, const Lease& lease);
   // Whether the run's lease still excludes others: set, unexpired and its holder not gone.
   bool LeaseIsLive(const RunRecord& run);
-  bool HolderGone(const LeaseHolder& holder);
   Status InsertMessages(const std::string& run_id, int64_t first_seq,
                         const std::vector<std::string>& messages);
   Status InsertCheckpoint(const std::string& run_id, int64_t step, int64_t message_count,

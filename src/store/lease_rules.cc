@@ -1,0 +1,41 @@
+#include "store/lease_rules.h"
+
+#include "mend/base/time_format.h"
+
+namespace mend::store::internal {
+
+std::string Quote(const std::string& id) { return "\"" + id + "\""; }
+
+bool HolderGone(const LeaseHolder& local, const std::function<bool(int64_t)>& process_alive,
+                const LeaseHolder& holder) {
+  if (local.boot_id.empty() || holder.boot_id != local.boot_id || holder.host != local.host) {
+    return false;
+  }
+  if (holder.pid <= 0) return false;
+  return !process_alive(holder.pid);
+}
+
+bool LeaseIsLive(const RunRecord& run, Time now, const LeaseHolder& local,
+                 const std::function<bool(int64_t)>& process_alive) {
+  if (!run.lease_holder.has_value() || !run.lease_expires_at.has_value()) return false;
+  if (*run.lease_expires_at <= now) return false;
+  return !HolderGone(local, process_alive, *run.lease_holder);
+}
+
+Status CheckFence(const RunRecord& run, const Lease& lease, Time now) {
+  if (run.epoch != lease.epoch) {
+    return AbortedError("lease on run " + Quote(run.id) + " is stale (epoch " +
+                        std::to_string(lease.epoch) + ", current " + std::to_string(run.epoch) +
+                        ")");
+  }
+  if (!run.lease_holder.has_value() || !run.lease_expires_at.has_value()) {
+    return AbortedError("lease on run " + Quote(run.id) + " was released");
+  }
+  if (*run.lease_expires_at <= now) {
+    return AbortedError("lease on run " + Quote(run.id) + " expired at " +
+                        FormatRfc3339(*run.lease_expires_at));
+  }
+  return OkStatus();
+}
+
+}  // namespace mend::store::internal
