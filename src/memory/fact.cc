@@ -31,7 +31,7 @@ std::vector<std::string> NormalizeTags(const std::vector<std::string>& tags) {
 namespace mend::memory {
 namespace internal {
 
-std::vector<uint32_t> TrigramSet(std::string_view text) {
+std::vector<uint32_t> SortedTrigrams(std::string_view text) {
   std::string norm = " " + ToLowerAscii(CollapseWhitespace(Trim(text))) + " ";
   std::vector<uint32_t> grams;
   grams.reserve(norm.size());
@@ -41,6 +41,11 @@ std::vector<uint32_t> TrigramSet(std::string_view text) {
                     static_cast<uint32_t>(static_cast<unsigned char>(norm[i + 2])));
   }
   std::sort(grams.begin(), grams.end());
+  return grams;
+}
+
+std::vector<uint32_t> TrigramSet(std::string_view text) {
+  std::vector<uint32_t> grams = SortedTrigrams(text);
   grams.erase(std::unique(grams.begin(), grams.end()), grams.end());
   return grams;
 }

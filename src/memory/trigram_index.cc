@@ -14,11 +14,14 @@
 #include <unordered_map>
 #include <utility>
 
+#include "memory/trigram_set.h"
 #include "mend/base/utf8.h"
 #include "mend/memory/lexical.h"
 
 namespace mend::memory {
 namespace {
+
+using internal::SortedTrigrams;
 
 struct Posting {
   uint32_t text = 0;
@@ -29,15 +32,7 @@ struct Posting {
 using TrigramCounts = std::vector<std::pair<uint32_t, uint32_t>>;
 
 TrigramCounts CountTrigrams(std::string_view text) {
-  std::string padded = " " + ToLowerAscii(CollapseWhitespace(text)) + " ";
-  std::vector<uint32_t> grams;
-  if (padded.size() >= 3) grams.reserve(padded.size() - 2);
-  for (size_t i = 0; i + 2 < padded.size(); ++i) {
-    grams.push_back(static_cast<uint32_t>(static_cast<unsigned char>(padded[i])) << 16 |
-                    static_cast<uint32_t>(static_cast<unsigned char>(padded[i + 1])) << 8 |
-                    static_cast<uint32_t>(static_cast<unsigned char>(padded[i + 2])));
-  }
-  std::sort(grams.begin(), grams.end());
+  std::vector<uint32_t> grams = SortedTrigrams(text);
   TrigramCounts counts;
   for (uint32_t g : grams) {
     if (!counts.empty() && counts.back().first == g) {
