@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "mend/base/file_system.h"
+#include "mend/base/result.h"
+#include "mend/lessonq/job.h"
+
+namespace mend::lessonq {
+
+// The byte layout of one WAL record (DESIGN.md §8, docs/wal_format.md), shared with chatcli:
+//
+//   [magic "LSN1"][u32 BE payload length N][u32 BE CRC-32/IEEE of payload][payload][u32 BE CRC]
+//
+// The payload is JSON {"v":1,"job":{"ID","Request":{"Task","Attempt","Outcome","Trigger"},
+// "EnqueuedAt","NextAttemptAt","Attempts","LastError"}} with RFC 3339 times. Unknown fields are
+// ignored on reading.
+inline constexpr std::string_view kWalMagic = "LSN1";
+inline constexpr size_t kWalHeaderBytes = 12;   // magic + length + CRC
+inline constexpr size_t kWalTrailerBytes = 4;   // the CRC again
+inline constexpr size_t kMaxWalPayloadBytes = 16u << 20;  // 16 MiB
+inline constexpr int kWalVersion = 1;
+
+// The payload JSON of `job`. Invalid UTF-8 in its strings is written as U+FFFD.
+std::string EncodeWalPayload(const Job& job);
+// The whole record of `job`. kInvalidArgument when the payload would exceed kMaxWalPayloadBytes.
+Result<std::string> EncodeWalRecord(const Job& job);
+
+// Decodes a payload. kDataLoss naming the problem for malformed JSON, a missing or mistyped
+// field, an unparsable time, or a version other than kWalVersion.
+Result<Job> DecodeWalPayload(std::string_view payload);
+// Decodes a whole record held in memory. kDataLoss for a bad magic, a length above
+// kMaxWalPayloadBytes, a record shorter or longer than its length says (a torn tail), a CRC
+// mismatch in the header or the trailer, and every payload error above.
+Result<Job> DecodeWalRecord(std::string_view record);
+// Reads one record from `file`: the header, then exactly N payload bytes and the trailer (so
+// records of megabytes are read whole), then checks that nothing follows. Errors as
+// DecodeWalRecord; read errors of the file system come back as they are.
+Result<Job> ReadWalRecord(ReadableFile& file);
+
+}  // namespace mend::lessonq

@@ -1,0 +1,94 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "mend/agent/hooks.h"
+#include "mend/lessonq/lesson_queue.h"
+#include "mend/llm/provider.h"
+
+namespace mend::reflexion {
+
+// Flags of RunOutcome::flags that reflexion reads (DESIGN.md §8).
+inline constexpr std::string_view kFlagVerifiedWithDiscrepancy = "verified_with_discrepancy";
+inline constexpr std::string_view kFlagRefineLowQuality = "refine_low_quality";
+// Set on an outcome to reflect on a run that did not fail (trigger "manual").
+inline constexpr std::string_view kFlagForceReflexion = "force_reflexion";
+
+struct TriggerOptions {
+  bool enabled = true;
+  bool on_error = true;
+  bool on_hallucination = true;
+  bool on_low_quality = false;
+};
+
+// The trigger for `outcome`, checked in order forced → error → hallucination → low_quality;
+// std::nullopt when no gate matches. Pure, allocation-free: "manual", "error", "hallucination"
+// or "low_quality".
+std::optional<std::string_view> TriggerFor(const agent::RunOutcome& outcome,
+                                           const TriggerOptions& options);
+
+// The outcome text a lesson request carries for `trigger`: the error's code and message, or
+// the flag and the final answer.
+std::string OutcomeText(const agent::RunOutcome& outcome, std::string_view trigger);
+
+// Post-run hook "reflexion": when a trigger matches, hands a LessonRequest {task, attempt,
+// outcome, trigger} to the enqueuer (the durable queue writes its WAL record and returns; the
+// lesson is generated later by a worker). When no gate matches it returns without I/O.
+class ReflexionHook final : public agent::PostRunHook {
+ public:
+  // `enqueuer` must outlive the hook.
+  ReflexionHook(TriggerOptions options, lessonq::LessonEnqueuer& enqueuer);
+  std::string_view name() const override { return "reflexion"; }
+  Status AfterRun(agent::RunOutcome& outcome) override;
+
+ private:
+  TriggerOptions options_;
+  lessonq::LessonEnqueuer& enqueuer_;
+};
+
+struct VerifyOptions {
+  std::string model;             // "" = the provider's
+  int max_questions = 3;
+  bool replace_answer = false;   // on a discrepancy, replace the output with the verified answer
+};
+
+// Post-run hook "verify" (chain-of-verification): for a completed run, the model (1) plans up to
+// max_questions verification questions about the draft answer, (2) answers them independently of
+// the draft, and (3) compares; a discrepancy sets the flag verified_with_discrepancy (and, with
+// replace_answer, replaces the output with the revised answer). Runs without output are left
+// alone. Model errors are returned (the run goes on: hook.failed).
+class VerifyHook final : public agent::PostRunHook {
+ public:
+  VerifyHook(llm::LlmProvider& provider, VerifyOptions options);
+  std::string_view name() const override { return "verify"; }
+  Status AfterRun(agent::RunOutcome& outcome) override;
+
+ private:
+  llm::LlmProvider& provider_;
+  VerifyOptions options_;
+};
+
+struct RefineOptions {
+  std::string model;
+  int low_quality_below = 6;  // a critique score (1-10) below this flags refine_low_quality
+  bool replace_answer = true; // replace the output with the revision of a low-scored draft
+};
+
+// Post-run hook "refine" (critique and revise): for a completed run, the model scores the draft
+// 1-10 with a critique; below low_quality_below the flag refine_low_quality is set and the model
+// revises the draft (the revision replaces the output when replace_answer). Model errors are
+// returned (the run goes on: hook.failed).
+class RefineHook final : public agent::PostRunHook {
+ public:
+  RefineHook(llm::LlmProvider& provider, RefineOptions options);
+  std::string_view name() const override { return "refine"; }
+  Status AfterRun(agent::RunOutcome& outcome) override;
+
+ private:
+  llm::LlmProvider& provider_;
+  RefineOptions options_;
+};
+
+}  // namespace mend::reflexion
