@@ -119,8 +119,9 @@ class LessonQueue final : public LessonEnqueuer {
 
   // Takes the owner lock, replays the WAL (records older than stale_after are removed and
   // counted; corrupt ones are removed and counted) and starts the workers with `processor`.
-  // kUnavailable when another process owns the directory (the queue stays a producer);
-  // kFailedPrecondition when already started.
+  // kUnavailable when another process owns the directory (the queue stays a producer; Start may
+  // be tried again later); kFailedPrecondition when already started (a queue object starts at
+  // most once, also after Shutdown).
   Status Start(Processor processor);
   bool owner() const;
 
@@ -130,8 +131,10 @@ class LessonQueue final : public LessonEnqueuer {
   Result<DrainReport> DrainNow(Duration timeout);
 
   // Stops dequeuing, waits up to `timeout` for jobs in flight, then signals cancellation and
-  // joins the workers. Jobs not done stay in the WAL for the next start. kDeadlineExceeded when
-  // jobs were still in flight at the deadline. Idempotent.
+  // joins the workers (a processor that ignores JobContext::cancelled is waited for). Jobs not
+  // done stay in the WAL for the next start; an attempt that fails after the cancellation leaves
+  // its record unchanged. kDeadlineExceeded when jobs were still in flight at the deadline.
+  // Releases the owner lock; the queue is then a producer. Idempotent; OK when never started.
   Status Shutdown(Duration timeout);
 
   // Inspection and operator actions; they work in any process (they read the directories).

@@ -19,8 +19,8 @@ namespace mend::lessonq {
 // "EnqueuedAt","NextAttemptAt","Attempts","LastError"}} with RFC 3339 times. Unknown fields are
 // ignored on reading.
 inline constexpr std::string_view kWalMagic = "LSN1";
-inline constexpr size_t kWalHeaderBytes = 12;   // magic + length + CRC
-inline constexpr size_t kWalTrailerBytes = 4;   // the CRC again
+inline constexpr size_t kWalHeaderBytes = 12;             // magic + length + CRC
+inline constexpr size_t kWalTrailerBytes = 4;             // the CRC again
 inline constexpr size_t kMaxWalPayloadBytes = 16u << 20;  // 16 MiB
 inline constexpr int kWalVersion = 1;
 

@@ -1,10 +1,10 @@
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,10 +16,10 @@ namespace mend::lessonq {
 
 // What a listing of a WAL directory found besides the good records.
 struct WalScan {
-  std::vector<Job> jobs;           // good records, sorted by id
-  int64_t corrupt_removed = 0;     // records that failed a check; their files were removed
-  int64_t temporaries_removed = 0; // leftover temporary files of interrupted writes
-  int64_t foreign_skipped = 0;     // entries that are neither records nor temporaries; left alone
+  std::vector<Job> jobs;            // good records, sorted by id
+  int64_t corrupt_removed = 0;      // records that failed a check; their files were removed
+  int64_t temporaries_removed = 0;  // leftover temporary files of interrupted writes
+  int64_t foreign_skipped = 0;      // entries that are neither records nor temporaries; left alone
 };
 
 // One directory of WAL records, one file `<job id>.wal` per job (the pending queue's `wal/` and the
@@ -27,7 +27,9 @@ struct WalScan {
 // temporary `.tmp.<id>.<unique>` file, which is synced, renamed over `<id>.wal`, and the directory
 // is synced; a reader never sees a partial record. Directory syncs of concurrent writers are
 // shared: a writer whose rename is covered by a sync already started after it waits for that one
-// instead of issuing its own. Thread-safe; several processes may use one directory.
+// instead of issuing its own. Writes and removals of one id through one object are serialized.
+// Every id is checked with IsJobId before it becomes a path: kInvalidArgument otherwise (Contains
+// returns false). Thread-safe; several processes may use one directory.
 class WalDir {
  public:
   // Creates `dir` when missing. `fs` must outlive the object.
@@ -59,19 +61,32 @@ class WalDir {
   std::string PathFor(const std::string& id) const;
 
  private:
+  // The renames (and unlinks) waiting for one directory sync, and that sync's result.
+  struct SyncBatch {
+    bool done = false;
+    Status status;
+  };
+
   WalDir(FileSystem& fs, std::string dir);
   Status WriteRecord(const Job& job, bool exclusive, bool* created);
+  Status WriteOnce(const std::string& id, const std::string& record, const std::string& path);
   Status SyncDirShared();
+  Result<Job> ReadChecked(const std::string& id, const std::string& path);
+  Status RemoveQuietly(const std::string& path, int64_t* counter);
+  void LockId(const std::string& id);
+  void UnlockId(const std::string& id);
+  bool IsOwnTemporary(const std::string& name);
 
   FileSystem& fs_;
   const std::string dir_;
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
-  uint64_t renames_ = 0;          // renames made visible so far (under sync_mu_)
-  uint64_t synced_through_ = 0;   // every rename numbered up to this is durable
-  bool syncing_ = false;
-  Status last_sync_;
-  std::atomic<uint64_t> unique_{0};
+  std::shared_ptr<SyncBatch> pending_;  // collecting writers; its sync has not started
+  bool syncing_ = false;                // a sync is running (guarded by sync_mu_)
+  std::mutex ids_mu_;
+  std::condition_variable ids_cv_;
+  std::set<std::string> busy_ids_;  // ids with a write or removal in progress (under ids_mu_)
+  std::set<std::string> writing_;   // names of this object's temporaries in use (under ids_mu_)
 };
 
 }  // namespace mend::lessonq

@@ -1,0 +1,216 @@
+#include "mend/lessonq/lesson_queue.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "lessonq/lesson_queue_impl.h"
+#include "mend/obs/metrics.h"
+
+namespace mend::lessonq {
+namespace {
+
+Status ValidateOptions(const QueueOptions& o) {
+  if (o.base_dir.empty()) return InvalidArgumentError("lesson queue: base_dir is required");
+  if (o.workers < 1) return InvalidArgumentError("lesson queue: workers must be at least 1");
+  if (o.capacity < 1) return InvalidArgumentError("lesson queue: capacity must be at least 1");
+  if (o.max_attempts < 1) {
+    return InvalidArgumentError("lesson queue: max_attempts must be at least 1");
+  }
+  if (!(o.jitter >= 0.0 && o.jitter <= 0.5)) {
+    return InvalidArgumentError("lesson queue: jitter must lie in [0, 0.5]");
+  }
+  if (!(o.multiplier >= 1.0)) {
+    return InvalidArgumentError("lesson queue: multiplier must be at least 1");
+  }
+  if (o.initial_delay.count() < 0 || o.max_delay < o.initial_delay) {
+    return InvalidArgumentError("lesson queue: need 0 <= initial_delay <= max_delay");
+  }
+  if (o.poll_interval.count() <= 0) {
+    return InvalidArgumentError("lesson queue: poll_interval must be positive");
+  }
+  return OkStatus();
+}
+
+Status CheckId(const std::string& id) {
+  if (!IsJobId(id)) return InvalidArgumentError("not a lesson job id: \"" + id + "\"");
+  return OkStatus();
+}
+
+}  // namespace
+
+std::string_view EnqueueOutcomeName(EnqueueOutcome outcome) {
+  switch (outcome) {
+    case EnqueueOutcome::kAccepted:
+      return "accepted";
+    case EnqueueOutcome::kDeduped:
+      return "deduped";
+    case EnqueueOutcome::kRejectedFull:
+      return "rejected_full";
+    case EnqueueOutcome::kDroppedOldest:
+      return "dropped_oldest";
+  }
+  return "unknown";
+}
+
+LessonQueue::Impl::Impl(Env env, QueueOptions options, obs::MetricsRegistry* metrics,
+                        std::unique_ptr<WalDir> wal, std::unique_ptr<WalDir> dlq)
+    : env_(env),
+      options_(std::move(options)),
+      owned_metrics_(metrics == nullptr ? std::make_unique<obs::MetricsRegistry>() : nullptr),
+      metrics_(metrics == nullptr ? *owned_metrics_ : *metrics),
+      wal_(std::move(wal)),
+      dlq_(std::move(dlq)),
+      heap_(*env.clock, options_.capacity, &metrics_.queue_depth) {}
+
+LessonQueue::Impl::~Impl() { Shutdown(Duration::zero()).IgnoreError(); }
+
+void LessonQueue::Impl::CountEnqueue(EnqueueOutcome outcome) {
+  metrics_.enqueue_total.WithLabels({std::string(EnqueueOutcomeName(outcome))}).Inc();
+}
+
+Result<EnqueueResult> LessonQueue::Impl::Enqueue(const LessonRequest& request) {
+  const Time now = env_.clock->Now();
+  Job job{JobIdFor(request), request, now, now, 0, ""};
+  EnqueueResult result{job.id, false, EnqueueOutcome::kDeduped};
+  // A job this process already holds has a record too; skip the write.
+  if (owner() && heap_.Knows(job.id)) {
+    CountEnqueue(result.outcome);
+    return result;
+  }
+  MEND_ASSIGN_OR_RETURN(result.created, wal_->Append(job));
+  if (result.created) {
+    result.outcome = owner() ? Hand(std::move(job)) : EnqueueOutcome::kAccepted;
+  }
+  CountEnqueue(result.outcome);
+  return result;
+}
+
+// The record is already durable, so a job that does not fit in memory is not lost: the poller
+// reloads it when there is room again, or the next start replays it.
+EnqueueOutcome LessonQueue::Impl::Hand(Job job) {
+  if (options_.drop_oldest) {
+    std::optional<Job> evicted;
+    heap_.PushEvictingOldest(std::move(job), &evicted);
+    return evicted.has_value() ? EnqueueOutcome::kDroppedOldest : EnqueueOutcome::kAccepted;
+  }
+  const Time deadline = env_.clock->Now() + options_.block_timeout;
+  switch (heap_.PushWaiting(std::move(job), deadline)) {
+    case PushOutcome::kFull:
+      return EnqueueOutcome::kRejectedFull;
+    case PushOutcome::kPushed:
+    case PushOutcome::kDuplicate:  // the poller found the record first
+    case PushOutcome::kClosed:     // shutting down: the record waits for the next start
+      break;
+  }
+  return EnqueueOutcome::kAccepted;
+}
+
+Status LessonQueue::Impl::Start(Processor processor) {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  if (started_) return FailedPreconditionError("the lesson queue was already started");
+  MEND_ASSIGN_OR_RETURN(owner_lock_, env_.fs->Lock(JoinPath(options_.base_dir, "owner.lock")));
+  if (Status s = Replay(); !s.ok()) {
+    owner_lock_.reset();
+    return s;
+  }
+  started_ = true;
+  processor_ = std::move(processor);
+  owner_.store(true);
+  StartThreads();
+  return OkStatus();
+}
+
+Status LessonQueue::Impl::Replay() {
+  MEND_ASSIGN_OR_RETURN(WalScan scan, wal_->Scan());
+  metrics_.wal_corruption_total.Inc(static_cast<double>(scan.corrupt_removed));
+  std::sort(scan.jobs.begin(), scan.jobs.end(),
+            [](const Job& a, const Job& b) { return a.enqueued_at < b.enqueued_at; });
+  const Time cutoff = env_.clock->Now() - options_.stale_after;
+  for (Job& job : scan.jobs) {
+    if (job.enqueued_at < cutoff) {
+      Status removed = wal_->Remove(job.id);
+      if (removed.ok() || removed.code() == StatusCode::kNotFound) {
+        metrics_.stale_discarded_total.Inc();
+      }
+      continue;
+    }
+    // Oldest first; what does not fit stays in the WAL for the poller.
+    if (heap_.TryPush(std::move(job)) == PushOutcome::kFull) break;
+  }
+  RefreshGauges();
+  return OkStatus();
+}
+
+Result<QueueStats> LessonQueue::Impl::Stats() {
+  QueueStats stats;
+  stats.queue_depth = static_cast<int64_t>(heap_.queued());
+  MEND_ASSIGN_OR_RETURN(std::vector<std::string> wal_ids, wal_->ListIds());
+  MEND_ASSIGN_OR_RETURN(std::vector<std::string> dlq_ids, dlq_->ListIds());
+  stats.wal_records = static_cast<int64_t>(wal_ids.size());
+  stats.dlq_size = static_cast<int64_t>(dlq_ids.size());
+  return stats;
+}
+
+Result<std::vector<Job>> LessonQueue::Impl::SortedScan(WalDir& dir) {
+  MEND_ASSIGN_OR_RETURN(WalScan scan, dir.Scan());
+  std::stable_sort(scan.jobs.begin(), scan.jobs.end(),
+                   [](const Job& a, const Job& b) { return a.enqueued_at < b.enqueued_at; });
+  return std::move(scan.jobs);
+}
+
+Result<std::vector<Job>> LessonQueue::Impl::Pending() { return SortedScan(*wal_); }
+Result<std::vector<Job>> LessonQueue::Impl::DeadLetters() { return SortedScan(*dlq_); }
+
+Status LessonQueue::Impl::RetryDeadLetter(const std::string& id) {
+  MEND_RETURN_IF_ERROR(CheckId(id));
+  MEND_ASSIGN_OR_RETURN(Job job, dlq_->Read(id));
+  job.attempts = 0;
+  job.last_error.clear();
+  job.next_attempt_at = env_.clock->Now();
+  // WAL first: a crash between the two writes leaves the job in both places, never in neither.
+  MEND_RETURN_IF_ERROR(wal_->Update(job));
+  MEND_RETURN_IF_ERROR(dlq_->Remove(id));
+  if (owner()) heap_.TryPush(std::move(job));  // no room: the poller reloads it later
+  RefreshGauges();
+  return OkStatus();
+}
+
+Status LessonQueue::Impl::PurgeDeadLetter(const std::string& id) {
+  MEND_RETURN_IF_ERROR(CheckId(id));
+  MEND_RETURN_IF_ERROR(dlq_->Remove(id));
+  RefreshGauges();
+  return OkStatus();
+}
+
+// ---- LessonQueue: forwarding ----
+
+Result<std::unique_ptr<LessonQueue>> LessonQueue::Open(Env env, QueueOptions options,
+                                                       obs::MetricsRegistry* metrics) {
+  MEND_RETURN_IF_ERROR(ValidateOptions(options));
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<WalDir> wal,
+                        WalDir::Open(*env.fs, JoinPath(options.base_dir, "wal")));
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<WalDir> dlq,
+                        WalDir::Open(*env.fs, JoinPath(options.base_dir, "dlq")));
+  auto impl =
+      std::make_unique<Impl>(env, std::move(options), metrics, std::move(wal), std::move(dlq));
+  return std::unique_ptr<LessonQueue>(new LessonQueue(std::move(impl)));
+}
+
+LessonQueue::LessonQueue(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LessonQueue::~LessonQueue() = default;
+
+Result<EnqueueResult> LessonQueue::Enqueue(const LessonRequest& request) {
+  return impl_->Enqueue(request);
+}
+Status LessonQueue::Start(Processor processor) { return impl_->Start(std::move(processor)); }
+bool LessonQueue::owner() const { return impl_->owner(); }
+Result<DrainReport> LessonQueue::DrainNow(Duration timeout) { return impl_->DrainNow(timeout); }
+Status LessonQueue::Shutdown(Duration timeout) { return impl_->Shutdown(timeout); }
+Result<QueueStats> LessonQueue::Stats() { return impl_->Stats(); }
+Result<std::vector<Job>> LessonQueue::Pending() { return impl_->Pending(); }
+Result<std::vector<Job>> LessonQueue::DeadLetters() { return impl_->DeadLetters(); }
+Status LessonQueue::RetryDeadLetter(const std::string& id) { return impl_->RetryDeadLetter(id); }
+Status LessonQueue::PurgeDeadLetter(const std::string& id) { return impl_->PurgeDeadLetter(id); }
+const QueueOptions& LessonQueue::options() const { return impl_->options(); }
+
+}  // namespace mend::lessonq

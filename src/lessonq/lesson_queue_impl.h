@@ -1,0 +1,99 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "lessonq/job_heap.h"
+#include "lessonq/queue_metrics.h"
+#include "mend/lessonq/lesson_queue.h"
+#include "mend/lessonq/wal_dir.h"
+
+namespace mend::lessonq {
+
+// The state behind LessonQueue. lesson_queue.cc holds the producer side, start, inspection and
+// the operator actions; queue_workers.cc the workers, the poller, drain and shutdown.
+class LessonQueue::Impl {
+ public:
+  Impl(Env env, QueueOptions options, obs::MetricsRegistry* metrics, std::unique_ptr<WalDir> wal,
+       std::unique_ptr<WalDir> dlq);
+  ~Impl();
+
+  Result<EnqueueResult> Enqueue(const LessonRequest& request);
+  Status Start(Processor processor);
+  bool owner() const { return owner_.load(); }
+  Result<DrainReport> DrainNow(Duration timeout);
+  Status Shutdown(Duration timeout);
+  Result<QueueStats> Stats();
+  Result<std::vector<Job>> Pending();
+  Result<std::vector<Job>> DeadLetters();
+  Status RetryDeadLetter(const std::string& id);
+  Status PurgeDeadLetter(const std::string& id);
+  const QueueOptions& options() const { return options_; }
+
+ private:
+  // How one attempt ended, as the worker acts on it.
+  enum class Verdict { kSuccess, kSkipped, kTransient, kPermanent, kAbandoned };
+
+  // lesson_queue.cc
+  EnqueueOutcome Hand(Job job);  // the owner's push under the overflow policy
+  Status Replay();
+  void CountEnqueue(EnqueueOutcome outcome);
+  static Result<std::vector<Job>> SortedScan(WalDir& dir);
+
+  // queue_workers.cc
+  void StartThreads();
+  void WorkerLoop();
+  void PollerLoop();
+  // Reads records this process does not hold while there is room; `due_at` overrides their next
+  // attempt time.
+  void LoadUnknown(std::optional<Time> due_at);
+  void RefreshGauges();
+  void Process(Job job);
+  Verdict Attempt(Job& job, Time start);  // runs the processor; sets job.last_error
+  Verdict Judge(const std::optional<Result<ProcessResult>>& result, bool late,
+                std::string* last_error) const;
+  static std::string_view LabelOf(Verdict verdict);
+  void Acknowledge(const Job& job, Verdict verdict);
+  void Reschedule(Job job);
+  void MoveToDeadLetters(const Job& job);
+  void JoinThreads();
+
+  Env env_;
+  const QueueOptions options_;
+  std::unique_ptr<obs::MetricsRegistry> owned_metrics_;  // when the caller passed none
+  QueueMetrics metrics_;
+  std::unique_ptr<WalDir> wal_;
+  std::unique_ptr<WalDir> dlq_;
+  JobHeap heap_;
+
+  std::mutex state_mu_;  // serializes Start and Shutdown; guards the members below it
+  bool started_ = false;
+  bool shut_down_ = false;
+  std::unique_ptr<FileLock> owner_lock_;
+  Processor processor_;  // set before the threads start; read-only afterwards
+  std::vector<std::thread> workers_;
+  std::thread poller_;
+
+  std::atomic<bool> owner_{false};
+  std::atomic<bool> cancelled_{false};
+
+  std::mutex poll_mu_;
+  std::condition_variable poll_cv_;
+  bool stopping_ = false;  // under poll_mu_
+
+  // Totals since start, so that DrainNow can report what happened during it.
+  std::atomic<int64_t> succeeded_{0};
+  std::atomic<int64_t> skipped_{0};
+  std::atomic<int64_t> retried_{0};
+  std::atomic<int64_t> dead_lettered_{0};
+};
+
+}  // namespace mend::lessonq

@@ -1,0 +1,227 @@
+// The consuming side of LessonQueue: workers, the poller, drain and shutdown.
+
+#include <chrono>
+#include <exception>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "lessonq/backoff.h"
+#include "lessonq/lesson_queue_impl.h"
+
+namespace mend::lessonq {
+
+// A cancelled attempt is counted as transient: it failed for a reason outside the job.
+std::string_view LessonQueue::Impl::LabelOf(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kSuccess:
+      return kOutcomeSuccess;
+    case Verdict::kSkipped:
+      return kOutcomeSkipped;
+    case Verdict::kPermanent:
+      return kOutcomePermanent;
+    case Verdict::kTransient:
+    case Verdict::kAbandoned:
+      break;
+  }
+  return kOutcomeTransient;
+}
+
+void LessonQueue::Impl::StartThreads() {
+  workers_.reserve(static_cast<size_t>(options_.workers));
+  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  poller_ = std::thread([this] { PollerLoop(); });
+}
+
+void LessonQueue::Impl::WorkerLoop() {
+  while (std::optional<Job> job = heap_.PopDue()) Process(std::move(*job));
+}
+
+void LessonQueue::Impl::PollerLoop() {
+  std::unique_lock<std::mutex> lock(poll_mu_);
+  while (!stopping_) {
+    const Time deadline = env_.clock->Now() + options_.poll_interval;
+    if (env_.clock->WaitUntil(poll_cv_, lock, deadline, [this] { return stopping_; })) break;
+    lock.unlock();
+    LoadUnknown(std::nullopt);
+    RefreshGauges();
+    lock.lock();
+  }
+}
+
+// Records this process does not hold were written by another process, or left in the WAL when
+// memory was full. Jobs in flight count as held, so a job is never loaded twice.
+void LessonQueue::Impl::LoadUnknown(std::optional<Time> due_at) {
+  Result<std::vector<std::string>> ids = wal_->ListIds();
+  if (!ids.ok()) return;  // retried at the next poll
+  for (const std::string& id : *ids) {
+    if (!heap_.HasRoom()) return;
+    if (heap_.Knows(id)) continue;
+    Result<Job> job = wal_->Read(id);
+    if (!job.ok()) {
+      // Read removed a record that failed a check; kNotFound means it was acknowledged meanwhile.
+      if (job.status().code() == StatusCode::kDataLoss) metrics_.wal_corruption_total.Inc();
+      continue;
+    }
+    if (due_at.has_value()) job->next_attempt_at = *due_at;
+    heap_.TryPush(std::move(job).value());
+  }
+}
+
+void LessonQueue::Impl::RefreshGauges() {
+  if (Result<std::vector<std::string>> ids = wal_->ListIds(); ids.ok()) {
+    metrics_.wal_segments.Set(static_cast<double>(ids->size()));
+  }
+  if (Result<std::vector<std::string>> ids = dlq_->ListIds(); ids.ok()) {
+    metrics_.dlq_size.Set(static_cast<double>(ids->size()));
+  }
+}
+
+void LessonQueue::Impl::Process(Job job) {
+  const Time start = env_.clock->Now();
+  job.attempts += 1;
+  const Verdict verdict = Attempt(job, start);
+  switch (verdict) {
+    case Verdict::kSuccess:
+    case Verdict::kSkipped:
+      Acknowledge(job, verdict);
+      break;
+    case Verdict::kTransient:
+      if (job.attempts >= options_.max_attempts) {
+        MoveToDeadLetters(job);
+      } else {
+        Reschedule(job);
+      }
+      break;
+    case Verdict::kPermanent:
+      MoveToDeadLetters(job);
+      break;
+    case Verdict::kAbandoned:
+      heap_.Finish(job.id);  // the record stays as it was, for the next start
+      break;
+  }
+  const std::string label(LabelOf(verdict));
+  metrics_.attempts_total.WithLabels({label}).Inc();
+  const std::chrono::duration<double> took = env_.clock->Now() - start;
+  metrics_.processing_duration_seconds.WithLabels({label}).Observe(took.count());
+}
+
+LessonQueue::Impl::Verdict LessonQueue::Impl::Attempt(Job& job, Time start) {
+  const JobContext context{start + options_.job_timeout, &cancelled_};
+  std::optional<Result<ProcessResult>> result;
+  std::string thrown;
+  // The processor is the one piece of code here that may throw (it calls into user and library
+  // code); an exception is a bug that retrying will not fix, so it dead-letters the job.
+  try {
+    result.emplace(processor_(job, context));
+  } catch (const std::exception& e) {
+    thrown = e.what();
+  } catch (...) {
+    thrown = "unknown exception";
+  }
+  const bool late = env_.clock->Now() > context.deadline;
+  std::string last_error = "processor threw: " + thrown;
+  const Verdict verdict = Judge(result, late, &last_error);
+  job.last_error = std::move(last_error);
+  return verdict;
+}
+
+LessonQueue::Impl::Verdict LessonQueue::Impl::Judge(
+    const std::optional<Result<ProcessResult>>& result, bool late, std::string* last_error) const {
+  if (!result.has_value()) return Verdict::kPermanent;
+  if (result->ok()) {
+    return **result == ProcessResult::kSkipped ? Verdict::kSkipped : Verdict::kSuccess;
+  }
+  *last_error = result->status().ToString();
+  // Shutdown gave up on this attempt; its failure says nothing about the job.
+  if (cancelled_.load()) return Verdict::kAbandoned;
+  if (late && !IsRetryable(result->status())) {
+    *last_error = "job timeout exceeded: " + *last_error;
+    return Verdict::kTransient;
+  }
+  return IsRetryable(result->status()) ? Verdict::kTransient : Verdict::kPermanent;
+}
+
+// The record is removed before the job leaves the in-flight set: otherwise the poller could see
+// the record of a job nobody holds and load it again.
+void LessonQueue::Impl::Acknowledge(const Job& job, Verdict verdict) {
+  wal_->Remove(job.id).IgnoreError();  // kNotFound: already gone; otherwise at-least-once
+  ++(verdict == Verdict::kSkipped ? skipped_ : succeeded_);
+  heap_.Finish(job.id);
+}
+
+void LessonQueue::Impl::Reschedule(Job job) {
+  const BackoffPolicy policy{options_.initial_delay, options_.max_delay, options_.multiplier,
+                             options_.jitter};
+  job.next_attempt_at =
+      env_.clock->Now() + RetryDelay(policy, job.attempts, env_.random->Uniform01());
+  // When the update fails the record keeps its previous state; the retry still happens here.
+  wal_->Update(job).IgnoreError();
+  metrics_.retry_total.WithLabels({std::to_string(job.attempts)}).Inc();
+  ++retried_;
+  heap_.Requeue(std::move(job));
+}
+
+void LessonQueue::Impl::MoveToDeadLetters(const Job& job) {
+  // DLQ first: a crash between the two steps leaves the job in both directories, never in none.
+  if (dlq_->Update(job).ok()) {
+    wal_->Remove(job.id).IgnoreError();
+    ++dead_lettered_;
+  }
+  heap_.Finish(job.id);
+  RefreshGauges();
+}
+
+Result<DrainReport> LessonQueue::Impl::DrainNow(Duration timeout) {
+  if (!owner()) return FailedPreconditionError("this process does not own the lesson workers");
+  const Time deadline = env_.clock->Now() + timeout;
+  const int64_t succeeded = succeeded_, skipped = skipped_, retried = retried_,
+                dead = dead_lettered_;
+  // Queued jobs first, then the ones read now: made due in the other order, a job that failed and
+  // was rescheduled in between would be made due (and retried) again.
+  const Time now = env_.clock->Now();
+  heap_.MakeAllDue(now);
+  LoadUnknown(now);
+  heap_.WaitIdle(deadline);
+  DrainReport report;
+  report.succeeded = succeeded_ - succeeded;
+  report.skipped = skipped_ - skipped;
+  report.retried = retried_ - retried;
+  report.dead_lettered = dead_lettered_ - dead;
+  MEND_ASSIGN_OR_RETURN(std::vector<std::string> ids, wal_->ListIds());
+  report.remaining = static_cast<int64_t>(ids.size());
+  RefreshGauges();
+  return report;
+}
+
+Status LessonQueue::Impl::Shutdown(Duration timeout) {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  if (!started_ || shut_down_) return OkStatus();
+  shut_down_ = true;
+  heap_.Close();
+  {
+    std::lock_guard<std::mutex> poll_lock(poll_mu_);
+    stopping_ = true;
+  }
+  poll_cv_.notify_all();
+  const bool finished = heap_.WaitNoneInFlight(env_.clock->Now() + timeout);
+  cancelled_.store(true);
+  cancelled_.notify_all();
+  JoinThreads();
+  owner_.store(false);
+  owner_lock_.reset();
+  if (!finished) {
+    return DeadlineExceededError("lesson jobs were still in flight at the shutdown deadline");
+  }
+  return OkStatus();
+}
+
+// A processor that ignores cancellation is waited for here: its thread cannot be abandoned while
+// it uses this object.
+void LessonQueue::Impl::JoinThreads() {
+  for (std::thread& worker : workers_) worker.join();
+  workers_.clear();
+  if (poller_.joinable()) poller_.join();
+}
+
+}  // namespace mend::lessonq

@@ -1,0 +1,190 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <chrono>
+#include <string>
+
+#include "mend/base/fault_injection_file_system.h"
+#include "mend/lessonq/lesson_queue.h"
+#include "mend/obs/metrics.h"
+#include "tests/lessonq/queue_test_util.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::lessonq {
+namespace {
+
+using ::mend::testing::IsOkAndHolds;
+using ::mend::testing::StatusIs;
+using std::chrono::hours;
+using std::chrono::seconds;
+using ::testing::ElementsAre;
+using ::testing::Field;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::QueueWorld;
+using testing::Request;
+using testing::ScriptedProcessor;
+using testing::TestOptions;
+using ::testing::UnorderedElementsAre;
+
+std::unique_ptr<LessonQueue> OpenQueue(QueueWorld& world, obs::MetricsRegistry* registry) {
+  auto queue = LessonQueue::Open(world.env(), TestOptions(), registry);
+  EXPECT_TRUE(queue.ok()) << queue.status();
+  return queue.ok() ? std::move(queue).value() : nullptr;
+}
+
+TEST(LessonQueueReplayTest, StartProcessesRecordsLeftByAnEarlierQueue) {
+  QueueWorld world;
+  {
+    auto earlier = OpenQueue(world, nullptr);
+    ASSERT_TRUE(earlier->Enqueue(Request(1)).ok());
+    ASSERT_TRUE(earlier->Enqueue(Request(2)).ok());
+  }
+  auto queue = OpenQueue(world, nullptr);
+  ScriptedProcessor processor;
+  MEND_ASSERT_OK(queue->Start(processor.processor()));
+  processor.WaitForCalls(2);
+  world.clock.BlockUntilWaiters(2);
+  EXPECT_THAT(processor.ids(), UnorderedElementsAre(JobIdFor(Request(1)), JobIdFor(Request(2))));
+  EXPECT_THAT(queue->Pending(), IsOkAndHolds(IsEmpty()));
+}
+
+TEST(LessonQueueReplayTest, StaleRecordsAreDiscardedAndCounted) {
+  QueueWorld world;
+  {
+    auto earlier = OpenQueue(world, nullptr);
+    ASSERT_TRUE(earlier->Enqueue(Request(1)).ok());
+    world.clock.Advance(hours(24 * 8));
+    ASSERT_TRUE(earlier->Enqueue(Request(2)).ok());
+  }
+  obs::MetricsRegistry registry;
+  auto queue = OpenQueue(world, &registry);
+  ScriptedProcessor processor;
+  MEND_ASSERT_OK(queue->Start(processor.processor()));
+  processor.WaitForCalls(1);
+  world.clock.BlockUntilWaiters(2);
+  EXPECT_THAT(processor.ids(), ElementsAre(JobIdFor(Request(2))));
+  EXPECT_EQ(registry.counter("mend_lessonq_stale_discarded_total", "").value(), 1.0);
+  EXPECT_THAT(queue->Pending(), IsOkAndHolds(IsEmpty()));
+}
+
+TEST(LessonQueueReplayTest, CorruptRecordIsRemovedAndCounted) {
+  QueueWorld world;
+  obs::MetricsRegistry registry;
+  auto queue = OpenQueue(world, &registry);
+  const std::string path = "/q/wal/0123456789abcdef.wal";
+  MEND_ASSERT_OK(WriteFileAtomically(world.fs, path, "LSN1 this is not a record"));
+  ScriptedProcessor processor;
+  MEND_ASSERT_OK(queue->Start(processor.processor()));
+  EXPECT_EQ(registry.counter("mend_lessonq_wal_corruption_total", "").value(), 1.0);
+  EXPECT_FALSE(world.fs.Exists(path));
+  EXPECT_TRUE(processor.calls().empty());
+}
+
+TEST(LessonQueueOwnerTest, SecondOwnerIsUnavailableAndItsRecordsArePickedUp) {
+  QueueWorld world;
+  auto owner = OpenQueue(world, nullptr);
+  auto other = OpenQueue(world, nullptr);
+  ScriptedProcessor processor;
+  ScriptedProcessor unused;
+  MEND_ASSERT_OK(owner->Start(processor.processor()));
+  EXPECT_THAT(other->Start(unused.processor()), StatusIs(StatusCode::kUnavailable));
+  EXPECT_FALSE(other->owner());
+  EXPECT_THAT(other->DrainNow(seconds(1)), StatusIs(StatusCode::kFailedPrecondition));
+
+  Result<EnqueueResult> result = other->Enqueue(Request(1));
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->outcome, EnqueueOutcome::kAccepted);
+  world.clock.BlockUntilWaiters(2);
+  EXPECT_THAT(owner->Stats(), IsOkAndHolds(AllOf(Field(&QueueStats::queue_depth, 0),
+                                                 Field(&QueueStats::wal_records, 1))));
+  world.clock.Advance(TestOptions().poll_interval);
+  processor.WaitForCalls(1);
+  EXPECT_EQ(processor.calls()[0].id, result->id);
+  EXPECT_TRUE(unused.calls().empty());
+}
+
+TEST(LessonQueueMetricsTest, TheTenMetricsAreExported) {
+  QueueWorld world;
+  obs::MetricsRegistry registry;
+  auto queue = OpenQueue(world, &registry);
+  ScriptedProcessor processor;
+  // Enqueued before Start, so the second call is deduped against the pending record.
+  ASSERT_TRUE(queue->Enqueue(Request(1)).ok());
+  ASSERT_TRUE(queue->Enqueue(Request(1)).ok());
+  MEND_ASSERT_OK(queue->Start(processor.processor()));
+  processor.WaitForCalls(1);
+  world.clock.BlockUntilWaiters(2);
+  MEND_EXPECT_OK(registry.status());
+  const std::string text = registry.RenderPrometheus();
+  for (const char* name :
+       {"mend_lessonq_enqueue_total", "mend_lessonq_queue_depth",
+        "mend_lessonq_processing_duration_seconds", "mend_lessonq_attempts_total",
+        "mend_lessonq_retry_total", "mend_lessonq_dlq_size", "mend_lessonq_wal_segments",
+        "mend_lessonq_wal_corruption_total", "mend_lessonq_stale_discarded_total",
+        "mend_lessonq_persist_failures_total"}) {
+    EXPECT_THAT(text, HasSubstr(name));
+  }
+  EXPECT_THAT(text, HasSubstr("mend_lessonq_enqueue_total{outcome=\"accepted\"} 1"));
+  EXPECT_THAT(text, HasSubstr("mend_lessonq_enqueue_total{outcome=\"deduped\"} 1"));
+  EXPECT_THAT(text, HasSubstr("mend_lessonq_attempts_total{outcome=\"success\"} 1"));
+  EXPECT_THAT(text,
+              HasSubstr("mend_lessonq_processing_duration_seconds_count{outcome=\"success\"} 1"));
+}
+
+TEST(LessonQueueFaultTest, FailedWalWriteFailsTheEnqueueAndQueuesNothing) {
+  QueueWorld world;
+  FaultInjectionFileSystem faulty(&world.fs);
+  Env env{&faulty, &world.clock, &world.random};
+  auto queue = LessonQueue::Open(env, TestOptions(), nullptr);
+  ASSERT_TRUE(queue.ok());
+  ScriptedProcessor processor;
+  MEND_ASSERT_OK((*queue)->Start(processor.processor()));
+  faulty.FailNext(FsOp::kSync, ENOSPC);
+  EXPECT_THAT((*queue)->Enqueue(Request(1)), StatusIs(StatusCode::kResourceExhausted));
+  EXPECT_THAT((*queue)->Stats(), IsOkAndHolds(AllOf(Field(&QueueStats::queue_depth, 0),
+                                                    Field(&QueueStats::wal_records, 0))));
+  EXPECT_TRUE(processor.calls().empty());
+  // The next enqueue of the same request succeeds: nothing was left behind.
+  Result<EnqueueResult> again = (*queue)->Enqueue(Request(1));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->created);
+}
+
+TEST(DetachedLessonRunnerTest, ProcessesEachRequestOnceInTheBackground) {
+  QueueWorld world;
+  ScriptedProcessor processor([](const Job& job, const JobContext&) -> Result<ProcessResult> {
+    if (job.request == Request(2)) return UnavailableError("not retried in legacy mode");
+    return ProcessResult::kSuccess;
+  });
+  {
+    DetachedLessonRunner runner(world.env(), processor.processor(), seconds(120));
+    for (int i = 1; i <= 3; ++i) {
+      Result<EnqueueResult> result = runner.Enqueue(Request(i));
+      ASSERT_TRUE(result.ok());
+      EXPECT_EQ(result->id, JobIdFor(Request(i)));
+      EXPECT_TRUE(result->created);
+      EXPECT_EQ(result->outcome, EnqueueOutcome::kAccepted);
+    }
+    runner.WaitIdle();
+    EXPECT_EQ(processor.calls().size(), 3u);
+    EXPECT_EQ(processor.contexts()[0].deadline, world.clock.Now() + seconds(120));
+  }
+  EXPECT_EQ(processor.calls().size(), 3u);
+  EXPECT_TRUE(world.fs.List("/").value_or(std::vector<std::string>{}).empty());
+}
+
+TEST(DetachedLessonRunnerTest, ThrowingProcessorDoesNotEscape) {
+  QueueWorld world;
+  ScriptedProcessor processor([](const Job&, const JobContext&) -> Result<ProcessResult> {
+    throw std::runtime_error("boom");
+  });
+  DetachedLessonRunner runner(world.env(), processor.processor(), seconds(1));
+  ASSERT_TRUE(runner.Enqueue(Request(1)).ok());
+  runner.WaitIdle();
+  EXPECT_EQ(processor.calls().size(), 1u);
+}
+
+}  // namespace
+}  // namespace mend::lessonq

@@ -1,0 +1,264 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "mend/lessonq/lesson_queue.h"
+#include "mend/obs/metrics.h"
+#include "tests/lessonq/queue_test_util.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::lessonq {
+namespace {
+
+using ::mend::testing::IsOkAndHolds;
+using ::mend::testing::StatusIs;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using ::testing::ElementsAre;
+using ::testing::Field;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::QueueWorld;
+using testing::Request;
+using testing::ScriptedProcessor;
+using testing::TestOptions;
+
+class RetryTest : public ::testing::Test {
+ protected:
+  void Start(ScriptedProcessor::Step step, QueueOptions options = TestOptions()) {
+    processor_ = std::make_unique<ScriptedProcessor>(std::move(step));
+    auto queue = LessonQueue::Open(world_.env(), options, &registry_);
+    ASSERT_TRUE(queue.ok()) << queue.status();
+    queue_ = std::move(queue).value();
+    MEND_ASSERT_OK(queue_->Start(processor_->processor()));
+  }
+  // Waits for the n-th call and until the worker and the poller wait again.
+  void AwaitCall(size_t n) {
+    processor_->WaitForCalls(n);
+    world_.clock.BlockUntilWaiters(queue_->options().workers + 1);
+  }
+
+  QueueWorld world_;
+  obs::MetricsRegistry registry_;
+  std::unique_ptr<ScriptedProcessor> processor_;
+  std::unique_ptr<LessonQueue> queue_;
+};
+
+TEST_F(RetryTest, TransientFailureIsRetriedAfterTheDelayNotBefore) {
+  const std::string marker = JobIdFor(Request(99));
+  Start([&](const Job& job, const JobContext&) -> Result<ProcessResult> {
+    if (job.id != marker && job.attempts == 1) return UnavailableError("provider 503");
+    return ProcessResult::kSuccess;
+  });
+  ASSERT_TRUE(queue_->Enqueue(Request(1)).ok());
+  AwaitCall(1);
+  ASSERT_THAT(
+      queue_->Pending(),
+      IsOkAndHolds(ElementsAre(AllOf(Field(&Job::attempts, 1),
+                                     Field(&Job::next_attempt_at, world_.clock.Now() + seconds(1)),
+                                     Field(&Job::last_error, HasSubstr("provider 503"))))));
+
+  // Half the delay later the job is not due: a job enqueued now is processed first.
+  world_.clock.Advance(milliseconds(500));
+  ASSERT_TRUE(queue_->Enqueue(Request(99)).ok());
+  AwaitCall(2);
+  EXPECT_EQ(processor_->calls()[1].id, marker);
+
+  world_.clock.Advance(milliseconds(500));
+  AwaitCall(3);
+  EXPECT_EQ(processor_->calls()[2].request, Request(1));
+  EXPECT_EQ(processor_->calls()[2].attempts, 2);
+  EXPECT_THAT(queue_->Pending(), IsOkAndHolds(IsEmpty()));
+  EXPECT_EQ(registry_.counter_family("mend_lessonq_retry_total", "", {"attempt"})
+                .WithLabels({"1"})
+                .value(),
+            1.0);
+}
+
+TEST_F(RetryTest, ExhaustedRetriesMoveTheJobToTheDeadLetterQueue) {
+  QueueOptions options = TestOptions();
+  options.max_attempts = 2;
+  Start(
+      [](const Job&, const JobContext&) -> Result<ProcessResult> {
+        return ResourceExhaustedError("rate limited");
+      },
+      options);
+  ASSERT_TRUE(queue_->Enqueue(Request(1)).ok());
+  AwaitCall(1);
+  world_.clock.Advance(seconds(1));
+  AwaitCall(2);
+  EXPECT_THAT(queue_->Pending(), IsOkAndHolds(IsEmpty()));
+  EXPECT_THAT(queue_->DeadLetters(),
+              IsOkAndHolds(ElementsAre(AllOf(Field(&Job::attempts, 2),
+                                             Field(&Job::last_error, HasSubstr("rate limited"))))));
+  auto& attempts = registry_.counter_family("mend_lessonq_attempts_total", "", {"outcome"});
+  EXPECT_EQ(attempts.WithLabels({"transient"}).value(), 2.0);
+  EXPECT_EQ(registry_.gauge("mend_lessonq_dlq_size", "").value(), 1.0);
+}
+
+TEST_F(RetryTest, PermanentErrorDeadLettersAtOnce) {
+  Start([](const Job&, const JobContext&) -> Result<ProcessResult> {
+    return InvalidArgumentError("no <situation> block");
+  });
+  ASSERT_TRUE(queue_->Enqueue(Request(1)).ok());
+  AwaitCall(1);
+  EXPECT_THAT(
+      queue_->DeadLetters(),
+      IsOkAndHolds(ElementsAre(
+          AllOf(Field(&Job::attempts, 1), Field(&Job::last_error, HasSubstr("no <situation>"))))));
+  EXPECT_THAT(queue_->Stats(), IsOkAndHolds(AllOf(Field(&QueueStats::wal_records, 0),
+                                                  Field(&QueueStats::dlq_size, 1))));
+  auto& attempts = registry_.counter_family("mend_lessonq_attempts_total", "", {"outcome"});
+  EXPECT_EQ(attempts.WithLabels({"permanent"}).value(), 1.0);
+}
+
+TEST_F(RetryTest, ThrowingProcessorDeadLetters) {
+  Start([](const Job&, const JobContext&) -> Result<ProcessResult> {
+    throw std::runtime_error("boom");
+  });
+  ASSERT_TRUE(queue_->Enqueue(Request(1)).ok());
+  AwaitCall(1);
+  EXPECT_THAT(queue_->DeadLetters(),
+              IsOkAndHolds(ElementsAre(Field(&Job::last_error, "processor threw: boom"))));
+}
+
+TEST_F(RetryTest, ReturningAfterTheDeadlineIsTransient) {
+  Start([&](const Job& job, const JobContext&) -> Result<ProcessResult> {
+    if (job.attempts > 1) return ProcessResult::kSkipped;
+    world_.clock.Advance(TestOptions().job_timeout + seconds(1));
+    return InvalidArgumentError("cut off");
+  });
+  ASSERT_TRUE(queue_->Enqueue(Request(1)).ok());
+  AwaitCall(1);
+  EXPECT_THAT(queue_->DeadLetters(), IsOkAndHolds(IsEmpty()));
+  EXPECT_THAT(queue_->Pending(),
+              IsOkAndHolds(ElementsAre(Field(&Job::last_error, HasSubstr("job timeout")))));
+  world_.clock.Advance(seconds(1));
+  AwaitCall(2);
+  EXPECT_THAT(queue_->Pending(), IsOkAndHolds(IsEmpty()));
+  auto& attempts = registry_.counter_family("mend_lessonq_attempts_total", "", {"outcome"});
+  EXPECT_EQ(attempts.WithLabels({"skipped"}).value(), 1.0);
+}
+
+TEST_F(RetryTest, RetryAndPurgeDeadLetters) {
+  int calls_of_1 = 0;  // only the single worker touches it
+  Start([&calls_of_1](const Job& job, const JobContext&) -> Result<ProcessResult> {
+    if (job.request == Request(1) && calls_of_1++ == 0) return FailedPreconditionError("bad");
+    if (job.request == Request(2)) return FailedPreconditionError("bad too");
+    return ProcessResult::kSuccess;
+  });
+  const std::string id1 = JobIdFor(Request(1));
+  const std::string id2 = JobIdFor(Request(2));
+  ASSERT_TRUE(queue_->Enqueue(Request(1)).ok());
+  ASSERT_TRUE(queue_->Enqueue(Request(2)).ok());
+  AwaitCall(2);
+  ASSERT_THAT(queue_->Stats(), IsOkAndHolds(Field(&QueueStats::dlq_size, 2)));
+
+  MEND_ASSERT_OK(queue_->RetryDeadLetter(id1));
+  AwaitCall(3);
+  EXPECT_EQ(processor_->calls()[2].id, id1);
+  EXPECT_EQ(processor_->calls()[2].attempts, 1);  // reset to 0, then this attempt
+  EXPECT_EQ(processor_->calls()[2].last_error, "");
+  EXPECT_THAT(queue_->DeadLetters(), IsOkAndHolds(ElementsAre(Field(&Job::id, id2))));
+
+  MEND_ASSERT_OK(queue_->PurgeDeadLetter(id2));
+  EXPECT_THAT(queue_->DeadLetters(), IsOkAndHolds(IsEmpty()));
+  EXPECT_THAT(queue_->PurgeDeadLetter(id2), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(queue_->RetryDeadLetter(id2), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(queue_->PurgeDeadLetter("../wal/x"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(queue_->RetryDeadLetter("ABC"), StatusIs(StatusCode::kInvalidArgument));
+}
+
+TEST(LessonQueueDrainTest, ProducerCannotDrain) {
+  QueueWorld world;
+  auto queue = LessonQueue::Open(world.env(), TestOptions(), nullptr);
+  ASSERT_TRUE(queue.ok());
+  EXPECT_THAT((*queue)->DrainNow(seconds(1)), StatusIs(StatusCode::kFailedPrecondition));
+}
+
+TEST(LessonQueueDrainTest, DrainProcessesEveryDueJobAndReports) {
+  QueueWorld world;
+  auto owner = LessonQueue::Open(world.env(), TestOptions(), nullptr);
+  auto producer = LessonQueue::Open(world.env(), TestOptions(), nullptr);
+  ASSERT_TRUE(owner.ok() && producer.ok());
+  ScriptedProcessor processor([](const Job& job, const JobContext&) -> Result<ProcessResult> {
+    if (job.request == Request(2)) return ProcessResult::kSkipped;
+    if (job.request == Request(3) && job.attempts == 1) return UnavailableError("down");
+    if (job.request == Request(4)) return InvalidArgumentError("unparsable");
+    return ProcessResult::kSuccess;
+  });
+  MEND_ASSERT_OK((*owner)->Start(processor.processor()));
+  // Written by another process: the owner learns of them only through the drain's rescan.
+  for (int i = 1; i <= 4; ++i) ASSERT_TRUE((*producer)->Enqueue(Request(i)).ok());
+
+  Result<DrainReport> report = (*owner)->DrainNow(seconds(30));
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->succeeded, 1);
+  EXPECT_EQ(report->skipped, 1);
+  EXPECT_EQ(report->retried, 1);
+  EXPECT_EQ(report->dead_lettered, 1);
+  EXPECT_EQ(report->remaining, 1);
+
+  // A second drain makes the rescheduled job due at once.
+  report = (*owner)->DrainNow(seconds(30));
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->succeeded, 1);
+  EXPECT_EQ(report->remaining, 0);
+  EXPECT_EQ(processor.calls().size(), 5u);
+}
+
+TEST(LessonQueueShutdownTest, WaitsForJobsInFlight) {
+  QueueWorld world;
+  auto queue = LessonQueue::Open(world.env(), TestOptions(), nullptr);
+  ASSERT_TRUE(queue.ok());
+  testing::Gate gate;
+  ScriptedProcessor processor([&](const Job&, const JobContext&) -> Result<ProcessResult> {
+    gate.Wait();
+    return ProcessResult::kSuccess;
+  });
+  MEND_ASSERT_OK((*queue)->Start(processor.processor()));
+  ASSERT_TRUE((*queue)->Enqueue(Request(1)).ok());
+  processor.WaitForCalls(1);
+  Status shutdown = InternalError("not run");
+  std::thread stopper([&] { shutdown = (*queue)->Shutdown(seconds(30)); });
+  gate.Open();
+  stopper.join();
+  MEND_EXPECT_OK(shutdown);
+  EXPECT_FALSE((*queue)->owner());
+  EXPECT_THAT((*queue)->Stats(), IsOkAndHolds(Field(&QueueStats::wal_records, 0)));
+  MEND_EXPECT_OK((*queue)->Shutdown(seconds(1)));  // idempotent
+}
+
+TEST(LessonQueueShutdownTest, StuckProcessorGivesDeadlineExceededAndKeepsTheRecord) {
+  QueueWorld world;
+  auto queue = LessonQueue::Open(world.env(), TestOptions(), nullptr);
+  ASSERT_TRUE(queue.ok());
+  // Stuck until shutdown gives up on it; then it fails as a cancelled call would.
+  ScriptedProcessor processor([](const Job&, const JobContext& context) -> Result<ProcessResult> {
+    context.cancelled->wait(false);
+    return CancelledError("cancelled");
+  });
+  MEND_ASSERT_OK((*queue)->Start(processor.processor()));
+  ASSERT_TRUE((*queue)->Enqueue(Request(1)).ok());
+  processor.WaitForCalls(1);
+  EXPECT_THAT((*queue)->Shutdown(Duration::zero()), StatusIs(StatusCode::kDeadlineExceeded));
+  EXPECT_THAT((*queue)->Pending(),
+              IsOkAndHolds(ElementsAre(
+                  AllOf(Field(&Job::id, JobIdFor(Request(1))), Field(&Job::attempts, 0)))));
+  EXPECT_THAT((*queue)->DeadLetters(), IsOkAndHolds(IsEmpty()));
+
+  // The lock is released: a new owner replays the job.
+  auto next = LessonQueue::Open(world.env(), TestOptions(), nullptr);
+  ASSERT_TRUE(next.ok());
+  ScriptedProcessor second;
+  MEND_ASSERT_OK((*next)->Start(second.processor()));
+  second.WaitForCalls(1);
+  EXPECT_EQ(second.calls()[0].request, Request(1));
+}
+
+}  // namespace
+}  // namespace mend::lessonq
