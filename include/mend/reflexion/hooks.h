@@ -49,9 +49,9 @@ class ReflexionHook final : public agent::PostRunHook {
 };
 
 struct VerifyOptions {
-  std::string model;             // "" = the provider's
+  std::string model;  // "" = the provider's
   int max_questions = 3;
-  bool replace_answer = false;   // on a discrepancy, replace the output with the verified answer
+  bool replace_answer = false;  // on a discrepancy, replace the output with the verified answer
 };
 
 // Post-run hook "verify" (chain-of-verification): for a completed run, the model (1) plans up to
@@ -72,8 +72,8 @@ class VerifyHook final : public agent::PostRunHook {
 
 struct RefineOptions {
   std::string model;
-  int low_quality_below = 6;  // a critique score (1-10) below this flags refine_low_quality
-  bool replace_answer = true; // replace the output with the revision of a low-scored draft
+  int low_quality_below = 6;   // a critique score (1-10) below this flags refine_low_quality
+  bool replace_answer = true;  // replace the output with the revision of a low-scored draft
 };
 
 // Post-run hook "refine" (critique and revise): for a completed run, the model scores the draft

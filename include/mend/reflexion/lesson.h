@@ -14,11 +14,11 @@ namespace mend::reflexion {
 
 // A lesson distilled from a failure (DESIGN.md §8).
 struct Lesson {
-  std::string situation;   // when the lesson applies
-  std::string mistake;     // what went wrong this time
-  std::string correction;  // what to do differently next time
+  std::string situation;          // when the lesson applies
+  std::string mistake;            // what went wrong this time
+  std::string correction;         // what to do differently next time
   std::vector<std::string> tags;  // 2-5 lowercase keywords from the model (or none)
-  std::string trigger;     // "error", "hallucination", "low_quality", "manual"
+  std::string trigger;            // "error", "hallucination", "low_quality", "manual"
   Time created_at{};
 };
 

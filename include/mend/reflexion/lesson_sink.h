@@ -19,9 +19,9 @@ class EventBus;
 namespace mend::reflexion {
 
 struct LessonSinkOptions {
-  bool persist = true;        // false: log-only (LESSONS.md and an event, no fact)
-  std::string lessons_file;   // reflexion/LESSONS.md; "" = none
-  std::string workspace;      // the workspace lesson facts are scoped to ("" = global)
+  bool persist = true;       // false: log-only (LESSONS.md and an event, no fact)
+  std::string lessons_file;  // reflexion/LESSONS.md; "" = none
+  std::string workspace;     // the workspace lesson facts are scoped to ("" = global)
 };
 
 // Where lessons go: a fact in the fact store (LessonFact) and one entry appended to
@@ -38,6 +38,9 @@ class LessonSink {
   Result<std::string> Persist(const Lesson& lesson, const lessonq::LessonRequest* provenance);
 
  private:
+  // Appends one entry to options_.lessons_file (no-op when it is ""), serialized by file_mu_.
+  Status AppendToLessonsFile(const Lesson& lesson, const std::string& fact_id);
+
   memory::FactStore* facts_;
   Env env_;
   obs::EventBus* events_;

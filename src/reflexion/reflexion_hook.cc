@@ -1,0 +1,76 @@
+#include <utility>
+
+#include "mend/base/utf8.h"
+#include "mend/reflexion/generator.h"
+#include "mend/reflexion/hooks.h"
+
+namespace mend::reflexion {
+namespace {
+
+// RunOutcome::Flag builds a std::string key; the trigger check runs after every run and must not
+// allocate, so the (small, usually empty) map is scanned with allocation-free comparisons.
+bool FlagSet(const std::map<std::string, bool>& flags, std::string_view name) {
+  if (flags.empty()) return false;
+  for (const auto& [key, value] : flags) {
+    if (key == name) return value;
+  }
+  return false;
+}
+
+std::string ErrorText(const Status& error) {
+  std::string text(StatusCodeName(error.code()));
+  text.append(": ").append(error.message());
+  if (!error.detail_code().empty())
+    text.append(" (detail ").append(error.detail_code()).append(")");
+  return text;
+}
+
+std::string OutputExcerpt(const agent::RunOutcome& outcome) {
+  if (outcome.output.empty()) return "(no output)";
+  return TruncateUtf8Chars(outcome.output, kOutcomeChars);
+}
+
+}  // namespace
+
+std::optional<std::string_view> TriggerFor(const agent::RunOutcome& outcome,
+                                           const TriggerOptions& options) {
+  if (!options.enabled) return std::nullopt;
+  if (FlagSet(outcome.flags, kFlagForceReflexion)) return "manual";
+  if (options.on_error && !outcome.error.ok()) return "error";
+  if (options.on_hallucination && FlagSet(outcome.flags, kFlagVerifiedWithDiscrepancy)) {
+    return "hallucination";
+  }
+  if (options.on_low_quality && FlagSet(outcome.flags, kFlagRefineLowQuality)) {
+    return "low_quality";
+  }
+  return std::nullopt;
+}
+
+std::string OutcomeText(const agent::RunOutcome& outcome, std::string_view trigger) {
+  if (trigger == "error") return ErrorText(outcome.error);
+  if (trigger == "hallucination") {
+    return "verification found a discrepancy in the answer:\n" + OutputExcerpt(outcome);
+  }
+  if (trigger == "low_quality") {
+    return "the draft answer was judged low quality:\n" + OutputExcerpt(outcome);
+  }
+  std::string ending = outcome.error.ok() ? OutputExcerpt(outcome) : ErrorText(outcome.error);
+  return "reflection requested on a run that ended: " + ending;
+}
+
+ReflexionHook::ReflexionHook(TriggerOptions options, lessonq::LessonEnqueuer& enqueuer)
+    : options_(options), enqueuer_(enqueuer) {}
+
+Status ReflexionHook::AfterRun(agent::RunOutcome& outcome) {
+  std::optional<std::string_view> trigger = TriggerFor(outcome, options_);
+  if (!trigger) return OkStatus();
+  lessonq::LessonRequest request;
+  request.task = outcome.run == nullptr ? "" : outcome.run->task;
+  request.attempt = outcome.attempt;
+  request.outcome = OutcomeText(outcome, *trigger);
+  request.trigger = std::string(*trigger);
+  MEND_RETURN_IF_ERROR(enqueuer_.Enqueue(request));
+  return OkStatus();
+}
+
+}  // namespace mend::reflexion
