@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "app/lessons_internal.h"
 #include "app/unavailable_fact_store.h"
 #include "mend/agent/agent_spec.h"
 #include "mend/app/deferred_provider.h"
@@ -148,11 +149,36 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
     runtime->provider = std::move(deferred);
   }
   MEND_RETURN_IF_ERROR(OpenMemory(*runtime, std::move(options.facts)));
+  runtime->metrics = std::make_unique<obs::MetricsRegistry>();
+  MEND_RETURN_IF_ERROR(internal::OpenLessons(*runtime));
   return runtime;
+}
+
+Runtime::~Runtime() {
+  // Lesson jobs still in flight get the configured time to finish; unfinished ones stay in the
+  // WAL for the next start.
+  const Status stopped =
+      StopLessonWorkers(*this, config.GetDuration("reflexion.queue.drain_timeout"));
+  if (!stopped.ok() && events != nullptr) {
+    obs::Event e("reflexion.shutdown_incomplete");
+    e.AddString("error", std::string(stopped.message()));
+    events->Publish(std::move(e));
+  }
 }
 
 void StartBackgroundWork(Runtime& runtime) {
   if (runtime.backfill != nullptr) runtime.backfill->Start();
+  if (!runtime.lessons.triggers.enabled ||
+      runtime.lessons.enqueuer != runtime.lessons.queue.get()) {
+    return;
+  }
+  const Status started = StartLessonWorkers(runtime);
+  // Another process owning the workers is normal: it picks up this process's records.
+  if (!started.ok() && started.code() != StatusCode::kUnavailable && runtime.events != nullptr) {
+    obs::Event e("reflexion.workers_failed");
+    e.AddString("error", std::string(started.message()));
+    runtime.events->Publish(std::move(e));
+  }
 }
 
 Status PrepareProvider(Runtime& runtime, const std::string& fallback_model) {
@@ -181,6 +207,7 @@ Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::str
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
                         agent::Agent::Create(std::move(spec), std::move(options)));
   if (runtime.config.GetBool("memory.enabled")) AddMemoryHooks(runtime, *agent);
+  AddQualityHooks(runtime, *agent);
   if (runtime.config.GetBool("heal.progress_guard")) {
     heal::ProgressGuardOptions guard_options;
     guard_options.max_denials = static_cast<int>(runtime.config.GetInt("heal.max_denials"));

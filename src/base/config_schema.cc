@@ -109,6 +109,27 @@ void AddReflexionKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(Bool("reflexion.on_low_quality", false, e + "ON_LOW_QUALITY",
                       "reflect on refine_low_quality"));
   keys.push_back(Bool("reflexion.persist", true, e + "PERSIST", "write lessons to memory"));
+  keys.push_back(String("reflexion.model", e + "MODEL", "",
+                        "model that writes lessons (empty: the provider's model)"));
+}
+
+// The signals reflexion consumes: chain-of-verification and critique-and-revise post-run hooks.
+// Both cost model calls on every completed run, so they are off by default.
+void AddQualityKeys(std::vector<ConfigKeySpec>& keys) {
+  const std::string v = "MEND_QUALITY_VERIFY_";
+  keys.push_back(Bool("quality.verify.enabled", false, v + "ENABLED",
+                      "check answers with verification questions (flags discrepancies)"));
+  keys.push_back(Int("quality.verify.max_questions", 3, 1, 10, v + "MAX_QUESTIONS",
+                     "verification questions per answer"));
+  keys.push_back(Bool("quality.verify.replace_answer", false, v + "REPLACE_ANSWER",
+                      "replace an answer that failed verification with the verified one"));
+  const std::string r = "MEND_QUALITY_REFINE_";
+  keys.push_back(Bool("quality.refine.enabled", false, r + "ENABLED",
+                      "critique every answer and revise a low-scored one"));
+  keys.push_back(Int("quality.refine.threshold", 6, 1, 10, r + "THRESHOLD",
+                     "a critique score (1-10) below this flags low quality"));
+  keys.push_back(Bool("quality.refine.replace_answer", true, r + "REPLACE_ANSWER",
+                      "replace a low-scored answer with its revision"));
 }
 
 void AddReflexionQueueKeys(std::vector<ConfigKeySpec>& keys) {
@@ -135,6 +156,9 @@ void AddReflexionQueueKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(std::move(jitter));
   keys.push_back(Duration("reflexion.queue.job_timeout", "2m", seconds(1), hours(1),
                           q + "JOB_TIMEOUT", "", "time allowed for one lesson job"));
+  keys.push_back(Duration("reflexion.queue.drain_timeout", "30s", milliseconds(0), minutes(10),
+                          q + "DRAIN_TIMEOUT", "",
+                          "how long exit waits for lesson jobs in flight"));
   keys.push_back(Duration("reflexion.queue.stale_after", "168h", minutes(1), hours(24 * 365),
                           q + "STALE_AFTER", "", "pending jobs older than this are discarded"));
   ConfigKeySpec dir = String("reflexion.queue.base_dir", q + "BASE_DIR", "",
@@ -198,6 +222,7 @@ std::vector<ConfigKeySpec> BuildSchema() {
   AddProviderKeys(keys);
   AddReflexionKeys(keys);
   AddReflexionQueueKeys(keys);
+  AddQualityKeys(keys);
   AddMemoryKeys(keys);
   AddHealKeys(keys);
   AddRecoverKeys(keys);

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "mend/agent/agent.h"
+#include "mend/base/clock.h"
 #include "mend/base/result.h"
 #include "mend/lessonq/lesson_queue.h"
 #include "mend/reflexion/generator.h"

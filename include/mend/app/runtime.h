@@ -4,6 +4,7 @@
 #include <string>
 
 #include "mend/agent/agent.h"
+#include "mend/app/lessons.h"
 #include "mend/base/config.h"
 #include "mend/base/env.h"
 #include "mend/base/result.h"
@@ -14,6 +15,7 @@
 #include "mend/memory/fact_store.h"
 #include "mend/memory/retriever.h"
 #include "mend/obs/events.h"
+#include "mend/obs/metrics.h"
 #include "mend/store/checkpoint_store.h"
 
 namespace mend::app {
@@ -66,6 +68,13 @@ struct Runtime {
   std::unique_ptr<memory::EmbeddingBackfill> backfill;
 
   DeferredProvider* deferred = nullptr;  // `provider` when it is built on demand; else null
+
+  // The process's metrics (mend_lessonq_*, ...), rendered by `mend serve` at /metrics.
+  std::unique_ptr<obs::MetricsRegistry> metrics;
+  // Reflexion (DESIGN.md §8). Declared last: its workers use the provider, the fact store and
+  // the metrics, so they stop first.
+  Lessons lessons;
+  ~Runtime();
 };
 
 // Builds the runtime: creates the home directory, opens the store named by store.url (empty:
@@ -78,7 +87,8 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
                                              RuntimeOptions options = {});
 
 // Starts the background work of long-lived commands (`mend run`, `mend chat`): the embedding
-// backfill, when there is an embedder. Short commands never call it. Call it once.
+// backfill, when there is an embedder, and the lesson workers when this process can own them
+// (StartLessonWorkers; another owner is fine). Short commands never call it. Call it once.
 void StartBackgroundWork(Runtime& runtime);
 
 // The provider options the provider.* keys describe. `fallback_model` is used when

@@ -1,0 +1,118 @@
+// Reflexion's wiring: the lesson queue, the generator and the sink built from the reflexion.* and
+// quality.* keys, and the post-run hooks that feed them.
+#include "mend/app/lessons.h"
+
+#include <memory>
+#include <utility>
+
+#include "app/lessons_internal.h"
+#include "mend/app/runtime.h"
+
+namespace mend::app {
+namespace {
+
+constexpr char kLessonsFile[] = "LESSONS.md";
+
+lessonq::QueueOptions QueueOptionsFromConfig(const Config& config) {
+  lessonq::QueueOptions options;
+  options.base_dir = config.GetString("reflexion.queue.base_dir");
+  options.workers = static_cast<int>(config.GetInt("reflexion.queue.workers"));
+  options.capacity = static_cast<size_t>(config.GetInt("reflexion.queue.capacity"));
+  options.drop_oldest = config.GetBool("reflexion.queue.drop_oldest");
+  options.block_timeout = config.GetDuration("reflexion.queue.block_timeout");
+  options.max_attempts = static_cast<int>(config.GetInt("reflexion.queue.max_attempts"));
+  options.initial_delay = config.GetDuration("reflexion.queue.initial_delay");
+  options.max_delay = config.GetDuration("reflexion.queue.max_delay");
+  options.jitter = config.GetDouble("reflexion.queue.jitter");
+  options.job_timeout = config.GetDuration("reflexion.queue.job_timeout");
+  options.stale_after = config.GetDuration("reflexion.queue.stale_after");
+  return options;
+}
+
+reflexion::TriggerOptions TriggerOptionsFromConfig(const Config& config) {
+  reflexion::TriggerOptions options;
+  options.enabled = config.GetBool("reflexion.enabled");
+  options.on_error = config.GetBool("reflexion.on_error");
+  options.on_hallucination = config.GetBool("reflexion.on_hallucination");
+  options.on_low_quality = config.GetBool("reflexion.on_low_quality");
+  return options;
+}
+
+}  // namespace
+
+namespace internal {
+
+Status OpenLessons(Runtime& runtime) {
+  const Config& config = runtime.config;
+  Lessons& lessons = runtime.lessons;
+  lessons.triggers = TriggerOptionsFromConfig(config);
+  lessonq::QueueOptions queue_options = QueueOptionsFromConfig(config);
+  reflexion::LessonSinkOptions sink_options;
+  sink_options.persist = config.GetBool("reflexion.persist");
+  sink_options.lessons_file = JoinPath(queue_options.base_dir, kLessonsFile);
+  MEND_ASSIGN_OR_RETURN(
+      lessons.queue,
+      lessonq::LessonQueue::Open(runtime.env, std::move(queue_options), runtime.metrics.get()));
+  lessons.generator = std::make_unique<reflexion::LessonGenerator>(
+      *runtime.provider, config.GetString("reflexion.model"), *runtime.env.clock);
+  lessons.sink = std::make_unique<reflexion::LessonSink>(runtime.facts.get(), runtime.env,
+                                                         runtime.events.get(), sink_options);
+  if (config.GetBool("reflexion.queue.enabled")) {
+    lessons.enqueuer = lessons.queue.get();
+  } else {
+    lessons.detached = std::make_unique<lessonq::DetachedLessonRunner>(
+        runtime.env, LessonProcessor(runtime), config.GetDuration("reflexion.queue.job_timeout"));
+    lessons.enqueuer = lessons.detached.get();
+  }
+  return OkStatus();
+}
+
+}  // namespace internal
+
+lessonq::Processor LessonProcessor(Runtime& runtime) {
+  obs::Counter* failures = &runtime.metrics->counter("mend_lessonq_persist_failures_total",
+                                                     "lessons the fact store failed to take");
+  return reflexion::MakeLessonProcessor(*runtime.lessons.generator, *runtime.lessons.sink,
+                                        [failures] { failures->Inc(); });
+}
+
+Status StartLessonWorkers(Runtime& runtime) {
+  if (runtime.lessons.queue == nullptr) {
+    return FailedPreconditionError("the lesson queue is not open");
+  }
+  if (runtime.lessons.queue->owner()) return OkStatus();
+  return runtime.lessons.queue->Start(LessonProcessor(runtime));
+}
+
+Status StopLessonWorkers(Runtime& runtime, Duration timeout) {
+  if (runtime.lessons.queue == nullptr || !runtime.lessons.queue->owner()) return OkStatus();
+  return runtime.lessons.queue->Shutdown(timeout);
+}
+
+Result<std::string> AddManualLesson(Runtime& runtime, std::string_view text) {
+  MEND_ASSIGN_OR_RETURN(reflexion::Lesson lesson,
+                        reflexion::ManualLesson(text, runtime.env.clock->Now()));
+  return runtime.lessons.sink->Persist(lesson, nullptr);
+}
+
+void AddQualityHooks(Runtime& runtime, agent::Agent& agent) {
+  const Config& config = runtime.config;
+  if (config.GetBool("quality.verify.enabled")) {
+    reflexion::VerifyOptions options;
+    options.max_questions = static_cast<int>(config.GetInt("quality.verify.max_questions"));
+    options.replace_answer = config.GetBool("quality.verify.replace_answer");
+    agent.AddPostRunHook(std::make_shared<reflexion::VerifyHook>(*runtime.provider, options));
+  }
+  if (config.GetBool("quality.refine.enabled")) {
+    reflexion::RefineOptions options;
+    options.low_quality_below = static_cast<int>(config.GetInt("quality.refine.threshold"));
+    options.replace_answer = config.GetBool("quality.refine.replace_answer");
+    agent.AddPostRunHook(std::make_shared<reflexion::RefineHook>(*runtime.provider, options));
+  }
+  if (runtime.lessons.triggers.enabled && runtime.lessons.enqueuer != nullptr) {
+    agent.AddPostRunHook(std::make_shared<reflexion::ReflexionHook>(runtime.lessons.triggers,
+                                                                    *runtime.lessons.enqueuer));
+  }
+}
+
+}  // namespace mend::app

@@ -1,0 +1,218 @@
+// Reflexion in the runtime: a failed run leaves a lesson job in the WAL, the lesson workers turn
+// it into a fact that later runs recall, manual lessons skip the model, the legacy mode works
+// without a WAL, one process owns the workers, and the verify hook's flag becomes a lesson job.
+#include "mend/app/lessons.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mend/app/memory_hooks.h"
+#include "mend/app/runtime.h"
+#include "mend/llm/scripted_provider.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::app {
+namespace {
+
+using ::mend::testing::IsOk;
+using ::mend::testing::StatusIs;
+using ::testing::HasSubstr;
+
+constexpr char kTask[] = "Deploy the payments service to staging.";
+constexpr char kLessonReply[] =
+    "<situation>Deploying the payments service</situation>\n"
+    "<mistake>Deployed before running the database migrations</mistake>\n"
+    "<correction>Run the payments database migrations before every deploy</correction>\n"
+    "<tags>deploy, payments, migrations</tags>";
+
+llm::ScriptedStep Text(std::string text) {
+  llm::ScriptedStep step;
+  step.text = std::move(text);
+  return step;
+}
+
+llm::ScriptedStep Error(Status error) {
+  llm::ScriptedStep step;
+  step.error = std::move(error);
+  return step;
+}
+
+class LessonsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (std::filesystem::temp_directory_path() / "mend-lsn-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    env_ = Env::Default();
+    agent_dir_ = dir_ + "/agent";
+    MEND_ASSERT_OK(env_.fs->CreateDirs(agent_dir_));
+    MEND_ASSERT_OK(
+        WriteFileAtomically(*env_.fs, agent_dir_ + "/agent.toml", "name = \"t\"\ntools = []\n"));
+    MEND_ASSERT_OK(
+        WriteFileAtomically(*env_.fs, agent_dir_ + "/instructions.md", "Answer briefly.\n"));
+  }
+  void TearDown() override {
+    runtimes_.clear();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // A runtime on dir_/home whose model answers with `steps`.
+  Runtime& Open(std::vector<llm::ScriptedStep> steps,
+                std::map<std::string, std::string> flags = {}) {
+    ConfigSources sources;
+    sources.flags = std::move(flags);
+    sources.flags["home"] = dir_ + "/home";
+    Result<Config> config = LoadConfig(sources, *env_.fs);
+    EXPECT_THAT(config, IsOk());
+    auto provider = std::make_unique<llm::ScriptedProvider>(std::move(steps));
+    providers_.push_back(provider.get());
+    RuntimeOptions options;
+    options.provider = std::move(provider);
+    options.event_log = EventLog::kNone;
+    auto runtime = OpenRuntime(*config, env_, std::move(options));
+    EXPECT_THAT(runtime, IsOk());
+    runtimes_.push_back(std::move(runtime).value());
+    return *runtimes_.back();
+  }
+
+  agent::RunResult Run(Runtime& runtime, const std::string& task) {
+    auto agent = OpenAgent(runtime, agent_dir_);
+    EXPECT_THAT(agent, IsOk());
+    auto result = (*agent)->Send(task);
+    EXPECT_THAT(result, IsOk());
+    return result.ok() ? *result : agent::RunResult{};
+  }
+
+  std::vector<memory::Fact> Lessons(Runtime& runtime) {
+    memory::ListOptions options;
+    options.category = "lesson";
+    auto facts = runtime.facts->List(options);
+    EXPECT_THAT(facts, IsOk());
+    return facts.ok() ? *facts : std::vector<memory::Fact>{};
+  }
+
+  std::string dir_, agent_dir_;
+  Env env_;
+  std::vector<llm::ScriptedProvider*> providers_;
+  std::vector<std::unique_ptr<Runtime>> runtimes_;
+};
+
+TEST_F(LessonsTest, FailedRunLeavesAJobThatTheWorkersTurnIntoARecalledLesson) {
+  Runtime& runtime = Open(
+      {Error(InvalidArgumentError("the deploy tool rejected the manifest")), Text(kLessonReply)});
+  const agent::RunResult failed = Run(runtime, kTask);
+  ASSERT_EQ(failed.status, store::RunStatus::kFailed);
+
+  auto pending = runtime.lessons.queue->Pending();
+  MEND_ASSERT_OK(pending);
+  ASSERT_EQ(pending->size(), 1u);
+  EXPECT_EQ((*pending)[0].request.task, kTask);
+  EXPECT_EQ((*pending)[0].request.trigger, "error");
+  EXPECT_THAT((*pending)[0].request.outcome, HasSubstr("the deploy tool rejected the manifest"));
+  EXPECT_TRUE(Lessons(runtime).empty());  // the hook only wrote the record
+
+  MEND_ASSERT_OK(StartLessonWorkers(runtime));
+  auto drained = runtime.lessons.queue->DrainNow(std::chrono::seconds(20));
+  MEND_ASSERT_OK(drained);
+  EXPECT_EQ(drained->succeeded, 1);
+  EXPECT_EQ(drained->remaining, 0);
+  const std::vector<memory::Fact> lessons = Lessons(runtime);
+  ASSERT_EQ(lessons.size(), 1u);
+  EXPECT_EQ(lessons[0].content,
+            "LESSON: Deploying the payments service\n"
+            "MISTAKE: Deployed before running the database migrations\n"
+            "CORRECTION: Run the payments database migrations before every deploy\n"
+            "TRIGGER: error");
+  ASSERT_EQ(lessons[0].provenance.size(), 1u);
+  EXPECT_EQ(lessons[0].provenance[0].task, kTask);
+
+  auto recalled = RecallForTask(runtime, "Deploy the payments service to production.", "");
+  MEND_ASSERT_OK(recalled);
+  EXPECT_THAT(recalled->section, HasSubstr("Run the payments database migrations"));
+  // The lesson generator got the protocol's user message.
+  const std::vector<llm::CompletionRequest> requests = providers_[0]->requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_THAT(requests[1].messages.back().content, ::testing::StartsWith("TASK:\n"));
+}
+
+TEST_F(LessonsTest, CompletedRunEnqueuesNothing) {
+  Runtime& runtime = Open({Text("deployed")});
+  ASSERT_EQ(Run(runtime, kTask).status, store::RunStatus::kCompleted);
+  auto stats = runtime.lessons.queue->Stats();
+  MEND_ASSERT_OK(stats);
+  EXPECT_EQ(stats->wal_records, 0);
+}
+
+TEST_F(LessonsTest, DisabledReflexionEnqueuesNothing) {
+  Runtime& runtime =
+      Open({Error(InvalidArgumentError("rejected"))}, {{"reflexion.enabled", "false"}});
+  ASSERT_EQ(Run(runtime, kTask).status, store::RunStatus::kFailed);
+  auto stats = runtime.lessons.queue->Stats();
+  MEND_ASSERT_OK(stats);
+  EXPECT_EQ(stats->wal_records, 0);
+}
+
+TEST_F(LessonsTest, ManualLessonIsStoredWithoutAModel) {
+  Runtime& runtime = Open({});
+  auto id = AddManualLesson(runtime, "  run the migrations   before deploying ");
+  MEND_ASSERT_OK(id);
+  auto fact = runtime.facts->Get(*id);
+  MEND_ASSERT_OK(fact);
+  EXPECT_EQ(fact->content,
+            "LESSON: run the migrations before deploying\n"
+            "MISTAKE: (user-supplied lesson; no automatic mistake detection)\n"
+            "CORRECTION: run the migrations before deploying\n"
+            "TRIGGER: manual");
+  EXPECT_EQ(fact->category, "lesson");
+  EXPECT_THAT(fact->tags, ::testing::ElementsAre("user-supplied", "reflexion", "trigger:manual"));
+  EXPECT_TRUE(providers_[0]->requests().empty());
+  EXPECT_THAT(AddManualLesson(runtime, "   "), StatusIs(StatusCode::kInvalidArgument));
+  auto log = ReadFileToString(*env_.fs, dir_ + "/home/reflexion/LESSONS.md");
+  MEND_ASSERT_OK(log);
+  EXPECT_THAT(*log, HasSubstr("run the migrations before deploying"));
+}
+
+TEST_F(LessonsTest, LegacyModeProcessesWithoutAWal) {
+  Runtime& runtime = Open({Error(InvalidArgumentError("rejected")), Text(kLessonReply)},
+                          {{"reflexion.queue.enabled", "false"}});
+  ASSERT_EQ(Run(runtime, kTask).status, store::RunStatus::kFailed);
+  ASSERT_NE(runtime.lessons.detached, nullptr);
+  runtime.lessons.detached->WaitIdle();
+  EXPECT_EQ(Lessons(runtime).size(), 1u);
+  auto stats = runtime.lessons.queue->Stats();
+  MEND_ASSERT_OK(stats);
+  EXPECT_EQ(stats->wal_records, 0);
+}
+
+TEST_F(LessonsTest, OneProcessOwnsTheWorkersOfAHome) {
+  Runtime& first = Open({});
+  Runtime& second = Open({});
+  MEND_ASSERT_OK(StartLessonWorkers(first));
+  EXPECT_THAT(StartLessonWorkers(second), StatusIs(StatusCode::kUnavailable));
+  MEND_ASSERT_OK(StopLessonWorkers(first, std::chrono::seconds(5)));
+}
+
+TEST_F(LessonsTest, VerifiedDiscrepancyBecomesAHallucinationJob) {
+  Runtime& runtime = Open(
+      {Text("The capital of Australia is Sydney."), Text("1. What is the capital of Australia?"),
+       Text("1. Canberra is the capital of Australia."),
+       Text("<verdict>discrepancy</verdict>\n<revised>Canberra.</revised>")},
+      {{"quality.verify.enabled", "true"}});
+  const agent::RunResult result = Run(runtime, "What is the capital of Australia?");
+  ASSERT_EQ(result.status, store::RunStatus::kCompleted);
+  EXPECT_TRUE(result.flags.at("verified_with_discrepancy"));
+  auto pending = runtime.lessons.queue->Pending();
+  MEND_ASSERT_OK(pending);
+  ASSERT_EQ(pending->size(), 1u);
+  EXPECT_EQ((*pending)[0].request.trigger, "hallucination");
+}
+
+}  // namespace
+}  // namespace mend::app
