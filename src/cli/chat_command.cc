@@ -1,11 +1,17 @@
 // `mend chat AGENT_DIR`: a line-oriented session with an agent. Every line is one durable run
 // that continues the conversation of the previous turn; slash commands inspect and resume runs.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <iostream>
 #include <istream>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
+#include "cli/chat_line_reader.h"
+#include "cli/chat_reflect.h"
 #include "cli/command.h"
 #include "mend/agent/agent.h"
 #include "mend/app/runtime.h"
@@ -15,7 +21,8 @@ namespace mend::cli {
 namespace {
 
 constexpr char kHelp[] =
-    "commands: /pending, /resume <run-id>, /memory longterm, /quit (anything else is sent)";
+    "commands: /reflect [list|failed|drain|retry <id>|purge <id>|<lesson text>], /config quality, "
+    "/pending, /resume <run-id>, /memory longterm, /quit (anything else is sent; Tab completes)";
 
 struct ChatSession {
   CliContext& ctx;
@@ -28,6 +35,11 @@ std::string Trim(const std::string& text) {
   const size_t begin = text.find_first_not_of(" \t\r\n");
   if (begin == std::string::npos) return "";
   return text.substr(begin, text.find_last_not_of(" \t\r\n") - begin + 1);
+}
+
+// A failed slash command is shown but does not end the session.
+void ShowError(ChatSession& session, const Status& status) {
+  if (!status.ok()) session.ctx.err << "mend: " << status.message() << "\n";
 }
 
 // A failed turn is shown but does not end the session.
@@ -85,8 +97,15 @@ bool HandleLine(ChatSession& session, const std::string& line) {
   if (line.empty()) return true;
   if (line == "/quit" || line == "/exit") return false;
   if (line == "/pending") {
-    const Status status = PrintPending(session.ctx, session.runtime);
-    if (!status.ok()) session.ctx.err << "mend: " << status.message() << "\n";
+    ShowError(session, PrintPending(session.ctx, session.runtime));
+    return true;
+  }
+  if (line == "/reflect" || line.starts_with("/reflect ")) {
+    ShowError(session, RunReflectSlashCommand(session.ctx, session.runtime, line.substr(8)));
+    return true;
+  }
+  if (line == "/config quality") {
+    ShowError(session, ShowQualityConfig(session.ctx, session.runtime));
     return true;
   }
   if (line == "/memory longterm" || line == "/memory") {
@@ -106,6 +125,19 @@ bool HandleLine(ChatSession& session, const std::string& line) {
   return true;
 }
 
+// libedit only on the process's own terminal; everything else (pipes, files, tests) is a stream.
+std::unique_ptr<ChatLineReader> OpenReader(CliContext& ctx, app::Runtime& runtime,
+                                           bool interactive) {
+  const bool own_terminal = ctx.input.in == &std::cin && isatty(STDIN_FILENO) == 1;
+  if (!interactive || !own_terminal) return StreamLineReader(ctx, interactive);
+  ctx.out << std::flush;
+  return EditLineReader([&runtime]() -> std::vector<lessonq::Job> {
+    if (runtime.lessons.queue == nullptr) return {};
+    Result<std::vector<lessonq::Job>> jobs = runtime.lessons.queue->DeadLetters();
+    return jobs.ok() ? *std::move(jobs) : std::vector<lessonq::Job>{};
+  });
+}
+
 Status Chat(CliContext& ctx, const std::string& agent_dir) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
@@ -115,10 +147,9 @@ Status Chat(CliContext& ctx, const std::string& agent_dir) {
   ChatSession session{ctx, *runtime, *agent, ""};
   const bool interactive = ctx.input.is_terminal && !ctx.json;
   if (interactive) ctx.out << kHelp << "\n";
+  std::unique_ptr<ChatLineReader> reader = OpenReader(ctx, *runtime, interactive);
   std::string line;
-  while (true) {
-    if (interactive) ctx.out << "> " << std::flush;
-    if (!std::getline(*ctx.input.in, line)) break;
+  while (reader->ReadLine(line)) {
     if (!HandleLine(session, Trim(line))) break;
   }
   return OkStatus();

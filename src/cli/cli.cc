@@ -51,6 +51,7 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   AddApproveCommand(app, ctx);
   AddAnswerCommand(app, ctx);
   AddMemoryCommand(app, ctx);
+  AddReflectCommand(app, ctx);
   AddPlannedCommands(app, ctx);
 }
 

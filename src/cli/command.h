@@ -5,6 +5,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "cli/cli.h"
 #include "mend/base/config.h"
@@ -100,5 +102,12 @@ void AddApproveCommand(CLI::App& app, CliContext& ctx);
 void AddAnswerCommand(CLI::App& app, CliContext& ctx);
 void AddChatCommand(CLI::App& app, CliContext& ctx);
 void AddMemoryCommand(CLI::App& app, CliContext& ctx);
+void AddReflectCommand(CLI::App& app, CliContext& ctx);
+
+// The configuration as a KEY / VALUE / SOURCE table (secrets masked), keeping only the keys that
+// start with one of `prefixes` (every key when `prefixes` is empty). `mend config show` and chat's
+// `/config quality` print it.
+void PrintConfigTable(const Config& config, const std::vector<std::string_view>& prefixes,
+                      std::ostream& out);
 
 }  // namespace mend::cli

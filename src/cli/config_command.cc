@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "mend/base/json.h"
@@ -15,20 +16,6 @@ namespace {
 std::string ShownValue(const ConfigValue& value) {
   const std::string shown = DisplayValue(value);
   return shown.empty() ? "(empty)" : shown;
-}
-
-void PrintTable(const Config& config, std::ostream& out) {
-  size_t key_width = 3, value_width = 5;
-  for (const ConfigValue& v : config.values()) {
-    key_width = std::max(key_width, v.key.size());
-    value_width = std::max(value_width, ShownValue(v).size());
-  }
-  auto row = [&](std::string_view key, std::string_view value, std::string_view source) {
-    out << std::left << std::setw(static_cast<int>(key_width + 2)) << key
-        << std::setw(static_cast<int>(value_width + 2)) << value << source << "\n";
-  };
-  row("KEY", "VALUE", "SOURCE");
-  for (const ConfigValue& v : config.values()) row(v.key, ShownValue(v), v.origin);
 }
 
 nlohmann::json ToJson(const Config& config, const std::string& file, bool file_exists) {
@@ -50,12 +37,36 @@ Status ShowConfig(CliContext& ctx) {
     ctx.out << DumpJson(ToJson(config, file, file_exists)) << "\n";
     return OkStatus();
   }
-  PrintTable(config, ctx.out);
+  PrintConfigTable(config, {}, ctx.out);
   ctx.out << "\nconfig file: " << file << (file_exists ? "" : " (not present)") << "\n";
   return OkStatus();
 }
 
+bool Selected(const ConfigValue& value, const std::vector<std::string_view>& prefixes) {
+  if (prefixes.empty()) return true;
+  return std::any_of(prefixes.begin(), prefixes.end(),
+                     [&](std::string_view prefix) { return value.key.starts_with(prefix); });
+}
+
 }  // namespace
+
+void PrintConfigTable(const Config& config, const std::vector<std::string_view>& prefixes,
+                      std::ostream& out) {
+  size_t key_width = 3, value_width = 5;
+  for (const ConfigValue& v : config.values()) {
+    if (!Selected(v, prefixes)) continue;
+    key_width = std::max(key_width, v.key.size());
+    value_width = std::max(value_width, ShownValue(v).size());
+  }
+  auto row = [&](std::string_view key, std::string_view value, std::string_view source) {
+    out << std::left << std::setw(static_cast<int>(key_width + 2)) << key
+        << std::setw(static_cast<int>(value_width + 2)) << value << source << "\n";
+  };
+  row("KEY", "VALUE", "SOURCE");
+  for (const ConfigValue& v : config.values()) {
+    if (Selected(v, prefixes)) row(v.key, ShownValue(v), v.origin);
+  }
+}
 
 void AddConfigCommand(CLI::App& app, CliContext& ctx) {
   CLI::App* config = app.add_subcommand("config", "inspect the configuration");

@@ -1,6 +1,8 @@
 // `mend demo`: an offline end-to-end scenario of a durable run (demo_scenario.cc): a scripted
 // model whose first tool call fails and who corrects itself, a simulated crash right after a
-// checkpoint, and a resume by a new process that repeats no completed step. The state lives in
+// checkpoint, and a resume by a new process that repeats no completed step; then a failed run's
+// lesson travels through the durable lesson queue (surviving a crash before it was processed) to
+// a similar task, and the self-healing story. The state lives in
 // --home when given, else in a fresh temporary directory, so the run can be inspected afterwards.
 #include <stdlib.h>
 
@@ -59,6 +61,28 @@ std::string ErrorText(const agent::RunResult& r) {
          (r.error->retryable ? "retryable" : "not retryable") + ")";
 }
 
+void PrintQuoted(const std::string& text, std::ostream& out) {
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out << "    | " << text.substr(start, end - start) << "\n";
+    start = end + 1;
+  }
+}
+
+void PrintReflexion(const DemoReport& r, std::ostream& out) {
+  out << "\nreflexion:\n  a run that keeps guessing a wrong file name: " << r.failing_task << "\n";
+  PrintPhase(r, "learn", out);
+  out << "  result: " << store::RunStatusName(r.failing.status) << " with " << ErrorText(r.failing)
+      << "\n  the reflexion hook wrote lesson job " << r.lesson_job_id
+      << " to reflexion/wal/ and returned at once\n  simulated crash: the process ended before a "
+         "lesson worker ran; the job stayed in the WAL\n  a new process replayed the WAL: "
+      << r.lesson_drain.succeeded << " lesson stored, " << r.lesson_drain.remaining
+      << " job(s) left; the model's lesson is fact " << r.lesson_id << ":\n";
+  PrintQuoted(r.lesson, out);
+}
+
 void PrintHeal(const DemoReport& r, std::ostream& out) {
   out << "\nself-healing:\n  a run that keeps asking for a missing file: " << r.looping_task
       << "\n";
@@ -95,17 +119,10 @@ void PrintText(const DemoReport& r, std::ostream& out) {
   const int repeated = RepeatedSteps(r);
   out << "  repeated steps after the resume: " << repeated
       << (repeated == 0 ? " (completed steps were not repeated)\n" : "\n");
-  out << "\nlong-term memory:\n  the failed read_file call left a lesson (fact " << r.lesson_id
-      << "; Reflexion will write these on its own)\n  a similar task: " << r.similar_task
+  PrintReflexion(r, out);
+  out << "\nlong-term memory:\n  a similar task: " << r.similar_task
       << "\n  its system prompt received:\n";
-  std::string section = r.similar_section.empty() ? "(nothing)" : r.similar_section;
-  size_t start = 0;
-  while (start <= section.size()) {
-    size_t end = section.find('\n', start);
-    if (end == std::string::npos) end = section.size();
-    out << "    | " << section.substr(start, end - start) << "\n";
-    start = end + 1;
-  }
+  PrintQuoted(r.similar_section.empty() ? "(nothing)" : r.similar_section, out);
   out << "  result: " << store::RunStatusName(r.similar.status) << " in " << r.similar.steps
       << " model turns (the first run needed " << f.steps << "), " << r.similar_tool_failures
       << " failed tool calls\n  an unrelated task: " << r.unrelated_task << "\n  it received "
@@ -114,6 +131,8 @@ void PrintText(const DemoReport& r, std::ostream& out) {
       << r.lesson_helped << " completed run(s) so far\n";
   PrintHeal(r, out);
   out << "\ntry: mend --home " << r.home << " memory recall \"" << r.similar_task << "\"\n";
+  out << "try: mend --home " << r.home
+      << " reflect list    (the lesson jobs the two failed heal runs left)\n";
   // The run completed, so `pending` would list nothing; a fork from an early checkpoint is
   // something a reader can try on it.
   out << "try: mend --home " << r.home << " fork " << r.run_id
@@ -142,6 +161,19 @@ nlohmann::json ToJson(const DemoReport& r) {
           {"tool_failures", r.tool_failures},
           {"repeated_steps", RepeatedSteps(r)},
           {"events", events},
+          {"reflexion",
+           {{"failing_task", r.failing_task},
+            {"failing_status", std::string(store::RunStatusName(r.failing.status))},
+            {"failing_error", r.failing.error.has_value() ? r.failing.error->code : ""},
+            {"lesson_job_id", r.lesson_job_id},
+            {"replay",
+             {{"succeeded", r.lesson_drain.succeeded},
+              {"skipped", r.lesson_drain.skipped},
+              {"retried", r.lesson_drain.retried},
+              {"dead_lettered", r.lesson_drain.dead_lettered},
+              {"remaining", r.lesson_drain.remaining}}},
+            {"lesson_id", r.lesson_id},
+            {"lesson", r.lesson}}},
           {"memory",
            {{"lesson_id", r.lesson_id},
             {"lesson", r.lesson},
@@ -178,7 +210,8 @@ Status RunDemo(CliContext& ctx) {
     return InternalError("the demo run ended " +
                          std::string(store::RunStatusName(report.final.status)));
   }
-  if (report.similar_section.empty() || report.unrelated_received_memory) {
+  if (report.lesson_drain.succeeded != 1 || report.similar_section.empty() ||
+      report.unrelated_received_memory) {
     return InternalError("long-term memory did not behave as the demo expects");
   }
   if (report.looping.status != store::RunStatus::kFailed ||
@@ -198,9 +231,10 @@ Status RunDemo(CliContext& ctx) {
 void AddDemoCommand(CLI::App& app, CliContext& ctx) {
   CLI::App* demo = app.add_subcommand(
       "demo",
-      "offline scenario: a durable run crashes and resumes without repeating a step, its "
-      "lesson reaches a similar task (and not an unrelated one) through long-term memory, a "
-      "looping run is stopped and a run failed by an outage is recovered");
+      "offline scenario: a durable run crashes and resumes without repeating a step, a failed "
+      "run's lesson survives a crash in the lesson queue and reaches a similar task (and not an "
+      "unrelated one) through long-term memory, a looping run is stopped and a run failed by an "
+      "outage is recovered");
   demo->group("Commands");
   demo->callback([&ctx] { ctx.action = [&ctx] { return RunDemo(ctx); }; });
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "mend/app/lessons.h"
 #include "mend/app/recovery.h"
 #include "mend/app/runtime.h"
 #include "mend/llm/prices.h"
@@ -23,12 +24,18 @@ constexpr char kTask[] =
 constexpr int kToolsBeforeCrash = 3;
 constexpr size_t kFirstRunResponses = 5;
 
-// What the first run's failed tool call teaches, worded as the lesson generator words lessons.
-constexpr char kLesson[] =
-    "LESSON: Fixing a setting of the nightly report job\n"
-    "MISTAKE: Guessed the file name settings.cfg; read_file failed because it does not exist\n"
-    "CORRECTION: The nightly report job's settings live in settings.conf; read that file "
-    "directly\nTRIGGER: error";
+// A run that keeps guessing the wrong file name until the progress guard stops it: the failure
+// Reflexion learns from.
+constexpr char kFailingTask[] =
+    "The nightly report job fails its checks: retries must be at most 5. Fix it.";
+// What the scripted model answers when the lesson worker asks it for a lesson.
+constexpr char kLessonReply[] =
+    "<situation>Fixing a setting of the nightly report job</situation>\n"
+    "<mistake>Guessed the file name settings.cfg and kept reading it after read_file said it does "
+    "not exist</mistake>\n"
+    "<correction>The nightly report job's settings live in settings.conf; read that file "
+    "directly</correction>\n"
+    "<tags>nightly-report, settings, read-file</tags>";
 constexpr char kSimilarTask[] =
     "The nightly report job fails its checks again: timeout_seconds is out of range. Fix it.";
 constexpr char kUnrelatedTask[] = "Write a haiku about autumn rain.";
@@ -69,7 +76,8 @@ llm::ScriptedStep Answer(std::string text, int64_t in, int64_t out) {
 
 // Five model turns: a wrong file name (the tool fails), a look around, the right file, the edit,
 // the answer. Each scripted response can be used only once, so a repeated turn would exhaust it.
-// Then three turns for the similar task and one for the unrelated one.
+// Then a run that fails, the lesson it teaches, three turns for the similar task and one for the
+// unrelated one.
 std::vector<llm::ScriptedStep> Script() {
   std::vector<llm::ScriptedStep> steps;
   steps.push_back(Call("call_1", "read_file", R"({"path":"settings.cfg"})", 210, 18));
@@ -81,6 +89,13 @@ std::vector<llm::ScriptedStep> Script() {
                        372, 41));
   steps.push_back(
       Answer("retries was -1, outside 0..10; I set it to 3 in settings.conf.", 430, 22));
+  // The failing run: the same wrong guess six times; the progress guard stops it.
+  for (int i = 1; i <= 6; ++i) {
+    steps.push_back(Call("call_f" + std::to_string(i), "read_file", R"({"path":"settings.cfg"})",
+                         190 + 20 * i, 16));
+  }
+  // The lesson worker's request, after the replay.
+  steps.push_back(Answer(kLessonReply, 520, 70));
   // The similar task, with the lesson in its prompt: straight to the right file.
   steps.push_back(Call("call_5", "read_file", R"({"path":"settings.conf"})", 355, 17));
   steps.push_back(Call("call_6", "edit_file",
@@ -136,6 +151,14 @@ class Narrator final : public obs::EventSink {
   Status Write(const obs::Event& event) override {
     std::lock_guard<std::mutex> lock(mu_);
     const std::string call_id = Field(event, "call_id");
+    if (phase_ == "learn") {
+      if (event.type() == "heal.action" && Field(event, "action") == "stop") {
+        Say("progress guard stops the run: " + Field(event, "reason"));
+      } else if (event.type() == "tool.failed") {
+        Say("tool " + Field(event, "tool") + " failed: " + Field(event, "error"));
+      }
+      return OkStatus();
+    }
     if (phase_ == "memory") {
       // The later runs are reported by LearnAndRecall; only their failures are counted here.
       if (event.type() == "tool.failed") ++report_.similar_tool_failures;
@@ -312,19 +335,45 @@ std::string MemorySection(const llm::CompletionRequest& request) {
   return section;
 }
 
-// A third process: the lesson of the failed call goes into long-term memory (what Reflexion will
-// do on its own), a similar task receives it, an unrelated task receives nothing.
+// A third process: a run fails, its reflexion hook writes a lesson job to the WAL, and the process
+// ends before any lesson worker ran (as a kill -9 right after the run would leave it).
+Status FailAndEnqueue(Scenario& s) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenProcess(s));
+  s.narrator->set_phase("learn");
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
+                        app::OpenAgent(*runtime, s.report.agent_dir));
+  s.report.failing_task = kFailingTask;
+  MEND_ASSIGN_OR_RETURN(s.report.failing, agent->Send(kFailingTask));
+  MEND_ASSIGN_OR_RETURN(std::vector<lessonq::Job> pending, runtime->lessons.queue->Pending());
+  for (const lessonq::Job& job : pending) {
+    if (job.request.task == kFailingTask) s.report.lesson_job_id = job.id;
+  }
+  if (s.report.lesson_job_id.empty()) {
+    return InternalError("the failed demo run left no lesson job in the WAL");
+  }
+  return OkStatus();
+}
+
+// A fourth process replays the WAL and its lesson worker stores the lesson; a similar task
+// receives it, an unrelated task receives nothing.
 Status LearnAndRecall(Scenario& s) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenProcess(s));
   s.narrator->set_phase("memory");
-  memory::NewFact lesson{
-      kLesson, "lesson", {"settings", "read_file", "reflexion", "trigger:error"}};
-  lesson.source = "reflexion";
-  lesson.episode =
-      memory::Episode{kTask, "ERROR: read_file settings.cfg: no such file", s.env.clock->Now()};
-  MEND_ASSIGN_OR_RETURN(memory::AddResult added, runtime->facts->Add(lesson));
-  s.report.lesson_id = added.id;
-  s.report.lesson = kLesson;
+  MEND_RETURN_IF_ERROR(app::StartLessonWorkers(*runtime));
+  MEND_ASSIGN_OR_RETURN(s.report.lesson_drain,
+                        runtime->lessons.queue->DrainNow(std::chrono::seconds(30)));
+  MEND_RETURN_IF_ERROR(app::StopLessonWorkers(*runtime, std::chrono::seconds(30)));
+  memory::ListOptions lessons;
+  lessons.category = "lesson";
+  MEND_ASSIGN_OR_RETURN(std::vector<memory::Fact> facts, runtime->facts->List(lessons));
+  for (const memory::Fact& fact : facts) {
+    for (const memory::Episode& episode : fact.provenance) {
+      if (episode.task != kFailingTask) continue;
+      s.report.lesson_id = fact.id;
+      s.report.lesson = fact.content;
+    }
+  }
+  if (s.report.lesson_id.empty()) return InternalError("the lesson worker stored no lesson");
   MEND_RETURN_IF_ERROR(WriteFileAtomically(
       *s.env.fs, JoinPath(s.report.agent_dir, "workspace/settings.conf"),
       "# Settings of the nightly report job.\nretries = 3\ntimeout_seconds = 0\n"));
@@ -342,7 +391,7 @@ Status LearnAndRecall(Scenario& s) {
   requests = s.provider.requests();
   if (requests.size() <= second) return InternalError("the unrelated task made no model request");
   s.report.unrelated_received_memory = !MemorySection(requests[second]).empty();
-  MEND_ASSIGN_OR_RETURN(memory::Fact stored, runtime->facts->Get(added.id));
+  MEND_ASSIGN_OR_RETURN(memory::Fact stored, runtime->facts->Get(s.report.lesson_id));
   s.report.lesson_helped = stored.helped;
   return OkStatus();
 }
@@ -389,6 +438,7 @@ Result<DemoReport> RunDemoScenario(const std::string& home) {
   MEND_RETURN_IF_ERROR(WriteAgentFolder(fs, s.report.agent_dir));
   MEND_RETURN_IF_ERROR(RunUntilCrash(s));
   MEND_RETURN_IF_ERROR(ResumeAfterCrash(s));
+  MEND_RETURN_IF_ERROR(FailAndEnqueue(s));
   MEND_RETURN_IF_ERROR(LearnAndRecall(s));
   MEND_RETURN_IF_ERROR(HealStory(s));
   return std::move(s.report);

@@ -8,6 +8,7 @@
 #include "mend/agent/agent.h"
 #include "mend/base/result.h"
 #include "mend/heal/recovery.h"
+#include "mend/lessonq/lesson_queue.h"
 
 namespace mend::cli {
 
@@ -32,8 +33,15 @@ struct DemoReport {
   int tool_failures = 0;
   agent::RunResult final;
 
-  // Long-term memory: the lesson the failed tool call left, a similar task that receives it, and
-  // an unrelated task that receives nothing.
+  // Reflexion: a run that fails, the lesson job its hook wrote to the WAL, and what the replay in
+  // the next process did with it.
+  std::string failing_task;
+  agent::RunResult failing;
+  std::string lesson_job_id;
+  lessonq::DrainReport lesson_drain;
+
+  // Long-term memory: the lesson the failed run left, a similar task that receives it, and an
+  // unrelated task that receives nothing.
   std::string lesson_id;
   std::string lesson;
   std::string similar_task;
@@ -60,12 +68,14 @@ struct DemoReport {
 // Runs the demo scenario in `home` (created when missing) on the real filesystem: writes a small
 // agent folder, runs it on a scripted model (the model's first tool call fails, it corrects
 // itself), simulates a crash of the process right after a checkpoint, and resumes the run with a
-// new store handle and a new agent. Then it stores the lesson of the failed tool call in long-term
-// memory, runs a similar task (which receives it under "## Long-term Memory" and makes no wrong
-// guess) and an unrelated one (which receives nothing). Last, a run that keeps calling a failing
-// tool is stopped by the progress guard, and a run failed by a provider outage is brought back by
-// one pass of the recovery loop, which leaves the stopped run alone. Errors are failures of mend
-// itself (the store, the disk), or kInternal when the scenario did not go as scripted.
+// new store handle and a new agent. Then a run that keeps guessing a wrong file name fails; its
+// reflexion hook writes a lesson job to the WAL and the process ends before the job ran; the next
+// process replays the WAL and its lesson worker stores the lesson, a similar task receives it under
+// "## Long-term Memory" and makes no wrong guess, and an unrelated one receives nothing. Last, a
+// run that keeps calling a failing tool is stopped by the progress guard, and a run failed by a
+// provider outage is brought back by one pass of the recovery loop, which leaves the stopped run
+// alone. Errors are failures of mend itself (the store, the disk), or kInternal when the scenario
+// did not go as scripted.
 Result<DemoReport> RunDemoScenario(const std::string& home);
 
 }  // namespace mend::cli

@@ -15,7 +15,6 @@ struct Planned {
 };
 
 constexpr Planned kPlanned[] = {
-    {"reflect", "the lesson queue: status, add, enqueue, list, failed, retry, purge, drain"},
     {"improve", "propose tested improvements to an agent's instructions"},
     {"traces", "spans and heal actions of recent runs"},
     {"serve", "HTTP API, /metrics, web UI, recovery loop and lesson workers"},

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "mend/base/file_system.h"
 #include "mend/memory/memory_section.h"
+#include "tests/cli/cli_home_test.h"
 #include "tests/support/status_matchers.h"
 
 namespace mend::cli {
@@ -35,42 +36,11 @@ constexpr const char* kFillers[] = {
     "Unit tests must not sleep; use the manual clock instead.",
 };
 
-std::set<std::string> Keys(const nlohmann::json& object) {
-  std::set<std::string> keys;
-  for (auto it = object.begin(); it != object.end(); ++it) keys.insert(it.key());
-  return keys;
-}
-
-class MemoryCommandTest : public ::testing::Test {
+class MemoryCommandTest : public CliHomeTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "mend-memcli-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    home_ = dir_ + "/home";
-    env_ = {{"HOME", dir_}};
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  void Write(const std::string& path, const std::string& text) {
-    MEND_ASSERT_OK(fs_.CreateDirs(DirName(path)));
-    MEND_ASSERT_OK(WriteFileAtomically(fs_, path, text));
-  }
-
   int Mend(std::vector<std::string> args, const std::string& home = "") {
-    args.insert(args.begin(), {"mend", "--home", home.empty() ? home_ : home});
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::istringstream in("");
-    out_.str("");
-    err_.str("");
-    return RunCli(static_cast<int>(args.size()), argv.data(), env_, CliInput{&in, false}, out_,
-                  err_, fs_);
+    return MendIn(home.empty() ? home_ : home, std::move(args));
   }
-  nlohmann::json Json() const { return nlohmann::json::parse(out_.str(), nullptr, false); }
-  std::string out() const { return out_.str(); }
-  std::string err() const { return err_.str(); }
 
   // Adds the fillers and the lesson; returns the lesson's id.
   std::string AddMemory() {
@@ -88,17 +58,12 @@ class MemoryCommandTest : public ::testing::Test {
     EXPECT_EQ(Mend({"memory", "list", "--all", "--json"}, home), 0) << err();
     return Json()["facts"].size();
   }
-
-  PosixFileSystem fs_;
-  std::string dir_, home_;
-  std::map<std::string, std::string> env_;
-  std::ostringstream out_, err_;
 };
 
 TEST_F(MemoryCommandTest, AddReportsAddedThenReinforced) {
   ASSERT_EQ(Mend({"memory", "add", "run", "the", "migrations", "first", "--json"}), 0) << err();
   const nlohmann::json added = Json();
-  EXPECT_EQ(Keys(added), (std::set<std::string>{"id", "result"}));
+  EXPECT_EQ(JsonKeys(added), (std::set<std::string>{"id", "result"}));
   EXPECT_EQ(added["result"], "added");
   EXPECT_EQ(added["id"].get<std::string>().size(), 24u);
 
@@ -144,7 +109,7 @@ TEST_F(MemoryCommandTest, SearchRanksTheMatchingFactFirst) {
   const nlohmann::json results = Json()["results"];
   ASSERT_GE(results.size(), 1u);
   EXPECT_LE(results.size(), 3u);
-  EXPECT_EQ(Keys(results[0]),
+  EXPECT_EQ(JsonKeys(results[0]),
             (std::set<std::string>{"id", "score", "category", "tags", "content"}));
   EXPECT_EQ(results[0]["id"], id);
 
@@ -165,7 +130,7 @@ TEST_F(MemoryCommandTest, RecallOfARelatedTaskPrintsTheSection) {
   const nlohmann::json recall = Json();
   ASSERT_GE(recall["facts"].size(), 1u);
   EXPECT_EQ(recall["facts"][0]["id"], id);
-  EXPECT_EQ(Keys(recall["facts"][0]), (std::set<std::string>{"id", "category", "content"}));
+  EXPECT_EQ(JsonKeys(recall["facts"][0]), (std::set<std::string>{"id", "category", "content"}));
   const std::string section = recall["section"];
   EXPECT_THAT(section, StartsWith(memory::kMemorySectionHeading));
   EXPECT_THAT(section, HasSubstr(std::string("- [lesson] ") + kLesson));

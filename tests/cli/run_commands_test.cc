@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "mend/base/file_system.h"
+#include "tests/cli/cli_home_test.h"
 #include "tests/support/status_matchers.h"
 
 namespace mend::cli {
@@ -37,59 +38,15 @@ constexpr char kDeployTool[] =
     "requires_approval = true\n"
     "[parameters]\ntype = \"object\"\nproperties = {}\n";
 
-std::set<std::string> Keys(const nlohmann::json& object) {
-  std::set<std::string> keys;
-  for (auto it = object.begin(); it != object.end(); ++it) keys.insert(it.key());
-  return keys;
-}
-
-class RunCommandsTest : public ::testing::Test {
+class RunCommandsTest : public CliHomeTest {
  protected:
   void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "mend-cli-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    home_ = dir_ + "/home";
-    agent_ = dir_ + "/agent";
-    script_ = dir_ + "/script.json";
+    CliHomeTest::SetUp();
     Write(agent_ + "/agent.toml", kAgentToml);
     Write(agent_ + "/instructions.md", "Help the user.\n");
     Write(agent_ + "/tools/deploy.toml", kDeployTool);
     Write(agent_ + "/ws/notes.txt", "the deploy window is Tuesday\n");
-    env_ = {{"HOME", dir_}};
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  void Write(const std::string& path, const std::string& text) {
-    MEND_ASSERT_OK(fs_.CreateDirs(DirName(path)));
-    MEND_ASSERT_OK(WriteFileAtomically(fs_, path, text));
-  }
-  void Script(const std::string& json) { Write(script_, json); }
-
-  int Mend(std::vector<std::string> args, const std::string& stdin_text = "") {
-    args.insert(args.begin(), {"mend", "--home", home_});
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::istringstream in(stdin_text);
-    out_.str("");
-    err_.str("");
-    return RunCli(static_cast<int>(args.size()), argv.data(), env_, CliInput{&in, false}, out_,
-                  err_, fs_);
-  }
-  // Commands that talk to the model get the scripted provider.
-  int MendWithModel(std::vector<std::string> args, const std::string& stdin_text = "") {
-    args.insert(args.end(), {"--provider", "scripted", "--script-file", script_});
-    return Mend(std::move(args), stdin_text);
-  }
-  nlohmann::json Json() const { return nlohmann::json::parse(out_.str(), nullptr, false); }
-  std::string out() const { return out_.str(); }
-  std::string err() const { return err_.str(); }
-
-  PosixFileSystem fs_;
-  std::string dir_, home_, agent_, script_;
-  std::map<std::string, std::string> env_;
-  std::ostringstream out_, err_;
 };
 
 TEST_F(RunCommandsTest, RunPrintsOutputOnStdoutAndSummaryOnStderr) {
@@ -105,8 +62,8 @@ TEST_F(RunCommandsTest, RunJsonHasTheStableShape) {
              {"text": "Tuesday", "input_tokens": 20, "output_tokens": 3}])");
   EXPECT_EQ(MendWithModel({"run", agent_, "when?", "--id", "r1", "--json"}), 0) << err();
   const nlohmann::json doc = Json();
-  EXPECT_EQ(Keys(doc), (std::set<std::string>{"run_id", "status", "output", "steps", "usage",
-                                              "cost_usd", "error", "waiting", "question"}));
+  EXPECT_EQ(JsonKeys(doc), (std::set<std::string>{"run_id", "status", "output", "steps", "usage",
+                                                  "cost_usd", "error", "waiting", "question"}));
   EXPECT_EQ(doc["run_id"], "r1");
   EXPECT_EQ(doc["status"], "completed");
   EXPECT_EQ(doc["output"], "Tuesday");
@@ -138,7 +95,8 @@ TEST_F(RunCommandsTest, FailedRunPrintsJsonAndOneErrorLineAndExitsOne) {
   EXPECT_EQ(doc["status"], "failed");
   EXPECT_EQ(doc["error"]["class"], "permanent");
   EXPECT_EQ(doc["error"]["retryable"], false);
-  EXPECT_EQ(Keys(doc["error"]), (std::set<std::string>{"code", "message", "class", "retryable"}));
+  EXPECT_EQ(JsonKeys(doc["error"]),
+            (std::set<std::string>{"code", "message", "class", "retryable"}));
   EXPECT_THAT(err(), AllOf(StartsWith("mend: run r1 failed: "), HasSubstr("context too long")));
   const std::string error = err();
   EXPECT_EQ(std::count(error.begin(), error.end(), '\n'), 1);
@@ -154,7 +112,7 @@ TEST_F(RunCommandsTest, PendingJsonHasTheStableShape) {
   const nlohmann::json doc = Json();
   ASSERT_EQ(doc["runs"].size(), 1u);
   const nlohmann::json& run = doc["runs"][0];
-  EXPECT_EQ(Keys(run),
+  EXPECT_EQ(JsonKeys(run),
             (std::set<std::string>{"id", "agent", "status", "step", "attempts", "quarantined",
                                    "next_attempt_at", "waiting", "last_error"}));
   EXPECT_EQ(run["id"], "r1");
@@ -333,12 +291,44 @@ TEST_F(RunCommandsTest, DemoGuardStopsTheLoopAndRecoveryBringsTheOutageRunBack) 
   EXPECT_EQ(heal["outage_error"], "UNAVAILABLE");
   EXPECT_EQ(heal["recovery"]["resumed"].size(), 1u);
   EXPECT_EQ(heal["recovery"]["completed"], heal["recovery"]["resumed"]);
-  EXPECT_EQ(heal["recovery"]["skipped_non_retryable"], 1);
+  // The guard-stopped runs of the heal and the reflexion stories are both left alone.
+  EXPECT_EQ(heal["recovery"]["skipped_non_retryable"], 2);
   EXPECT_EQ(heal["outage_final_status"], "completed");
-  // The stopped run stays listed, failed and not retryable, for a person to look at.
+  // The stopped runs (this one and the reflexion story's) stay listed, failed and not retryable,
+  // for a person to look at.
   EXPECT_EQ(Mend({"pending", "--json"}), 0);
-  ASSERT_EQ(Json()["runs"].size(), 1u);
+  ASSERT_EQ(Json()["runs"].size(), 2u);
   EXPECT_EQ(Json()["runs"][0]["last_error"]["code"], "MEND_RUN_NO_PROGRESS");
+  EXPECT_EQ(Json()["runs"][1]["last_error"]["code"], "MEND_RUN_NO_PROGRESS");
+}
+
+TEST_F(RunCommandsTest, DemoLessonGoesThroughTheQueueAndSurvivesTheCrash) {
+  EXPECT_EQ(Mend({"demo", "--json"}), 0) << err();
+  const nlohmann::json reflexion = Json()["reflexion"];
+  EXPECT_EQ(reflexion["failing_status"], "failed");
+  EXPECT_EQ(reflexion["failing_error"], "MEND_RUN_NO_PROGRESS");
+  const std::string job = reflexion["lesson_job_id"];
+  EXPECT_THAT(job, ::testing::MatchesRegex("[0-9a-f]{16}"));
+  EXPECT_EQ(reflexion["replay"]["succeeded"], 1);
+  EXPECT_EQ(reflexion["replay"]["dead_lettered"], 0);
+  EXPECT_EQ(reflexion["lesson"],
+            "LESSON: Fixing a setting of the nightly report job\n"
+            "MISTAKE: Guessed the file name settings.cfg and kept reading it after read_file said "
+            "it does not exist\n"
+            "CORRECTION: The nightly report job's settings live in settings.conf; read that file "
+            "directly\n"
+            "TRIGGER: error");
+  EXPECT_EQ(reflexion["lesson_id"], Json()["memory"]["lesson_id"]);
+  // The processed job left the WAL; the lesson fact carries the failed task as provenance.
+  EXPECT_FALSE(fs_.Exists(home_ + "/reflexion/wal/" + job + ".wal"));
+  EXPECT_EQ(Mend({"memory", "show", reflexion["lesson_id"].get<std::string>(), "--json"}), 0)
+      << err();
+  EXPECT_THAT(out(), HasSubstr("retries must be at most 5"));
+  EXPECT_THAT(Json()["tags"],
+              ::testing::IsSupersetOf({"nightly-report", "reflexion", "trigger:error"}));
+  auto lessons = ReadFileToString(fs_, home_ + "/reflexion/LESSONS.md");
+  MEND_ASSERT_OK(lessons);
+  EXPECT_THAT(*lessons, HasSubstr("Fixing a setting of the nightly report job"));
 }
 
 TEST_F(RunCommandsTest, DemoCrashesAndResumesWithoutRepeatingSteps) {
@@ -376,7 +366,7 @@ TEST_F(RunCommandsTest, DemoLessonReachesTheSimilarTaskOnly) {
   const std::string section = memory["similar_section"];
   EXPECT_THAT(section, ::testing::StartsWith("## Long-term Memory\n"));
   EXPECT_THAT(section, HasSubstr("- [lesson] LESSON: Fixing a setting of the nightly report job\n"
-                                 "  MISTAKE: Guessed the file name settings.cfg"));
+                                 "  MISTAKE: Guessed the file name settings.cfg and kept reading"));
   EXPECT_EQ(memory["similar_status"], "completed");
   EXPECT_EQ(memory["similar_steps"], 3);
   EXPECT_EQ(memory["similar_tool_failures"], 0);

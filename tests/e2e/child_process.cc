@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 
 namespace mend::testing {
 namespace {
@@ -189,6 +190,24 @@ Result<ChildOutput> RunProcess(const std::vector<std::string>& argv,
                                std::chrono::milliseconds timeout) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> child, ChildProcess::Spawn(argv, env));
   return child->Finish(timeout);
+}
+
+Result<FakeServerProcess> StartFakeServer(const std::string& binary,
+                                          const std::vector<std::string>& args,
+                                          std::chrono::milliseconds timeout) {
+  constexpr std::string_view kReady = "listening on 127.0.0.1:";
+  std::vector<std::string> argv = {binary, "--port", "0"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  FakeServerProcess server;
+  MEND_ASSIGN_OR_RETURN(server.process, ChildProcess::Spawn(argv, {"PATH=/usr/bin:/bin"}));
+  MEND_ASSIGN_OR_RETURN(std::string line, server.process->ReadStdoutLine(timeout));
+  if (!line.starts_with(kReady)) return InternalError("unexpected ready line: " + line);
+  const std::string_view digits = std::string_view(line).substr(kReady.size());
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), server.port);
+  if (ec != std::errc() || end != digits.data() + digits.size() || server.port <= 0) {
+    return InternalError("no port in: " + line);
+  }
+  return server;
 }
 
 }  // namespace mend::testing

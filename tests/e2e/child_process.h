@@ -71,4 +71,17 @@ Result<ChildOutput> RunProcess(const std::vector<std::string>& argv,
                                const std::vector<std::string>& env,
                                std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
+// A fake_llm_server child process and the loopback port it announced.
+struct FakeServerProcess {
+  std::unique_ptr<ChildProcess> process;
+  int port = 0;
+};
+
+// Starts `binary --port 0 args...` (the fake LLM server executable) with a minimal environment and
+// waits up to `timeout` for its "listening on 127.0.0.1:<port>" line. kInternal when the first
+// line is anything else.
+Result<FakeServerProcess> StartFakeServer(const std::string& binary,
+                                          const std::vector<std::string>& args,
+                                          std::chrono::milliseconds timeout);
+
 }  // namespace mend::testing

@@ -26,7 +26,6 @@ using ::testing::Not;
 using ::testing::StartsWith;
 
 constexpr char kKey[] = "sk-fake-e2e-KEY-4242";
-constexpr char kReadyPrefix[] = "listening on 127.0.0.1:";
 constexpr std::chrono::seconds kBound(20);  // a hang fails the test instead of blocking ctest
 
 constexpr char kScript[] = R"([
@@ -57,18 +56,10 @@ class FakeServerExecutableTest : public ::testing::Test {
 
   // Starts the server with `args` after --port 0 and returns the port of its ready line.
   Result<int> StartServer(std::vector<std::string> args) {
-    args.insert(args.begin(), {FAKE_LLM_SERVER_BINARY, "--port", "0"});
-    MEND_ASSIGN_OR_RETURN(server_, ChildProcess::Spawn(args, {"PATH=/usr/bin:/bin"}));
-    MEND_ASSIGN_OR_RETURN(std::string line, server_->ReadStdoutLine(kBound));
-    captured_ += line + "\n";
-    if (!line.starts_with(kReadyPrefix)) return InternalError("unexpected ready line: " + line);
-    const std::string_view digits = std::string_view(line).substr(sizeof(kReadyPrefix) - 1);
-    int port = 0;
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
-    if (ec != std::errc() || end != digits.data() + digits.size() || port <= 0) {
-      return InternalError("no port in: " + line);
-    }
-    return port;
+    MEND_ASSIGN_OR_RETURN(FakeServerProcess server,
+                          StartFakeServer(FAKE_LLM_SERVER_BINARY, args, kBound));
+    server_ = std::move(server.process);
+    return server.port;
   }
 
   // Stops the server with `signal` and returns how it ended and what else it printed.

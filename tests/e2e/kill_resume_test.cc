@@ -27,7 +27,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 constexpr char kKey[] = "sk-kill-resume-KEY-5151";
-constexpr char kReadyPrefix[] = "listening on 127.0.0.1:";
 constexpr char kChatRequest[] = " POST /v1/chat/completions";
 constexpr char kNotes[] = "the deploy window is Tuesday 14:00\n";
 // A bound on every wait, so a hang fails the test instead of blocking ctest; never a sleep.
@@ -82,17 +81,12 @@ class KillResumeTest : public ::testing::Test {
   void StartServer() {
     auto script = dir_->WriteFile("script.json", kScript);
     MEND_ASSERT_OK(script);
-    auto server = ChildProcess::Spawn({FAKE_LLM_SERVER_BINARY, "--port", "0", "--script", *script,
-                                       "--api-key", kKey, "--log", LogPath(), "--announce"},
-                                      {"PATH=/usr/bin:/bin"});
+    auto server = StartFakeServer(
+        FAKE_LLM_SERVER_BINARY,
+        {"--script", *script, "--api-key", kKey, "--log", LogPath(), "--announce"}, kBound);
     MEND_ASSERT_OK(server);
-    server_ = std::move(*server);
-    auto line = server_->ReadStdoutLine(kBound);
-    MEND_ASSERT_OK(line);
-    ASSERT_TRUE(line->starts_with(kReadyPrefix)) << *line;
-    const std::string digits = line->substr(sizeof(kReadyPrefix) - 1);
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port_);
-    ASSERT_TRUE(ec == std::errc() && end == digits.data() + digits.size() && port_ > 0) << *line;
+    server_ = std::move(server->process);
+    port_ = server->port;
   }
 
   // `mend --home H [--json] args... <provider flags>`.

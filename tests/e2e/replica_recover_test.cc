@@ -43,7 +43,6 @@ constexpr int kRuns = 200;
 constexpr int kReplicas = 3;
 constexpr int kMaxKills = 6;
 constexpr uint32_t kSeed = 20240607;
-constexpr char kReadyPrefix[] = "listening on 127.0.0.1:";
 // Each answer takes a little while, so a kill often lands while a request is in flight.
 constexpr char kDefaultResponse[] = R"({"text": "done", "latency_ms": 50})";
 // Bounds on every wait, so a hang fails the test instead of blocking ctest.
@@ -135,15 +134,11 @@ class ReplicaRecoverTest : public ::testing::Test {
   void StartServer() {
     auto response = dir_->WriteFile("default.json", kDefaultResponse);
     MEND_ASSERT_OK(response);
-    auto server = ChildProcess::Spawn(
-        {FAKE_LLM_SERVER_BINARY, "--port", "0", "--default", *response, "--log", LogPath()},
-        {"PATH=/usr/bin:/bin"});
+    auto server = StartFakeServer(FAKE_LLM_SERVER_BINARY,
+                                  {"--default", *response, "--log", LogPath()}, kBound);
     MEND_ASSERT_OK(server);
-    server_ = std::move(*server);
-    auto line = server_->ReadStdoutLine(kBound);
-    MEND_ASSERT_OK(line);
-    ASSERT_TRUE(line->starts_with(kReadyPrefix)) << *line;
-    base_url_ = "http://127.0.0.1:" + line->substr(sizeof(kReadyPrefix) - 1);
+    server_ = std::move(server->process);
+    base_url_ = "http://127.0.0.1:" + std::to_string(server->port);
   }
 
   void WriteAgent() {

@@ -1,0 +1,130 @@
+// Reflexion end to end with the real binaries: a `mend run` fails against the fake LLM server, its
+// lesson worker asks the model for the lesson and the process is killed with SIGKILL while that
+// request is in flight; a later `mend reflect drain` (a new process) replays the WAL, the model
+// answers, and `mend memory recall` for a similar task shows the lesson.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <charconv>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "tests/e2e/child_process.h"
+#include "tests/e2e/temp_dir.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kKey[] = "sk-lesson-e2e-KEY-7373";
+constexpr std::chrono::seconds kBound(20);
+constexpr char kTask[] = "Rotate the TLS certificate of the billing gateway.";
+constexpr char kSimilarTask[] = "Rotate the TLS certificate of the billing gateway again.";
+
+// The run's only model turn fails permanently; the lesson worker's request hangs (the process is
+// killed meanwhile); the drain in the next process gets the lesson.
+constexpr char kScript[] = R"([
+  {"status": 400, "error_type": "context_length_exceeded",
+   "error_message": "the certificate bundle pasted into the prompt is too long"},
+  {"text": "never delivered", "latency_ms": 60000},
+  {"text": "<situation>Rotating the TLS certificate of the billing gateway</situation>\n<mistake>Pasted the whole certificate bundle into the prompt</mistake>\n<correction>Refer to the certificate by its file path instead of pasting it</correction>\n<tags>tls, certificate, billing-gateway</tags>"}
+])";
+
+class LessonE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = ScopedTempDir::Create();
+    MEND_ASSERT_OK(dir);
+    dir_ = std::move(*dir);
+    std::error_code error;
+    std::filesystem::create_directories(dir_->File("agent"), error);
+    ASSERT_FALSE(error) << error.message();
+    MEND_ASSERT_OK(dir_->WriteFile("agent/agent.toml", "name = \"gateway\"\ntools = []\n"));
+    MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Operate the billing gateway.\n"));
+    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), std::string("MEND_API_KEY=") + kKey};
+  }
+
+  void StartServer() {
+    auto script = dir_->WriteFile("script.json", kScript);
+    MEND_ASSERT_OK(script);
+    auto server = StartFakeServer(FAKE_LLM_SERVER_BINARY,
+                                  {"--script", *script, "--api-key", kKey, "--announce"}, kBound);
+    MEND_ASSERT_OK(server);
+    server_ = std::move(server->process);
+    port_ = server->port;
+  }
+
+  std::vector<std::string> Argv(std::vector<std::string> args, bool provider) const {
+    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File("home"), "--json"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    if (provider) {
+      argv.insert(argv.end(), {"--provider", "openai", "--model", "gpt-4o-mini", "--base-url",
+                               "http://127.0.0.1:" + std::to_string(port_)});
+    }
+    return argv;
+  }
+
+  nlohmann::json MendJson(std::vector<std::string> args, bool provider) {
+    auto result = RunProcess(Argv(std::move(args), provider), env_, kBound);
+    EXPECT_THAT(result, IsOk());
+    if (!result.ok()) return nullptr;
+    EXPECT_TRUE(result->status.exited && result->status.code == 0) << result->err;
+    EXPECT_THAT(result->out + result->err, ::testing::Not(HasSubstr(kKey)));
+    return nlohmann::json::parse(result->out, nullptr, false);
+  }
+
+  std::unique_ptr<ScopedTempDir> dir_;
+  std::unique_ptr<ChildProcess> server_;
+  int port_ = 0;
+  std::vector<std::string> env_;
+};
+
+TEST_F(LessonE2eTest, FailedRunLeavesALessonThatSurvivesAKillAndIsRecalled) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  auto run = ChildProcess::Spawn(Argv({"run", dir_->File("agent"), kTask}, true), env_);
+  MEND_ASSERT_OK(run);
+  // Request 1 is the run's turn (it fails); request 2 is the lesson worker's, held by the server.
+  for (int n = 1; n <= 2; ++n) {
+    auto line = server_->ReadStdoutLine(kBound);
+    MEND_ASSERT_OK(line);
+    ASSERT_EQ(*line, "request " + std::to_string(n) + " POST /v1/chat/completions");
+  }
+  MEND_ASSERT_OK((*run)->Kill(SIGKILL));
+  auto killed = (*run)->Finish(kBound);
+  MEND_ASSERT_OK(killed);
+  EXPECT_FALSE(killed->status.exited);
+  // The run ended failed before the process was killed.
+  const nlohmann::json pending = MendJson({"pending"}, false);
+  ASSERT_EQ(pending["runs"].size(), 1u) << pending;
+  EXPECT_EQ(pending["runs"][0]["status"], "failed");
+
+  nlohmann::json status = MendJson({"reflect"}, false);
+  EXPECT_EQ(status["wal_records"], 1) << status;
+  nlohmann::json listed = MendJson({"reflect", "list"}, false);
+  ASSERT_EQ(listed["pending"].size(), 1u) << listed;
+  EXPECT_EQ(listed["pending"][0]["task"], kTask);
+  EXPECT_EQ(listed["pending"][0]["trigger"], "error");
+
+  const nlohmann::json drained = MendJson({"reflect", "drain"}, true);
+  EXPECT_EQ(drained["succeeded"], 1) << drained;
+  EXPECT_EQ(drained["remaining"], 0) << drained;
+
+  const nlohmann::json recall = MendJson({"memory", "recall", kSimilarTask}, false);
+  ASSERT_EQ(recall["facts"].size(), 1u) << recall;
+  EXPECT_EQ(recall["facts"][0]["category"], "lesson");
+  EXPECT_THAT(recall["section"].get<std::string>(),
+              HasSubstr("CORRECTION: Refer to the certificate by its file path"));
+  status = MendJson({"reflect"}, false);
+  EXPECT_EQ(status["wal_records"], 0) << status;
+  EXPECT_EQ(status["dlq_size"], 0) << status;
+}
+
+}  // namespace
+}  // namespace mend::testing
