@@ -50,6 +50,25 @@ TEST(LessonQueueReplayTest, StartProcessesRecordsLeftByAnEarlierQueue) {
   EXPECT_THAT(queue->Pending(), IsOkAndHolds(IsEmpty()));
 }
 
+TEST(LessonQueueReplayTest, OneMegabyteAttemptSurvivesReplay) {
+  QueueWorld world;
+  LessonRequest big = Request(7);
+  big.attempt.assign(1 << 20, 'x');
+  big.attempt += " and then the tool timed out";
+  {
+    auto earlier = OpenQueue(world, nullptr);
+    ASSERT_TRUE(earlier->Enqueue(big).ok());
+  }
+  world.fs.CutPower();  // only what was synced survives
+  auto queue = OpenQueue(world, nullptr);
+  ScriptedProcessor processor;
+  MEND_ASSERT_OK(queue->Start(processor.processor()));
+  processor.WaitForCalls(1);
+  ASSERT_EQ(processor.calls().size(), 1u);
+  EXPECT_EQ(processor.calls()[0].request, big);
+  EXPECT_EQ(processor.calls()[0].id, JobIdFor(big));
+}
+
 TEST(LessonQueueReplayTest, StaleRecordsAreDiscardedAndCounted) {
   QueueWorld world;
   {
