@@ -3,6 +3,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -65,6 +66,8 @@ class LessonQueue::Impl {
   void Reschedule(Job job);
   void MoveToDeadLetters(const Job& job);
   void JoinThreads();
+  // Sets the cancellation flag of every attempt past its deadline (all of them when `all`).
+  void CancelRunning(bool all);
 
   Env env_;
   const QueueOptions options_;
@@ -83,7 +86,15 @@ class LessonQueue::Impl {
   std::thread poller_;
 
   std::atomic<bool> owner_{false};
-  std::atomic<bool> cancelled_{false};
+  std::atomic<bool> cancelled_{false};  // shutdown gave up waiting
+
+  // Attempts in flight: their deadlines and cancellation flags (JobContext::cancelled).
+  struct Running {
+    Time deadline;
+    std::shared_ptr<std::atomic<bool>> cancel;
+  };
+  std::mutex running_mu_;
+  std::map<std::string, Running> running_;  // by job id
 
   std::mutex poll_mu_;
   std::condition_variable poll_cv_;

@@ -43,6 +43,7 @@ void LessonQueue::Impl::PollerLoop() {
     const Time deadline = env_.clock->Now() + options_.poll_interval;
     if (env_.clock->WaitUntil(poll_cv_, lock, deadline, [this] { return stopping_; })) break;
     lock.unlock();
+    CancelRunning(false);
     LoadUnknown(std::nullopt);
     RefreshGauges();
     lock.lock();
@@ -106,8 +107,23 @@ void LessonQueue::Impl::Process(Job job) {
   metrics_.processing_duration_seconds.WithLabels({label}).Observe(took.count());
 }
 
+void LessonQueue::Impl::CancelRunning(bool all) {
+  const Time now = env_.clock->Now();
+  std::lock_guard<std::mutex> lock(running_mu_);
+  for (auto& [id, running] : running_) {
+    if (!all && now < running.deadline) continue;
+    running.cancel->store(true);
+    running.cancel->notify_all();
+  }
+}
+
 LessonQueue::Impl::Verdict LessonQueue::Impl::Attempt(Job& job, Time start) {
-  const JobContext context{start + options_.job_timeout, &cancelled_};
+  auto cancel = std::make_shared<std::atomic<bool>>(cancelled_.load());
+  const JobContext context{start + options_.job_timeout, cancel.get()};
+  {
+    std::lock_guard<std::mutex> lock(running_mu_);
+    running_[job.id] = Running{context.deadline, cancel};
+  }
   std::optional<Result<ProcessResult>> result;
   std::string thrown;
   // The processor is the one piece of code here that may throw (it calls into user and library
@@ -119,7 +135,11 @@ LessonQueue::Impl::Verdict LessonQueue::Impl::Attempt(Job& job, Time start) {
   } catch (...) {
     thrown = "unknown exception";
   }
-  const bool late = env_.clock->Now() > context.deadline;
+  {
+    std::lock_guard<std::mutex> lock(running_mu_);
+    running_.erase(job.id);
+  }
+  const bool late = env_.clock->Now() >= context.deadline;
   std::string last_error = "processor threw: " + thrown;
   const Verdict verdict = Judge(result, late, &last_error);
   job.last_error = std::move(last_error);
@@ -206,7 +226,7 @@ Status LessonQueue::Impl::Shutdown(Duration timeout) {
   poll_cv_.notify_all();
   const bool finished = heap_.WaitNoneInFlight(env_.clock->Now() + timeout);
   cancelled_.store(true);
-  cancelled_.notify_all();
+  CancelRunning(true);
   JoinThreads();
   owner_.store(false);
   owner_lock_.reset();
@@ -217,7 +237,7 @@ Status LessonQueue::Impl::Shutdown(Duration timeout) {
 }
 
 // A processor that ignores cancellation is waited for here: its thread cannot be abandoned while
-// it uses this object.
+// it uses this object. The lesson processor honours it (its model request is abandoned).
 void LessonQueue::Impl::JoinThreads() {
   for (std::thread& worker : workers_) worker.join();
   workers_.clear();

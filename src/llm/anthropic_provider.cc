@@ -147,7 +147,7 @@ Result<Completion> AnthropicProvider::CompleteUnguarded(const CompletionRequest&
   if (!config_.api_key.empty()) headers.push_back("x-api-key: " + config_.api_key);
   MEND_ASSIGN_OR_RETURN(
       HttpResponse response,
-      http_.PostJson(EndpointUrl(config_.base_url, "/v1/messages"), headers, body));
+      http_.PostJson(EndpointUrl(config_.base_url, "/v1/messages"), headers, body, request.cancel));
   if (response.status < 200 || response.status >= 300) {
     return HttpErrorToStatus(kProvider, response, NowOf(config_.clock));
   }

@@ -16,7 +16,14 @@ struct Transfer {
   std::string retry_after;
   size_t max_bytes = 0;
   bool too_large = false;
+  const std::atomic<bool>* cancel = nullptr;
 };
+
+// libcurl's progress callback: a non-zero return aborts the transfer.
+int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  const Transfer* t = static_cast<const Transfer*>(user);
+  return t->cancel != nullptr && t->cancel->load() ? 1 : 0;
+}
 
 size_t OnBody(char* data, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
@@ -79,6 +86,8 @@ Status TransportError(CURLcode code, const Transfer& t, const std::string& url,
         .WithDetailCode("response_too_large");
   }
   switch (code) {
+    case CURLE_ABORTED_BY_CALLBACK:
+      return CancelledError(where + "cancelled").WithDetailCode("cancelled");
     case CURLE_OPERATION_TIMEDOUT:
       return DeadlineExceededError(where + "timed out: " + detail).WithDetailCode("timeout");
     case CURLE_FILESIZE_EXCEEDED:
@@ -120,6 +129,11 @@ void Configure(CURL* curl, const HttpClientOptions& options, const std::string& 
   // gzip only: cheap to decode, and every provider offers it (brotli at the servers' default
   // quality costs more CPU than it saves on responses of a few kilobytes).
   curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "gzip");
+  if (transfer->cancel != nullptr) {
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &OnProgress);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, transfer);
+  }
 }
 
 }  // namespace
@@ -166,11 +180,16 @@ void HttpClient::ReleaseHandle(void* handle) {
 
 Result<HttpResponse> HttpClient::PostJson(const std::string& url,
                                           const std::vector<std::string>& headers,
-                                          const std::string& body) {
+                                          const std::string& body,
+                                          const std::atomic<bool>* cancel) {
+  if (cancel != nullptr && cancel->load()) {
+    return CancelledError("POST " + RedactUrl(url) + ": cancelled").WithDetailCode("cancelled");
+  }
   CURL* curl = static_cast<CURL*>(AcquireHandle());
   if (curl == nullptr) return InternalError("curl_easy_init failed");
   Transfer t;
   t.max_bytes = options_.max_response_bytes;
+  t.cancel = cancel;
   char errbuf[CURL_ERROR_SIZE] = {0};
 
   curl_slist* list = nullptr;

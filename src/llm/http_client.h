@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -38,6 +39,7 @@ struct HttpResponse {
 //   a body larger than max_response_bytes                                      kUnavailable,
 //       detail "response_too_large"
 //   a malformed URL or unsupported scheme                                      kInvalidArgument
+//   cancelled through `cancel`                                                 kCancelled
 // Messages name the URL (without user info) and never contain request headers, so secrets in
 // headers do not leak into errors.
 class HttpClient {
@@ -47,9 +49,11 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  // POSTs `body` with Content-Type application/json. `headers` are "Name: value" lines.
+  // POSTs `body` with Content-Type application/json. `headers` are "Name: value" lines. When
+  // `cancel` is set, the transfer is aborted soon after *cancel becomes true (libcurl's progress
+  // callback runs about once a second even while idle): kCancelled.
   Result<HttpResponse> PostJson(const std::string& url, const std::vector<std::string>& headers,
-                                const std::string& body);
+                                const std::string& body, const std::atomic<bool>* cancel = nullptr);
 
  private:
   void* AcquireHandle();

@@ -151,9 +151,9 @@ Result<Completion> OpenAiProvider::CompleteUnguarded(const CompletionRequest& re
   MEND_ASSIGN_OR_RETURN(std::string body, RequestBody(request, model));
   std::vector<std::string> headers;
   if (!config_.api_key.empty()) headers.push_back("Authorization: Bearer " + config_.api_key);
-  MEND_ASSIGN_OR_RETURN(
-      HttpResponse response,
-      http_.PostJson(EndpointUrl(config_.base_url, "/v1/chat/completions"), headers, body));
+  MEND_ASSIGN_OR_RETURN(HttpResponse response,
+                        http_.PostJson(EndpointUrl(config_.base_url, "/v1/chat/completions"),
+                                       headers, body, request.cancel));
   if (response.status < 200 || response.status >= 300) {
     return HttpErrorToStatus(kProvider, response, NowOf(config_.clock));
   }

@@ -111,8 +111,10 @@ Result<std::optional<Lesson>> ParseLessonReply(std::string_view reply, std::stri
 LessonGenerator::LessonGenerator(llm::LlmProvider& provider, std::string model, Clock& clock)
     : provider_(provider), model_(std::move(model)), clock_(clock) {}
 
-Result<std::optional<Lesson>> LessonGenerator::Generate(const lessonq::LessonRequest& request) {
+Result<std::optional<Lesson>> LessonGenerator::Generate(const lessonq::LessonRequest& request,
+                                                        const std::atomic<bool>* cancel) {
   llm::CompletionRequest call;
+  call.cancel = cancel;
   call.model = model_;
   call.messages.push_back(llm::Message::System(std::string(kSystemPrompt)));
   call.messages.push_back(llm::Message::User(LessonUserMessage(request)));

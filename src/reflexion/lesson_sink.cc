@@ -101,10 +101,11 @@ lessonq::Processor MakeLessonProcessor(LessonGenerator& generator, LessonSink& s
                                        std::function<void()> on_persist_failure) {
   return [&generator, &sink, on_persist_failure = std::move(on_persist_failure)](
              const lessonq::Job& job,
-             const lessonq::JobContext& /*context*/) -> Result<lessonq::ProcessResult> {
+             const lessonq::JobContext& context) -> Result<lessonq::ProcessResult> {
     // Generator errors keep their code and class: a provider outage is retried, while a parse
     // error or a rejected key goes to the dead-letter queue for a person to look at.
-    MEND_ASSIGN_OR_RETURN(std::optional<Lesson> lesson, generator.Generate(job.request));
+    MEND_ASSIGN_OR_RETURN(std::optional<Lesson> lesson,
+                          generator.Generate(job.request, context.cancelled));
     if (!lesson) return lessonq::ProcessResult::kSkipped;
     Result<std::string> stored = sink.Persist(*lesson, &job.request);
     if (!stored.ok()) {

@@ -126,5 +126,24 @@ TEST_F(LessonE2eTest, FailedRunLeavesALessonThatSurvivesAKillAndIsRecalled) {
   EXPECT_EQ(status["dlq_size"], 0) << status;
 }
 
+TEST_F(LessonE2eTest, ExitGivesUpOnAHungLessonAtTheDrainTimeoutAndKeepsTheJob) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  // The lesson request is held for a minute; the process may wait only one second for it.
+  env_.push_back("MEND_QUALITY_REFLEXION_QUEUE_DRAIN_TIMEOUT=1s");
+  auto run = RunProcess(Argv({"run", dir_->File("agent"), kTask}, true), env_, kBound);
+  MEND_ASSERT_OK(run);
+  EXPECT_TRUE(run->status.exited) << run->err;
+  EXPECT_EQ(run->status.code, 1) << run->err;  // the run failed; the exit did not hang
+  const nlohmann::json result = nlohmann::json::parse(run->out, nullptr, false);
+  ASSERT_TRUE(result.is_object()) << run->out;
+  EXPECT_EQ(result["status"], "failed");
+  // The abandoned attempt is not held against the job: it waits in the WAL, untouched.
+  const nlohmann::json listed = MendJson({"reflect", "list"}, false);
+  ASSERT_EQ(listed["pending"].size(), 1u) << listed;
+  EXPECT_EQ(listed["pending"][0]["attempts"], 0);
+  const nlohmann::json drained = MendJson({"reflect", "drain"}, true);
+  EXPECT_EQ(drained["succeeded"], 1) << drained;
+}
+
 }  // namespace
 }  // namespace mend::testing

@@ -144,6 +144,27 @@ TEST_F(RetryTest, ReturningAfterTheDeadlineIsTransient) {
   EXPECT_EQ(attempts.WithLabels({"skipped"}).value(), 1.0);
 }
 
+TEST_F(RetryTest, AttemptPastItsDeadlineIsCancelledAndRetried) {
+  Start([&](const Job& job, const JobContext& context) -> Result<ProcessResult> {
+    if (job.attempts > 1) return ProcessResult::kSkipped;
+    context.cancelled->wait(false);  // a model call that never answers, until cancelled
+    return CancelledError("request abandoned");
+  });
+  ASSERT_TRUE(queue_->Enqueue(Request(1)).ok());
+  processor_->WaitForCalls(1);
+  world_.clock.BlockUntilWaiters(1);  // the poller; the worker is inside the processor
+  world_.clock.Advance(TestOptions().job_timeout);
+  // The poller cancels the overdue attempt; the failure counts as a timeout and is retried.
+  world_.clock.BlockUntilWaiters(2);
+  EXPECT_THAT(
+      queue_->Pending(),
+      IsOkAndHolds(ElementsAre(Field(&Job::last_error, HasSubstr("job timeout exceeded")))));
+  world_.clock.Advance(seconds(1));
+  AwaitCall(2);
+  EXPECT_THAT(queue_->Pending(), IsOkAndHolds(IsEmpty()));
+  EXPECT_THAT(queue_->DeadLetters(), IsOkAndHolds(IsEmpty()));
+}
+
 TEST_F(RetryTest, RetryAndPurgeDeadLetters) {
   int calls_of_1 = 0;  // only the single worker touches it
   Start([&calls_of_1](const Job& job, const JobContext&) -> Result<ProcessResult> {

@@ -170,3 +170,37 @@ TEST_F(OpenAiProviderTest, ConcurrentCompletions) {
 
 }  // namespace
 }  // namespace mend::llm
+
+namespace mend::llm {
+namespace {
+
+class OpenAiCancelTest : public test::HttpProviderTest {
+ protected:
+  OpenAiCancelTest() : HttpProviderTest("openai", "gpt-4o-mini") {}
+};
+
+TEST_F(OpenAiCancelTest, RequestCancelledWhileWaitingIsAbandoned) {
+  FakeResponse slow;
+  slow.text = "too late";
+  slow.latency = std::chrono::seconds(30);
+  server_->Enqueue(slow);
+  std::atomic<bool> cancel{false};
+  // The server holds its answer; the caller gives up as soon as the request has arrived.
+  server_->SetRequestObserver([&cancel](const testing::RecordedRequest&) { cancel.store(true); });
+  CompletionRequest req = UserAsks("hi");
+  req.cancel = &cancel;
+  Result<Completion> c = provider_->Complete(req);
+  EXPECT_THAT(c, StatusIs(StatusCode::kCancelled, HasSubstr("cancelled")));
+  EXPECT_EQ(server_->request_count(), 1u);
+}
+
+TEST_F(OpenAiCancelTest, RequestCancelledBeforeItStartsIsNotSent) {
+  std::atomic<bool> cancel{true};
+  CompletionRequest req = UserAsks("hi");
+  req.cancel = &cancel;
+  EXPECT_THAT(provider_->Complete(req), StatusIs(StatusCode::kCancelled));
+  EXPECT_EQ(server_->request_count(), 0u);
+}
+
+}  // namespace
+}  // namespace mend::llm

@@ -41,7 +41,9 @@ struct QueueOptions {
 // The context of one processing attempt.
 struct JobContext {
   Time deadline{};  // enqueue-independent per-job timeout: start of the attempt + job_timeout
-  // Set when shutdown gives up waiting; a processor that can stop early should.
+  // Becomes true when the deadline has passed (the owner checks every poll_interval) or when
+  // shutdown gives up waiting. A processor that can stop early should (the lesson processor hands
+  // it to the model request, which is then abandoned).
   const std::atomic<bool>* cancelled = nullptr;
 };
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,6 +49,10 @@ struct CompletionRequest {
   int max_tokens = 0;  // 0: provider default
   std::optional<double> temperature;
   std::vector<std::string> stop;
+  // When set, the request is abandoned soon after *cancel becomes true (within about a second,
+  // also while waiting for the server): Complete() then returns kCancelled. Not owned; must
+  // outlive the call.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct Usage {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,8 +40,10 @@ class LessonGenerator {
   // `provider` and `clock` must outlive the generator. `model` may be empty (the provider's).
   LessonGenerator(llm::LlmProvider& provider, std::string model, Clock& clock);
   // One completion. Provider errors come back as they are (their class decides retry vs DLQ);
-  // parse errors as ParseLessonReply's.
-  Result<std::optional<Lesson>> Generate(const lessonq::LessonRequest& request);
+  // parse errors as ParseLessonReply's. `cancel` (may be null) abandons the model request when it
+  // becomes true (kCancelled): the queue sets it at the job's deadline and at shutdown.
+  Result<std::optional<Lesson>> Generate(const lessonq::LessonRequest& request,
+                                         const std::atomic<bool>* cancel = nullptr);
 
  private:
   llm::LlmProvider& provider_;
