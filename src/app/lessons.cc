@@ -50,15 +50,25 @@ Status OpenLessons(Runtime& runtime) {
   reflexion::LessonSinkOptions sink_options;
   sink_options.persist = config.GetBool("reflexion.persist");
   sink_options.lessons_file = JoinPath(queue_options.base_dir, kLessonsFile);
-  MEND_ASSIGN_OR_RETURN(
-      lessons.queue,
-      lessonq::LessonQueue::Open(runtime.env, std::move(queue_options), runtime.metrics.get()));
+  const std::string base_dir = queue_options.base_dir;
+  Result<std::unique_ptr<lessonq::LessonQueue>> queue =
+      lessonq::LessonQueue::Open(runtime.env, std::move(queue_options), runtime.metrics.get());
+  if (queue.ok()) {
+    lessons.queue = std::move(queue).value();
+  } else {
+    // A lesson directory that cannot be used disables durable reflexion, not mend.
+    lessons.unavailable =
+        queue.status().Annotate("the lesson queue at " + base_dir + " is unavailable");
+    obs::Event e("reflexion.unavailable");
+    e.AddString("error", std::string(lessons.unavailable.message()));
+    runtime.events->Publish(std::move(e));
+  }
   lessons.generator = std::make_unique<reflexion::LessonGenerator>(
       *runtime.provider, config.GetString("reflexion.model"), *runtime.env.clock);
   lessons.sink = std::make_unique<reflexion::LessonSink>(runtime.facts.get(), runtime.env,
                                                          runtime.events.get(), sink_options);
   if (config.GetBool("reflexion.queue.enabled")) {
-    lessons.enqueuer = lessons.queue.get();
+    lessons.enqueuer = lessons.queue.get();  // null without a queue: no reflexion hook
   } else {
     lessons.detached = std::make_unique<lessonq::DetachedLessonRunner>(
         runtime.env, LessonProcessor(runtime), config.GetDuration("reflexion.queue.job_timeout"));
@@ -77,9 +87,7 @@ lessonq::Processor LessonProcessor(Runtime& runtime) {
 }
 
 Status StartLessonWorkers(Runtime& runtime) {
-  if (runtime.lessons.queue == nullptr) {
-    return FailedPreconditionError("the lesson queue is not open");
-  }
+  if (runtime.lessons.queue == nullptr) return runtime.lessons.unavailable;
   if (runtime.lessons.queue->owner()) return OkStatus();
   return runtime.lessons.queue->Start(LessonProcessor(runtime));
 }

@@ -58,7 +58,7 @@ Status RunReflectSlashCommand(CliContext& ctx, app::Runtime& runtime, std::strin
 
 Status ShowQualityConfig(CliContext& ctx, app::Runtime& runtime) {
   if (runtime.lessons.queue == nullptr) {
-    return FailedPreconditionError("the lesson queue is not open");
+    return runtime.lessons.unavailable;
   }
   MEND_ASSIGN_OR_RETURN(lessonq::QueueStats stats, runtime.lessons.queue->Stats());
   PrintConfigTable(runtime.config, {"reflexion.", "quality."}, ctx.out);

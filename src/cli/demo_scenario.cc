@@ -342,6 +342,7 @@ Status FailAndEnqueue(Scenario& s) {
   s.narrator->set_phase("learn");
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
                         app::OpenAgent(*runtime, s.report.agent_dir));
+  if (runtime->lessons.queue == nullptr) return runtime->lessons.unavailable;
   s.report.failing_task = kFailingTask;
   MEND_ASSIGN_OR_RETURN(s.report.failing, agent->Send(kFailingTask));
   MEND_ASSIGN_OR_RETURN(std::vector<lessonq::Job> pending, runtime->lessons.queue->Pending());

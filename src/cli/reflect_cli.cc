@@ -30,7 +30,7 @@ constexpr char kChatHint[] =
 
 Result<lessonq::LessonQueue*> QueueOf(app::Runtime& runtime) {
   if (runtime.lessons.queue == nullptr) {
-    return FailedPreconditionError("the lesson queue is not open");
+    return runtime.lessons.unavailable;
   }
   return runtime.lessons.queue.get();
 }

@@ -50,7 +50,7 @@ Status Enqueue(CliContext& ctx, const EnqueueArgs& args) {
   MEND_RETURN_IF_ERROR(CheckTrigger(args.trigger));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
   if (runtime->lessons.queue == nullptr) {
-    return FailedPreconditionError("the lesson queue is not open");
+    return runtime->lessons.unavailable;
   }
   lessonq::LessonRequest request{args.task, args.attempt, args.outcome, args.trigger};
   MEND_ASSIGN_OR_RETURN(lessonq::EnqueueResult result, runtime->lessons.queue->Enqueue(request));

@@ -214,5 +214,21 @@ TEST_F(LessonsTest, VerifiedDiscrepancyBecomesAHallucinationJob) {
   EXPECT_EQ((*pending)[0].request.trigger, "hallucination");
 }
 
+TEST_F(LessonsTest, UnusableLessonDirectoryDisablesOnlyTheQueue) {
+  // A file where the lesson directory should be.
+  MEND_ASSERT_OK(WriteFileAtomically(*env_.fs, dir_ + "/blocker", "not a directory\n"));
+  Runtime& runtime = Open({Error(InvalidArgumentError("rejected"))},
+                          {{"reflexion.queue.base_dir", dir_ + "/blocker/reflexion"}});
+  EXPECT_EQ(runtime.lessons.queue, nullptr);
+  EXPECT_FALSE(runtime.lessons.unavailable.ok());
+  EXPECT_THAT(std::string(runtime.lessons.unavailable.message()), HasSubstr("/blocker/reflexion"));
+  EXPECT_THAT(StartLessonWorkers(runtime), StatusIs(runtime.lessons.unavailable.code()));
+  // Runs go on without the reflexion hook, and manual lessons still reach memory.
+  EXPECT_EQ(Run(runtime, kTask).status, store::RunStatus::kFailed);
+  auto id = AddManualLesson(runtime, "check the lesson directory permissions");
+  MEND_ASSERT_OK(id);
+  EXPECT_THAT(runtime.facts->Get(*id), IsOk());
+}
+
 }  // namespace
 }  // namespace mend::app

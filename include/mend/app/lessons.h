@@ -18,9 +18,12 @@ struct Runtime;
 
 // Reflexion's parts in a runtime (DESIGN.md §8), built by OpenRuntime from the reflexion.* keys.
 struct Lessons {
-  // Always open (<reflexion.queue.base_dir>/wal and dlq), so every command can enqueue and
-  // inspect; only a process that called StartLessonWorkers processes jobs.
+  // Open (<reflexion.queue.base_dir>/wal and dlq) so every command can enqueue and inspect; only
+  // a process that called StartLessonWorkers processes jobs. Null when the directory cannot be
+  // opened: `unavailable` then says why, reflexion's hook is not registered, and the rest of mend
+  // works on.
   std::unique_ptr<lessonq::LessonQueue> queue;
+  Status unavailable;
   std::unique_ptr<reflexion::LessonGenerator> generator;  // on the runtime's provider
   std::unique_ptr<reflexion::LessonSink> sink;            // fact store + reflexion/LESSONS.md
   // Legacy mode (reflexion.queue.enabled = false): the hook hands requests to this instead.
