@@ -126,16 +126,18 @@ Status LessonQueue::Impl::Replay() {
   std::sort(scan.jobs.begin(), scan.jobs.end(),
             [](const Job& a, const Job& b) { return a.enqueued_at < b.enqueued_at; });
   const Time cutoff = env_.clock->Now() - options_.stale_after;
+  std::vector<std::string> stale;
   for (Job& job : scan.jobs) {
     if (job.enqueued_at < cutoff) {
-      Status removed = wal_->Remove(job.id);
-      if (removed.ok() || removed.code() == StatusCode::kNotFound) {
-        metrics_.stale_discarded_total.Inc();
-      }
+      stale.push_back(job.id);
       continue;
     }
     // Oldest first; what does not fit stays in the WAL for the poller.
     if (heap_.TryPush(std::move(job)) == PushOutcome::kFull) break;
+  }
+  // One directory sync for all of them; a failure leaves them for the next start to discard.
+  if (wal_->RemoveMany(stale).ok()) {
+    metrics_.stale_discarded_total.Inc(static_cast<double>(stale.size()));
   }
   RefreshGauges();
   return OkStatus();

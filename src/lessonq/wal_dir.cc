@@ -163,6 +163,17 @@ Status WalDir::Remove(const std::string& id) {
   return s;
 }
 
+Status WalDir::RemoveMany(const std::vector<std::string>& ids) {
+  for (const std::string& id : ids) {
+    if (!IsJobId(id)) return BadId(id);
+    LockId(id);
+    Status s = fs_.Unlink(PathFor(id));
+    UnlockId(id);
+    if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+  }
+  return ids.empty() ? OkStatus() : SyncDirShared();
+}
+
 Result<Job> WalDir::ReadChecked(const std::string& id, const std::string& path) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<ReadableFile> file, fs_.OpenReadable(path));
   Result<Job> job = ReadWalRecord(*file);

@@ -93,6 +93,20 @@ TEST_F(WalDirTest, UpdateReplacesTheRecord) {
   EXPECT_THAT(Names(), ElementsAre(job.id + ".wal"));
 }
 
+TEST_F(WalDirTest, RemoveManySyncsTheDirectoryOnce) {
+  const Job a = MakeJob("task a"), b = MakeJob("task b"), gone = MakeJob("task gone");
+  ASSERT_THAT(wal_->Append(a), IsOkAndHolds(true));
+  ASSERT_THAT(wal_->Append(b), IsOkAndHolds(true));
+  const int dir_syncs = fs_.Count(FsOp::kSyncDir);
+  MEND_ASSERT_OK(wal_->RemoveMany({a.id, gone.id, b.id}));
+  EXPECT_EQ(fs_.Count(FsOp::kSyncDir), dir_syncs + 1);
+  EXPECT_THAT(Names(), IsEmpty());
+  memory_.CutPower();  // the removals were made durable
+  EXPECT_THAT(Names(), IsEmpty());
+  EXPECT_THAT(wal_->RemoveMany({"../x"}), StatusIs(StatusCode::kInvalidArgument));
+  MEND_ASSERT_OK(wal_->RemoveMany({}));
+}
+
 TEST_F(WalDirTest, RemoveThenReadIsNotFound) {
   const Job job = MakeJob("Edit main.go");
   ASSERT_THAT(wal_->Append(job), IsOkAndHolds(true));

@@ -46,6 +46,9 @@ class WalDir {
   Status Update(const Job& job);
   // Removes the record of `id` and syncs the directory (ack). kNotFound when there is none.
   Status Remove(const std::string& id);
+  // Removes the records of `ids` with one directory sync for all of them (replay's stale records).
+  // Ids already gone are fine; the first other error stops and is returned.
+  Status RemoveMany(const std::vector<std::string>& ids);
   // The record of `id`: kNotFound when absent; kDataLoss when it fails a check (the file is
   // then removed).
   Result<Job> Read(const std::string& id);
