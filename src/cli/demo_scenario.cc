@@ -155,7 +155,9 @@ class Narrator final : public obs::EventSink {
       if (event.type() == "heal.action" && Field(event, "action") == "stop") {
         Say("progress guard stops the run: " + Field(event, "reason"));
       } else if (event.type() == "tool.failed") {
-        Say("tool " + Field(event, "tool") + " failed: " + Field(event, "error"));
+        // The guard's hint follows the error on a line of its own; the narration keeps the error.
+        const std::string error = Field(event, "error");
+        Say("tool " + Field(event, "tool") + " failed: " + error.substr(0, error.find('\n')));
       }
       return OkStatus();
     }

@@ -336,6 +336,8 @@ TEST_F(RunCommandsTest, DemoCrashesAndResumesWithoutRepeatingSteps) {
   EXPECT_THAT(out(), AllOf(HasSubstr("simulated crash"), HasSubstr("resumes"),
                            HasSubstr("completed steps were not repeated"),
                            HasSubstr("| ## Long-term Memory"),
+                           HasSubstr("the reflexion hook wrote lesson job "),
+                           HasSubstr("a new process replayed the WAL: 1 lesson stored"),
                            HasSubstr("it received no long-term memory")));
   EXPECT_EQ(err(), "");
 }
