@@ -11,7 +11,7 @@
 namespace mend::memory {
 
 std::string FactIdFor(std::string_view content) {
-  std::string key = ToLowerAscii(Trim(content));
+  std::string key = ToLowerUtf8(Trim(content));  // Go's strings.ToLower, as chatcli hashes it
   Sha256Digest digest = Sha256(key);
   return HexEncode(std::string_view(reinterpret_cast<const char*>(digest.data()), 12));
 }

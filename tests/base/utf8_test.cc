@@ -141,6 +141,24 @@ TEST(Utf8Test, TrimRemovesUnicodeSpaceAtBothEnds) {
   EXPECT_EQ(Trim(""), "");
 }
 
+TEST(Utf8Test, ToLowerRuneIsTheSimpleUnicodeMapping) {
+  EXPECT_EQ(ToLowerRune('Q'), U'q');
+  EXPECT_EQ(ToLowerRune('q'), U'q');
+  EXPECT_EQ(ToLowerRune(U'\u0130'), U'i');               // İ: the simple mapping, not i + dot
+  EXPECT_EQ(ToLowerRune(U'\u0100'), U'\u0101');          // Ā: a capital of an alternating run
+  EXPECT_EQ(ToLowerRune(U'\u0101'), U'\u0101');          // ā: its small letter stays
+  EXPECT_EQ(ToLowerRune(U'\u1E9E'), U'\u00DF');          // capital sharp s
+  EXPECT_EQ(ToLowerRune(U'\u2C6F'), U'\u0250');          // turned A
+  EXPECT_EQ(ToLowerRune(U'\U00010400'), U'\U00010428');  // Deseret
+  EXPECT_EQ(ToLowerRune(U'\u00D7'), U'\u00D7');          // multiplication sign: not a letter
+  EXPECT_EQ(ToLowerRune(U'\u4E2D'), U'\u4E2D');          // no case
+}
+
+TEST(Utf8Test, ToLowerUtf8ReplacesInvalidBytesLikeGo) {
+  EXPECT_EQ(ToLowerUtf8("ÀB\xffΣ"), "àb\uFFFDσ");
+  EXPECT_EQ(ToLowerUtf8(""), "");
+}
+
 TEST(Utf8Test, ToLowerAsciiLeavesNonAsciiAlone) {
   EXPECT_EQ(ToLowerAscii("Go, REFACTOR-Large"), "go, refactor-large");
   EXPECT_EQ(ToLowerAscii("ÁÇÃO"), "ÁÇÃo");

@@ -56,6 +56,13 @@ TEST(NormalizeTaskTest, LowersLikeGo) {
   EXPECT_EQ(NormalizeTask("×÷µ 123 a-B_c"), "×÷µ 123 a-b_c");
 }
 
+TEST(NormalizeTaskTest, LowersEveryScriptLikeGo) {
+  // Armenian, Latin Extended-B (titlecase DŽ and comma-below S), Cherokee, Deseret.
+  EXPECT_EQ(NormalizeTask("ԱՐՄԵՆ ՄԵՍՐՈՊ ǅ Ș Ꭰ 𐐀"), "արմեն մեսրոպ ǆ ș ꭰ 𐐨");
+  // sha256("task:արմեն մեսրոպ ǆ ș ꭰ 𐐨\0trigger:error\0attempt:a\0outcome:o")[:8]
+  EXPECT_EQ(JobIdFor({"ԱՐՄԵՆ ՄԵՍՐՈՊ ǅ Ș Ꭰ 𐐀", "a", "o", "error"}), "e83eb78037eddde4");
+}
+
 TEST(NormalizeTaskTest, CollapsesUnicodeWhiteSpace) {
   EXPECT_EQ(NormalizeTask("\u00a0 A\u2003\u2003B \u3000"), "a b");
   EXPECT_EQ(NormalizeTask(" \t\n "), "");

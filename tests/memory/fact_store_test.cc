@@ -67,6 +67,9 @@ class FactStoreTest : public ::testing::Test {
 TEST(FactIdTest, IsFirstTwelveBytesOfSha256OfLowerCasedTrimmedContent) {
   EXPECT_EQ(FactIdFor("Use tabs in Go files"), "33175f622f51ec0abd82757e");
   EXPECT_EQ(FactIdFor("  USE TABS in Go files  \n"), "33175f622f51ec0abd82757e");
+  // Non-ASCII letters are lower-cased as Go's strings.ToLower does: sha256("ação ñ σ привет").
+  EXPECT_EQ(FactIdFor("AÇÃO Ñ Σ ПРИВЕТ"), "e6ff0588cdc98c9639769a0d");
+  EXPECT_EQ(FactIdFor("ação ñ σ привет"), "e6ff0588cdc98c9639769a0d");
 }
 
 TEST(TrigramJaccardTest, IdenticalDifferentAndCaseInsensitive) {

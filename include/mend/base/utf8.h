@@ -63,4 +63,12 @@ std::string_view Trim(std::string_view s);
 // `s` with 'A'..'Z' mapped to 'a'..'z'; every other byte unchanged.
 std::string ToLowerAscii(std::string_view s);
 
+// The simple (one-to-one) Unicode lower-case mapping of `c`, as Go's unicode.ToLower gives it
+// (U+0130 becomes 'i'); `c` itself when it has none.
+char32_t ToLowerRune(char32_t c);
+
+// `s` lower-cased rune by rune with ToLowerRune, as Go's strings.ToLower does: every invalid byte
+// becomes U+FFFD, so the result is always valid UTF-8.
+std::string ToLowerUtf8(std::string_view s);
+
 }  // namespace mend

@@ -41,8 +41,8 @@ struct Job {
 //       == "bba86ebf380b9dbc"
 std::string JobIdFor(const LessonRequest& request);
 
-// norm() above: Unicode-aware lower-casing of Latin, Greek and Cyrillic letters (as Go's
-// strings.ToLower does for them), trimming and collapsing of white space.
+// norm() above: Unicode lower-casing as Go's strings.ToLower does it (ToLowerUtf8: the simple
+// mapping of every script; invalid bytes become U+FFFD), trimming and collapsing of white space.
 std::string NormalizeTask(std::string_view task);
 
 // True for a string JobIdFor can produce: exactly 16 lowercase hexadecimal characters. Names of

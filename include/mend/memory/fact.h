@@ -43,8 +43,9 @@ inline constexpr size_t kMaxEpisodes = 16;
 inline constexpr size_t kMaxEpisodeTaskBytes = 2000;
 inline constexpr size_t kMaxEpisodeOutcomeBytes = 1500;
 
-// The id of a fact with this content: the first 12 bytes of SHA-256 of the lower-cased, trimmed
-// content, as 24 lower-case hex digits (chatcli's rule, so ids agree between the two tools).
+// The id of a fact with this content: the first 12 bytes of SHA-256 of the lower-cased (every
+// script, as Go's strings.ToLower: ToLowerUtf8), trimmed content, as 24 lower-case hex digits
+// (chatcli's rule, so ids agree between the two tools).
 std::string FactIdFor(std::string_view content);
 
 // Lower-cases, trims, drops empty and duplicate tags, keeps order.
