@@ -22,6 +22,28 @@ bool LeaseIsLive(const RunRecord& run, Time now, const LeaseHolder& local,
   return !HolderGone(local, process_alive, *run.lease_holder);
 }
 
+Status LeasedError(const RunRecord& run) {
+  std::string who = run.lease_holder.has_value() ? run.lease_holder->id : "(unknown)";
+  if (run.lease_holder.has_value()) {
+    who += " (pid " + std::to_string(run.lease_holder->pid) + " on " + run.lease_holder->host + ")";
+  }
+  if (run.lease_expires_at.has_value()) who += " until " + FormatRfc3339(*run.lease_expires_at);
+  return UnavailableError("run " + Quote(run.id) + " is leased by " + who);
+}
+
+Result<Lease> GrantLease(RunRecord& run, bool lease_live, const LeaseHolder& holder, Duration ttl,
+                         Time now) {
+  if (run.status == RunStatus::kCompleted) {
+    return FailedPreconditionError("run " + Quote(run.id) + " is completed");
+  }
+  if (lease_live) return LeasedError(run);
+  run.epoch += 1;
+  run.lease_holder = holder;
+  run.lease_expires_at = now + ttl;
+  run.updated_at = now;
+  return Lease{run.id, run.epoch, holder, *run.lease_expires_at};
+}
+
 Status CheckFence(const RunRecord& run, const Lease& lease, Time now) {
   if (run.epoch != lease.epoch) {
     return AbortedError("lease on run " + Quote(run.id) + " is stale (epoch " +

@@ -260,8 +260,7 @@ Status PgStore::DeleteRun(const std::string& run_id) {
     if (run.status().code() == StatusCode::kNotFound) return run.status();
     // A corrupt row can still be deleted: nobody can work on that run anyway.
     if (run.ok() && LeaseIsLive(run->record)) {
-      return UnavailableError("run " + Quote(run_id) + " is leased by " +
-                              run->record.lease_holder->id);
+      return LeasedError(run->record);
     }
     if (!run.ok() && run.status().code() != StatusCode::kDataLoss) return run.status();
     return conn.Exec(kDeleteRun, {PgParam::Text(run_id)}).status();
@@ -275,24 +274,9 @@ Result<Lease> PgStore::Claim(const std::string& run_id, const LeaseHolder& holde
     // The row lock makes the liveness check and the epoch bump one step for every claimant:
     // a concurrent Claim waits here and then sees this one's lease.
     MEND_ASSIGN_OR_RETURN(StoredRun run, ReadRun(conn, run_id, RowLock::kUpdate));
-    RunRecord& r = run.record;
-    if (r.status == RunStatus::kCompleted) {
-      return FailedPreconditionError("run " + Quote(run_id) + " is completed");
-    }
-    if (LeaseIsLive(r)) {
-      return UnavailableError("run " + Quote(run_id) + " is leased by " + r.lease_holder->id +
-                              " (pid " + std::to_string(r.lease_holder->pid) + " on " +
-                              r.lease_holder->host + ") until " +
-                              FormatRfc3339(*r.lease_expires_at));
-    }
-    Time now = clock_.Now();
-    r.epoch += 1;
-    r.lease_holder = holder;
-    r.lease_expires_at = now + ttl;
-    r.updated_at = now;
-    MEND_RETURN_IF_ERROR(WriteRun(conn, run));
-    lease = Lease{run_id, r.epoch, holder, *r.lease_expires_at};
-    return OkStatus();
+    MEND_ASSIGN_OR_RETURN(
+        lease, GrantLease(run.record, LeaseIsLive(run.record), holder, ttl, clock_.Now()));
+    return WriteRun(conn, run);
   }));
   return lease;
 }
