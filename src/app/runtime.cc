@@ -168,8 +168,11 @@ Runtime::~Runtime() {
 
 void StartBackgroundWork(Runtime& runtime) {
   if (runtime.backfill != nullptr) runtime.backfill->Start();
-  if (!runtime.lessons.triggers.enabled ||
-      runtime.lessons.enqueuer != runtime.lessons.queue.get()) {
+  // Workers only for the durable queue: legacy mode has none, and a queue that could not be
+  // opened has already said why (reflexion.unavailable).
+  const Lessons& lessons = runtime.lessons;
+  if (!lessons.triggers.enabled || lessons.queue == nullptr ||
+      lessons.enqueuer != lessons.queue.get()) {
     return;
   }
   const Status started = StartLessonWorkers(runtime);

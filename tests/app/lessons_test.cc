@@ -16,6 +16,7 @@
 #include "mend/app/memory_hooks.h"
 #include "mend/app/runtime.h"
 #include "mend/llm/scripted_provider.h"
+#include "tests/app/agent_home_test.h"
 #include "tests/support/status_matchers.h"
 
 namespace mend::app {
@@ -44,23 +45,11 @@ llm::ScriptedStep Error(Status error) {
   return step;
 }
 
-class LessonsTest : public ::testing::Test {
+class LessonsTest : public AgentHomeTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "mend-lsn-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    env_ = Env::Default();
-    agent_dir_ = dir_ + "/agent";
-    MEND_ASSERT_OK(env_.fs->CreateDirs(agent_dir_));
-    MEND_ASSERT_OK(
-        WriteFileAtomically(*env_.fs, agent_dir_ + "/agent.toml", "name = \"t\"\ntools = []\n"));
-    MEND_ASSERT_OK(
-        WriteFileAtomically(*env_.fs, agent_dir_ + "/instructions.md", "Answer briefly.\n"));
-  }
   void TearDown() override {
     runtimes_.clear();
-    std::filesystem::remove_all(dir_);
+    AgentHomeTest::TearDown();
   }
 
   // A runtime on dir_/home whose model answers with `steps`.
@@ -98,8 +87,6 @@ class LessonsTest : public ::testing::Test {
     return facts.ok() ? *facts : std::vector<memory::Fact>{};
   }
 
-  std::string dir_, agent_dir_;
-  Env env_;
   std::vector<llm::ScriptedProvider*> providers_;
   std::vector<std::unique_ptr<Runtime>> runtimes_;
 };

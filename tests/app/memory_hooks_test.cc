@@ -16,6 +16,7 @@
 #include "mend/llm/scripted_provider.h"
 #include "mend/memory/memory_section.h"
 #include "mend/obs/events.h"
+#include "tests/app/agent_home_test.h"
 #include "tests/support/status_matchers.h"
 
 namespace mend::app {
@@ -84,22 +85,8 @@ class InjectionFailsStore final : public memory::FactStore {
   std::unique_ptr<memory::FactStore> real_;
 };
 
-class MemoryHooksTest : public ::testing::Test {
+class MemoryHooksTest : public AgentHomeTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "mend-mem-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    env_ = Env::Default();
-    agent_dir_ = dir_ + "/agent";
-    MEND_ASSERT_OK(env_.fs->CreateDirs(agent_dir_));
-    MEND_ASSERT_OK(
-        WriteFileAtomically(*env_.fs, agent_dir_ + "/agent.toml", "name = \"t\"\ntools = []\n"));
-    MEND_ASSERT_OK(
-        WriteFileAtomically(*env_.fs, agent_dir_ + "/instructions.md", "Answer briefly.\n"));
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // A runtime whose model answers with `steps`; `provider_` observes its requests.
   void Open(std::vector<llm::ScriptedStep> steps, std::map<std::string, std::string> flags = {},
             std::unique_ptr<memory::FactStore> facts = nullptr) {
@@ -160,8 +147,6 @@ class MemoryHooksTest : public ::testing::Test {
     return steps;
   }
 
-  std::string dir_, agent_dir_;
-  Env env_;
   llm::ScriptedProvider* provider_ = nullptr;
   std::shared_ptr<obs::MemorySink> events_ = std::make_shared<obs::MemorySink>();
   std::unique_ptr<Runtime> runtime_;
