@@ -16,6 +16,7 @@
 #include "mend/app/memory_hooks.h"
 #include "mend/app/runtime.h"
 #include "mend/llm/scripted_provider.h"
+#include "mend/obs/events.h"
 #include "tests/app/agent_home_test.h"
 #include "tests/support/status_matchers.h"
 
@@ -210,6 +211,11 @@ TEST_F(LessonsTest, UnusableLessonDirectoryDisablesOnlyTheQueue) {
   EXPECT_FALSE(runtime.lessons.unavailable.ok());
   EXPECT_THAT(std::string(runtime.lessons.unavailable.message()), HasSubstr("/blocker/reflexion"));
   EXPECT_THAT(StartLessonWorkers(runtime), StatusIs(runtime.lessons.unavailable.code()));
+  // Long-lived commands start no workers and report nothing more than the queue's absence.
+  auto events = std::make_shared<obs::MemorySink>();
+  runtime.events->Subscribe(events);
+  StartBackgroundWork(runtime);
+  for (const obs::Event& e : events->events()) EXPECT_NE(e.type(), "reflexion.workers_failed");
   // Runs go on without the reflexion hook, and manual lessons still reach memory.
   EXPECT_EQ(Run(runtime, kTask).status, store::RunStatus::kFailed);
   auto id = AddManualLesson(runtime, "check the lesson directory permissions");
