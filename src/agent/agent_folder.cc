@@ -10,6 +10,7 @@
 #include "agent/agent_folder_toml.h"
 #include "mend/agent/agent_spec.h"
 #include "mend/agent/builtin_tools.h"
+#include "mend/base/hash.h"
 
 namespace mend::agent {
 namespace {
@@ -196,6 +197,7 @@ Result<AgentSpec> LoadAgentFolder(FileSystem& fs, const std::string& dir) {
   MEND_RETURN_IF_ERROR(CheckKnownKeys(table, kAgentKeys, path, ""));
   AgentSpec spec;
   spec.dir = dir;
+  spec.agent_toml_sha256 = Sha256Hex(text);
   MEND_RETURN_IF_ERROR(ParseIdentity(table, path, spec));
   MEND_RETURN_IF_ERROR(ParseLimits(table, path, spec.limits));
   MEND_ASSIGN_OR_RETURN(spec.command_tools, folder_internal::LoadCommandTools(fs, dir));

@@ -5,8 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "agent/held_run.h"
 #include "agent/message_codec.h"
 #include "mend/base/json.h"
+#include "mend/base/time_format.h"
 #include "mend/obs/events.h"
 
 namespace mend::agent {
@@ -14,21 +16,6 @@ namespace {
 
 // How many "<id>.fork-<n>" names Fork tries before giving up.
 constexpr int kMaxForks = 10000;
-
-std::string SystemPrompt(const AgentSpec& spec, const std::vector<std::string>& sections) {
-  std::vector<std::string> parts;
-  if (!spec.instructions.empty()) parts.push_back(spec.instructions);
-  for (const SkillSpec& skill : spec.skills) {
-    parts.push_back("## Skill: " + skill.name + "\n" + skill.description + "\n\n" + skill.body);
-  }
-  parts.insert(parts.end(), sections.begin(), sections.end());
-  std::string prompt;
-  for (const std::string& part : parts) {
-    if (!prompt.empty()) prompt += "\n\n";
-    prompt += part;
-  }
-  return prompt;
-}
 
 Status CheckResumable(const store::RunRecord& record) {
   if (record.status == store::RunStatus::kCompleted) {
@@ -90,7 +77,10 @@ Result<std::unique_ptr<Agent>> Agent::Create(AgentSpec spec, AgentOptions option
 }
 
 AgentImpl::AgentImpl(AgentSpec spec, AgentOptions options, std::shared_ptr<const RunTools> tools)
-    : spec_(std::move(spec)), options_(std::move(options)), tools_(std::move(tools)) {
+    : spec_(std::move(spec)),
+      options_(std::move(options)),
+      tools_(std::move(tools)),
+      fingerprint_(FingerprintAgent(spec_, tools_->Definitions())) {
   deps_.spec = &spec_;
   deps_.options = &options_;
   deps_.tools = tools_.get();
@@ -127,12 +117,21 @@ std::string AgentImpl::NewRunId() {
   return "run-" + std::string(buf);
 }
 
-RunInfo AgentImpl::MakeInfo(const std::string& run_id, const std::string& task) const {
+std::string AgentImpl::NewRunWorkspace() const {
+  if (!options_.workspace.empty()) return options_.workspace;
+  if (!spec_.workspace.empty()) return spec_.workspace;
+  return options_.caller_dir;
+}
+
+RunInfo AgentImpl::MakeInfo(const std::string& run_id, const std::string& task,
+                            const RunOrigin& origin) const {
   RunInfo info;
   info.run_id = run_id;
   info.task = task;
   info.agent = &spec_;
-  info.workspace = options_.workspace.empty() ? spec_.workspace : options_.workspace;
+  // A run keeps the workspace it started in, whoever resumes it and from wherever; runs recorded
+  // before workspaces were kept take today's.
+  info.workspace = origin.workspace.empty() ? NewRunWorkspace() : origin.workspace;
   return info;
 }
 
@@ -147,19 +146,28 @@ Result<std::vector<llm::Message>> AgentImpl::PriorConversation(const std::string
 }
 
 // The system prompt is computed once, here, and saved as the first message: a resumed run sees
-// exactly the prompt it started with and pre-run hooks are not asked again.
+// the prompt it started with (changed instructions and skills aside, see AdoptHeld) and pre-run
+// hooks are not asked again. The same checkpoint records how much of the prompt the instructions
+// and skills make up.
 Status AgentImpl::StartConversation(ActiveRun& run, StepLoop& loop, HooksRunner& hooks,
                                     std::vector<llm::Message> prior) {
+  MEND_ASSIGN_OR_RETURN(RunOrigin origin, ParseRunOrigin(run.metadata, run.info.run_id));
+  origin.prompt_prefix_bytes = SystemPrompt(spec_, {}).size();
+  if (!options_.run_model.empty()) origin.model = options_.run_model;
+  store::RunUpdate update;
+  MEND_ASSIGN_OR_RETURN(update.metadata, WriteRunOrigin(run.metadata, origin, run.info.run_id));
   std::vector<llm::Message> first;
   first.push_back(llm::Message::System(SystemPrompt(spec_, hooks.ContextSections(run.info))));
   for (llm::Message& m : prior) first.push_back(std::move(m));
   first.push_back(llm::Message::User(run.info.task));
-  MEND_RETURN_IF_ERROR(loop.Checkpoint(std::move(first), {}));
+  MEND_RETURN_IF_ERROR(loop.Checkpoint(std::move(first), update));
+  run.metadata = *update.metadata;
   if (options_.events != nullptr) {
     obs::Event e("run.started");
     e.AddString("run", run.info.run_id)
         .AddString("agent", spec_.name)
-        .AddString("task", run.info.task);
+        .AddString("task", run.info.task)
+        .AddString("workspace", run.info.workspace);
     options_.events->Publish(std::move(e));
   }
   return OkStatus();
@@ -176,9 +184,15 @@ Result<RunResult> AgentImpl::Send(const std::string& task, const SendOptions& op
   record.agent = spec_.name;
   record.agent_dir = spec_.dir;
   record.task = task;
-  nlohmann::json metadata = {{"kind", options.continue_from.empty() ? "send" : "session"}};
+  nlohmann::json metadata = nlohmann::json::object();
   if (!options.continue_from.empty()) metadata["continue_from"] = options.continue_from;
-  record.metadata = DumpJson(metadata);
+  RunOrigin origin;
+  origin.kind = options.continue_from.empty() ? "send" : "session";
+  origin.workspace = NewRunWorkspace();
+  origin.model = options_.run_model;
+  origin.fingerprint = fingerprint_;
+  origin.shadow = options_.shadow;
+  MEND_ASSIGN_OR_RETURN(record.metadata, WriteRunOrigin(DumpJson(metadata), origin, record.id));
   record.created_at = now;
   record.updated_at = now;
   MEND_RETURN_IF_ERROR(options_.store->CreateRun(record));
@@ -187,7 +201,7 @@ Result<RunResult> AgentImpl::Send(const std::string& task, const SendOptions& op
   HooksRunner hooks = MakeHooksRunner();
   ActiveRun run;
   run.lease = lease;
-  run.info = MakeInfo(record.id, task);
+  run.info = MakeInfo(record.id, task, origin);
   run.state.started_at = now;
   run.metadata = record.metadata;
   StepLoop loop(deps_, hooks, run);
@@ -211,10 +225,11 @@ Result<ActiveRun> AgentImpl::LoadHeld(const std::string& run_id, const store::Le
   MEND_ASSIGN_OR_RETURN(store::RunSnapshot snapshot, options_.store->Load(run_id));
   ActiveRun run;
   run.lease = lease;
-  run.info = MakeInfo(run_id, snapshot.run.task);
   run.checkpoint_step = snapshot.step;
   run.metadata = snapshot.run.metadata;
-  Result<RunState> state = DecodeRunState(snapshot.state, run_id);
+  Result<RunOrigin> origin = ParseRunOrigin(run.metadata, run_id);
+  Result<RunState> state =
+      origin.ok() ? DecodeRunState(snapshot.state, run_id) : Result<RunState>(origin.status());
   for (size_t i = 0; i < snapshot.messages.size() && state.ok(); ++i) {
     Result<llm::Message> m = DecodeMessage(snapshot.messages[i], run_id);
     if (!m.ok()) state = m.status();
@@ -230,7 +245,50 @@ Result<ActiveRun> AgentImpl::LoadHeld(const std::string& run_id, const store::Le
     return state.status();
   }
   run.state = std::move(state).value();
+  run.info = MakeInfo(run_id, snapshot.run.task, *origin);
+  if (Status s = AdoptHeld(run, *origin); !s.ok()) {
+    if (s.code() != StatusCode::kAborted) options_.store->Release(lease).IgnoreError();
+    return s;
+  }
   return run;
+}
+
+Status AgentImpl::AdoptHeld(ActiveRun& run, RunOrigin& origin) {
+  const std::string& run_id = run.info.run_id;
+  AgentChanges changes = CompareFingerprints(origin.fingerprint, fingerprint_);
+  MEND_RETURN_IF_ERROR(
+      CheckUsedTools(run_id, run.messages, *tools_, origin.fingerprint, fingerprint_));
+  if ((changes.instructions || changes.skills) && origin.prompt_prefix_bytes.has_value() &&
+      !run.messages.empty() && run.messages.front().role == llm::Role::kSystem) {
+    std::string& prompt = run.messages.front().content;
+    prompt = RefreshSystemPrompt(prompt, *origin.prompt_prefix_bytes, SystemPrompt(spec_, {}));
+  }
+  if (changes.any() && options_.events != nullptr) {
+    obs::Event e("run.agent_changed");
+    e.AddString("run", run_id).AddString("changed", changes.Describe());
+    options_.events->Publish(std::move(e));
+  }
+  if (options_.run_model.empty() || options_.run_model == origin.model) return OkStatus();
+  // The caller chose another model (a flag on this command): the run continues with it, and the
+  // record says so for every later command.
+  const RunModel previous = origin.model;
+  if (!previous.empty()) {
+    origin.model_changes.push_back(
+        {previous, options_.run_model, FormatRfc3339(options_.env.clock->Now())});
+  }
+  origin.model = options_.run_model;
+  store::RunUpdate update;
+  MEND_ASSIGN_OR_RETURN(update.metadata, WriteRunOrigin(run.metadata, origin, run_id));
+  MEND_RETURN_IF_ERROR(options_.store->Update(run.lease, update));
+  run.metadata = *update.metadata;
+  if (!previous.empty() && options_.events != nullptr) {
+    obs::Event e("run.model_changed");
+    e.AddString("run", run_id)
+        .AddString("from", DescribeRunModel(previous))
+        .AddString("to", DescribeRunModel(options_.run_model));
+    options_.events->Publish(std::move(e));
+  }
+  return OkStatus();
 }
 
 Result<RunResult> AgentImpl::Resume(const std::string& run_id) {
@@ -245,9 +303,15 @@ Result<RunResult> AgentImpl::Resume(const std::string& run_id) {
   HooksRunner hooks = MakeHooksRunner();
   if (record.step == 0) {
     // Interrupted before its first checkpoint: nothing was saved, so the run starts over.
+    Result<RunOrigin> origin = ParseRunOrigin(record.metadata, run_id);
+    if (!origin.ok()) {
+      options_.store->Release(lease).IgnoreError();
+      return origin.status();
+    }
     ActiveRun run;
     run.lease = lease;
-    run.info = MakeInfo(run_id, record.task);
+    run.metadata = record.metadata;
+    run.info = MakeInfo(run_id, record.task, *origin);
     run.state.started_at = options_.env.clock->Now();
     StepLoop loop(deps_, hooks, run);
     if (Status s = StartConversation(run, loop, hooks, {}); !s.ok()) {

@@ -39,11 +39,18 @@ class AgentImpl final : public Agent {
 
   HooksRunner MakeHooksRunner();
   std::string NewRunId();
-  RunInfo MakeInfo(const std::string& run_id, const std::string& task) const;
+  // The workspace of a new run: the options' override, the spec's, else the caller's directory.
+  std::string NewRunWorkspace() const;
+  RunInfo MakeInfo(const std::string& run_id, const std::string& task,
+                   const RunOrigin& origin) const;
   Result<std::vector<llm::Message>> PriorConversation(const std::string& run_id);
   Status StartConversation(ActiveRun& run, StepLoop& loop, HooksRunner& hooks,
                            std::vector<llm::Message> prior);
   Result<ActiveRun> LoadHeld(const std::string& run_id, const store::Lease& lease);
+  // What LoadHeld does once the run's conversation is loaded: checks the tools the run used
+  // against the agent's, brings changed instructions and skills into the system prompt, and
+  // records a model chosen by the caller. Errors leave the run as it was.
+  Status AdoptHeld(ActiveRun& run, RunOrigin& origin);
   Result<RunResult> DriveHeld(ActiveRun& run, HooksRunner& hooks, const Decision& decision);
   Result<RunResult> ContinueWaiting(const std::string& run_id, std::string_view kind,
                                     const Decision& decision);
@@ -52,6 +59,7 @@ class AgentImpl final : public Agent {
   const AgentSpec spec_;
   const AgentOptions options_;
   const std::shared_ptr<const RunTools> tools_;
+  const AgentFingerprint fingerprint_;
   LoopDeps deps_;
   std::mutex mu_;  // guards hooks_
   HooksRunner::Hooks hooks_;

@@ -8,6 +8,7 @@
 
 #include "mend/agent/agent_spec.h"
 #include "mend/agent/hooks.h"
+#include "mend/agent/run_origin.h"
 #include "mend/base/env.h"
 #include "mend/base/result.h"
 #include "mend/llm/provider.h"
@@ -28,6 +29,15 @@ struct AgentOptions {
   store::LeaseHolder holder;                // who this process is, for leases
   Duration lease_ttl = std::chrono::seconds(30);
   std::string workspace;  // overrides the spec's workspace when not empty
+  // The workspace of new runs whose agent folder names none: the caller's current directory
+  // (absolute). A run records its resolved workspace; resuming it uses the recorded one.
+  std::string caller_dir;
+  // The model new runs record (never a key). When a run being resumed, approved, answered or
+  // forked recorded another model, the run's record switches to this one, keeps the change in its
+  // metadata and a `run.model_changed` event says so: the caller chose it (a command flag).
+  // Empty: nothing is recorded or compared.
+  RunModel run_model;
+  bool shadow = false;  // recorded in new runs; the caller registers the shadow hook itself
   // Tools offered to the model in addition to those the spec enables (embedding and tests). A
   // tool here wins over a same-named one from the spec. Shared by every run of the Agent.
   std::vector<std::shared_ptr<Tool>> extra_tools;
@@ -74,8 +84,14 @@ class Agent {
 
   // Starts a run for `task` and drives it until it completes, fails or waits.
   virtual Result<RunResult> Send(const std::string& task, const SendOptions& options = {}) = 0;
-  // Continues an interrupted, failed or quarantined run from its newest checkpoint.
-  // kFailedPrecondition for a completed run or one waiting for a person.
+  // Continues an interrupted, failed or quarantined run from its newest checkpoint, in the
+  // workspace it recorded. kFailedPrecondition for a completed run or one waiting for a person.
+  //
+  // When the agent changed since the run started (docs/runs.md) a `run.agent_changed` event says
+  // what changed; changed instructions or skills replace the old ones in the system prompt the
+  // model sees from now on (the stored conversation keeps the original). A tool the run already
+  // called that is gone or has another definition stops it: kFailedPrecondition naming the tool,
+  // and the run is left as it was. The same holds for Approve, Deny, Answer and ForkWithNote.
   virtual Result<RunResult> Resume(const std::string& run_id) = 0;
   // Every unfinished run (running, waiting, failed, quarantined) of the store.
   virtual Result<std::vector<store::RunRecord>> Pending() = 0;

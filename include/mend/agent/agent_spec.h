@@ -61,6 +61,8 @@ struct AgentSpec {
   // agent.toml's `workspace` joined to `dir` when relative (so it is absolute when `dir` is);
   // empty when not set: the caller runs in the current directory.
   std::string workspace;
+  // Lowercase hex SHA-256 of agent.toml's bytes (run fingerprints, run_origin.h).
+  std::string agent_toml_sha256;
 };
 
 // Loads and validates an agent folder through `fs` (the format is docs/agent_folder.md). Errors
