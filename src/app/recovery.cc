@@ -8,13 +8,18 @@ Result<agent::Agent*> RuntimeRunDriver::AgentFor(const store::RunRecord& run) {
   if (run.agent_dir.empty()) {
     return FailedPreconditionError("run " + run.id + " does not record its agent folder");
   }
+  // Runs of one folder share an Agent when they continue on the same model: a daemon started
+  // with other settings resumes each run on the model it recorded.
+  MEND_ASSIGN_OR_RETURN(agent::RunOrigin origin, agent::ParseRunOrigin(run.metadata, run.id));
+  const std::string key = run.agent_dir + "\n" + origin.model.provider + "\n" +
+                          origin.model.base_url + "\n" + origin.model.model;
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = agents_.find(run.agent_dir);
+  auto it = agents_.find(key);
   if (it != agents_.end()) return it->second.get();
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
-                        OpenAgent(runtime_, run.agent_dir, ProviderUse::kDrivesRuns));
+                        OpenAgentForRun(runtime_, run, ProviderUse::kDrivesRuns));
   agent::Agent* raw = agent.get();
-  agents_.emplace(run.agent_dir, std::move(agent));
+  agents_.emplace(key, std::move(agent));
   return raw;
 }
 

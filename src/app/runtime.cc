@@ -2,7 +2,9 @@
 // lease identity and long-term memory here, and nowhere else.
 #include "mend/app/runtime.h"
 
+#include <filesystem>
 #include <string_view>
+#include <system_error>
 #include <utility>
 
 #include "app/lessons_internal.h"
@@ -10,6 +12,7 @@
 #include "mend/agent/agent_spec.h"
 #include "mend/app/deferred_provider.h"
 #include "mend/app/memory_hooks.h"
+#include "mend/app/run_model.h"
 #include "mend/heal/progress_guard.h"
 #include "mend/store/postgres_store.h"
 #include "mend/store/sqlite_store.h"
@@ -19,6 +22,14 @@ namespace {
 
 constexpr char kDatabaseFile[] = "mend.db";
 constexpr char kEventsFile[] = "events.jsonl";
+
+// "" when the current directory cannot be read (it was removed, say): runs then need a
+// `workspace` in their agent folder.
+std::string CurrentDirectory() {
+  std::error_code error;
+  std::filesystem::path dir = std::filesystem::current_path(error);
+  return error ? std::string() : dir.lexically_normal().string();
+}
 
 bool IsPostgresUrl(std::string_view url) {
   return url.starts_with("postgres://") || url.starts_with("postgresql://");
@@ -134,6 +145,7 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
   auto runtime = std::unique_ptr<Runtime>(new Runtime{env, config});
   runtime->home = config.GetString("home");
   MEND_RETURN_IF_ERROR(env.fs->CreateDirs(runtime->home));
+  runtime->caller_dir = options.caller_dir.empty() ? CurrentDirectory() : options.caller_dir;
   runtime->holder = store::LocalLeaseHolder(options.holder_prefix);
   if (options.store != nullptr) {
     runtime->store = std::move(options.store);
@@ -189,24 +201,24 @@ Status PrepareProvider(Runtime& runtime, const std::string& fallback_model) {
   return runtime.deferred->Prepare(fallback_model);
 }
 
-Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::string& agent_dir,
-                                                ProviderUse use) {
-  MEND_ASSIGN_OR_RETURN(agent::AgentSpec spec, agent::LoadAgentFolder(*runtime.env.fs, agent_dir));
-  if (use == ProviderUse::kDrivesRuns) {
-    MEND_RETURN_IF_ERROR(PrepareProvider(runtime, spec.model));
-  }
+namespace {
+
+// The Agent of `spec` for runs on `model` (recorded in new runs; see AgentOptions::run_model),
+// with every hook the configuration asks for.
+Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::AgentSpec spec,
+                                                  const agent::RunModel& model, ProviderUse use) {
   agent::AgentOptions options;
   options.env = runtime.env;
   options.provider = runtime.provider.get();
+  if (use == ProviderUse::kDrivesRuns) {
+    MEND_ASSIGN_OR_RETURN(options.provider, ProviderFor(runtime, model));
+  }
   options.store = runtime.store.get();
   options.events = runtime.events.get();
   options.holder = runtime.holder;
-  // A model given on the command line is the user's explicit choice for this invocation; a model
-  // from the environment or config.toml is only the default for agents that name none.
-  const ConfigValue* model = runtime.config.Find("provider.model");
-  if (model != nullptr && model->source == ConfigSource::kFlag) {
-    options.model = runtime.config.GetString("provider.model");
-  }
+  options.caller_dir = runtime.caller_dir;
+  options.run_model = model;
+  options.model = model.model;
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
                         agent::Agent::Create(std::move(spec), std::move(options)));
   if (runtime.config.GetBool("memory.enabled")) AddMemoryHooks(runtime, *agent);
@@ -222,6 +234,15 @@ Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::str
   return agent;
 }
 
+}  // namespace
+
+Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::string& agent_dir,
+                                                ProviderUse use) {
+  MEND_ASSIGN_OR_RETURN(agent::AgentSpec spec, agent::LoadAgentFolder(*runtime.env.fs, agent_dir));
+  const agent::RunModel model = NewRunModel(runtime, spec);
+  return OpenAgentOn(runtime, std::move(spec), model, use);
+}
+
 Result<store::RunRecord> FindRun(Runtime& runtime, const std::string& run_id) {
   Result<store::RunRecord> run = runtime.store->GetRun(run_id);
   if (!run.ok() && run.status().code() == StatusCode::kNotFound) {
@@ -230,13 +251,22 @@ Result<store::RunRecord> FindRun(Runtime& runtime, const std::string& run_id) {
   return run;
 }
 
+Result<std::unique_ptr<agent::Agent>> OpenAgentForRun(Runtime& runtime, const store::RunRecord& run,
+                                                      ProviderUse use) {
+  if (run.agent_dir.empty()) {
+    return FailedPreconditionError("run " + run.id + " does not record its agent folder");
+  }
+  MEND_ASSIGN_OR_RETURN(agent::RunOrigin origin, agent::ParseRunOrigin(run.metadata, run.id));
+  MEND_ASSIGN_OR_RETURN(agent::AgentSpec spec,
+                        agent::LoadAgentFolder(*runtime.env.fs, run.agent_dir));
+  const agent::RunModel model = RunModelFor(runtime, spec, origin);
+  return OpenAgentOn(runtime, std::move(spec), model, use);
+}
+
 Result<std::unique_ptr<agent::Agent>> OpenAgentForRun(Runtime& runtime, const std::string& run_id,
                                                       ProviderUse use) {
   MEND_ASSIGN_OR_RETURN(store::RunRecord run, FindRun(runtime, run_id));
-  if (run.agent_dir.empty()) {
-    return FailedPreconditionError("run " + run_id + " does not record its agent folder");
-  }
-  return OpenAgent(runtime, run.agent_dir, use);
+  return OpenAgentForRun(runtime, run, use);
 }
 
 }  // namespace mend::app

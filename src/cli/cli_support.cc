@@ -13,7 +13,7 @@ namespace mend::cli {
 namespace {
 
 constexpr std::string_view kUsageDetail = "MEND_USAGE";
-constexpr std::string_view kConfigDetail = "MEND_CONFIG_INVALID";
+constexpr std::string_view kConfigDetail = kConfigInvalidDetail;
 
 // Error lines are one line by contract, whatever a message contains.
 std::string OneLine(std::string_view text) {

@@ -105,6 +105,10 @@ class LessonQueue::Impl {
   std::atomic<int64_t> skipped_{0};
   std::atomic<int64_t> retried_{0};
   std::atomic<int64_t> dead_lettered_{0};
+  // The counters when the previous DrainNow returned (0 before the first): a drain reports the
+  // jobs finished since then, including those the workers took up between Start and the drain.
+  std::mutex drain_mu_;
+  int64_t reported_succeeded_ = 0, reported_skipped_ = 0, reported_retried_ = 0, reported_dead_ = 0;
 };
 
 }  // namespace mend::lessonq

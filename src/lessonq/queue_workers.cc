@@ -195,8 +195,7 @@ void LessonQueue::Impl::MoveToDeadLetters(const Job& job) {
 Result<DrainReport> LessonQueue::Impl::DrainNow(Duration timeout) {
   if (!owner()) return FailedPreconditionError("this process does not own the lesson workers");
   const Time deadline = env_.clock->Now() + timeout;
-  const int64_t succeeded = succeeded_, skipped = skipped_, retried = retried_,
-                dead = dead_lettered_;
+  std::lock_guard<std::mutex> drain_lock(drain_mu_);
   // Queued jobs first, then the ones read now: made due in the other order, a job that failed and
   // was rescheduled in between would be made due (and retried) again.
   const Time now = env_.clock->Now();
@@ -204,10 +203,16 @@ Result<DrainReport> LessonQueue::Impl::DrainNow(Duration timeout) {
   LoadUnknown(now);
   heap_.WaitIdle(deadline);
   DrainReport report;
-  report.succeeded = succeeded_ - succeeded;
-  report.skipped = skipped_ - skipped;
-  report.retried = retried_ - retried;
-  report.dead_lettered = dead_lettered_ - dead;
+  const int64_t succeeded = succeeded_, skipped = skipped_, retried = retried_,
+                dead = dead_lettered_;
+  report.succeeded = succeeded - reported_succeeded_;
+  report.skipped = skipped - reported_skipped_;
+  report.retried = retried - reported_retried_;
+  report.dead_lettered = dead - reported_dead_;
+  reported_succeeded_ = succeeded;
+  reported_skipped_ = skipped;
+  reported_retried_ = retried;
+  reported_dead_ = dead;
   MEND_ASSIGN_OR_RETURN(std::vector<std::string> ids, wal_->ListIds());
   report.remaining = static_cast<int64_t>(ids.size());
   RefreshGauges();

@@ -11,7 +11,8 @@
 namespace mend::app {
 
 // The recovery loop's view of the agent layer: each run is resumed by an Agent opened from the
-// folder it was started from (kept open for later runs of the same folder). Thread-safe.
+// folder it was started from, on the model the run recorded (OpenAgentForRun), kept open for later
+// runs of the same folder and model. Thread-safe.
 class RuntimeRunDriver final : public heal::RunDriver {
  public:
   explicit RuntimeRunDriver(Runtime& runtime) : runtime_(runtime) {}
@@ -25,7 +26,8 @@ class RuntimeRunDriver final : public heal::RunDriver {
 
   Runtime& runtime_;
   std::mutex mu_;
-  std::map<std::string, std::unique_ptr<agent::Agent>> agents_;  // by agent folder
+  // By agent folder and recorded model.
+  std::map<std::string, std::unique_ptr<agent::Agent>> agents_;
 };
 
 // Recovery options from the configuration (recover.interval, recover.max_attempts,

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "mend/agent/agent.h"
@@ -39,6 +41,9 @@ struct RuntimeOptions {
   EventLog event_log = EventLog::kJsonlFile;
   // The start of this process's lease holder id ("<prefix>-<pid>@<host>").
   std::string holder_prefix = "mend";
+  // The workspace of new runs whose agent folder names none; empty: the process's current
+  // directory.
+  std::string caller_dir;
 };
 
 // Everything a command needs to run agents, built from the effective configuration in one place
@@ -49,10 +54,17 @@ struct Runtime {
   Env env;
   Config config;
   std::string home;  // the state directory; exists once OpenRuntime returned
+  // The caller's current directory (absolute): the workspace of new runs whose agent folder
+  // names none (RuntimeOptions::caller_dir).
+  std::string caller_dir;
   // The model provider. Unless injected through RuntimeOptions it is built from the provider.*
   // keys on first use (so commands that need no model work without an API key); see
   // PrepareProvider to build it up front.
   std::unique_ptr<llm::LlmProvider> provider;
+  // Providers of runs that recorded another provider or base URL than the configured ones
+  // (ProviderFor in run_model.h), by "<provider>\n<base_url>"; guarded by run_providers_mu.
+  std::mutex run_providers_mu;
+  std::map<std::string, std::unique_ptr<llm::LlmProvider>> run_providers;
   std::unique_ptr<store::CheckpointStore> store;
   std::unique_ptr<obs::EventBus> events;
   store::LeaseHolder holder;  // who this process is, for leases
@@ -108,18 +120,24 @@ enum class ProviderUse {
   kNoModel,     // fork, pending: no model call will be made
 };
 
-// Loads the agent folder at `agent_dir` and creates its Agent on the runtime's provider, store,
-// event bus and lease holder, with the memory hooks (memory_hooks.h) when memory.enabled is true.
-// The model: an explicit --model flag overrides the folder's model;
-// otherwise the folder's model, else the configured one. Errors: those of LoadAgentFolder,
-// PrepareProvider (kDrivesRuns) and Agent::Create.
+// Loads the agent folder at `agent_dir` and creates its Agent for new runs on the runtime's store,
+// event bus and lease holder, with the memory hooks (memory_hooks.h) when memory.enabled is true,
+// the quality hooks and the progress guard. New runs record the model of NewRunModel
+// (run_model.h) and, when the folder names no workspace, the runtime's caller_dir. Errors: those of
+// LoadAgentFolder, ProviderFor (kDrivesRuns: a missing model or script is a configuration error,
+// exit 2) and Agent::Create.
 Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::string& agent_dir,
                                                 ProviderUse use = ProviderUse::kDrivesRuns);
 
 // The record of run `run_id`; kNotFound "no run named <id>" when the store has none.
 Result<store::RunRecord> FindRun(Runtime& runtime, const std::string& run_id);
 
-// OpenAgent for the folder run `run_id` was started from.
+// OpenAgent for the folder `run` was started from, on the model the run recorded unless a flag of
+// this invocation overrides it (RunModelFor in run_model.h; the agent records the change). Also
+// kDataLoss for metadata that does not parse, kFailedPrecondition for a run without a folder.
+Result<std::unique_ptr<agent::Agent>> OpenAgentForRun(Runtime& runtime, const store::RunRecord& run,
+                                                      ProviderUse use = ProviderUse::kDrivesRuns);
+// The same for the run named `run_id` (FindRun's errors).
 Result<std::unique_ptr<agent::Agent>> OpenAgentForRun(Runtime& runtime, const std::string& run_id,
                                                       ProviderUse use = ProviderUse::kDrivesRuns);
 

@@ -37,6 +37,10 @@ namespace mend {
 // that the schema does not know is kInvalidArgument naming the key and the file, so that typos do
 // not pass silently. A missing config.toml is fine; one that cannot be read is the read error.
 
+// The detail code (Status::detail_code) of an invalid or missing configuration value: the user
+// must change how mend is invoked, so the CLI exits with 2 (a usage error).
+inline constexpr std::string_view kConfigInvalidDetail = "MEND_CONFIG_INVALID";
+
 enum class ConfigSource { kDefault, kFile, kEnv, kFlag };
 // "default", "file", "env", "flag".
 std::string_view ConfigSourceName(ConfigSource source);

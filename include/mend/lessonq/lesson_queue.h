@@ -87,7 +87,8 @@ struct QueueStats {
   int64_t dlq_size = 0;     // records in dlq/
 };
 
-// What DrainNow did.
+// What the workers did since the previous DrainNow (since Start for the first one): jobs taken up
+// between Start and the drain count too.
 struct DrainReport {
   int64_t succeeded = 0;
   int64_t skipped = 0;

@@ -1,0 +1,94 @@
+// Which model a run talks to: recorded when it starts, kept when it is resumed (DESIGN.md §6).
+#include "mend/app/run_model.h"
+
+#include <string>
+#include <utility>
+
+#include "mend/app/deferred_provider.h"
+#include "mend/app/runtime.h"
+
+namespace mend::app {
+namespace {
+
+bool FromFlag(const Config& config, std::string_view key) {
+  const ConfigValue* value = config.Find(key);
+  return value != nullptr && value->source == ConfigSource::kFlag;
+}
+
+Status ConfigInvalid(std::string message) {
+  return InvalidArgumentError(std::move(message)).WithDetailCode(kConfigInvalidDetail);
+}
+
+}  // namespace
+
+agent::RunModel NewRunModel(const Runtime& runtime, const agent::AgentSpec& spec) {
+  const Config& config = runtime.config;
+  agent::RunModel model;
+  model.provider = runtime.deferred != nullptr ? config.GetString("provider.name")
+                                               : std::string(runtime.provider->name());
+  model.base_url = config.GetString("provider.base_url");
+  // A model given on the command line is the user's explicit choice for this invocation; a model
+  // from the environment or config.toml is only the default for agents that name none.
+  model.model = config.GetString("provider.model");
+  if (!FromFlag(config, "provider.model") && !spec.model.empty()) model.model = spec.model;
+  return model;
+}
+
+agent::RunModel RunModelFor(const Runtime& runtime, const agent::AgentSpec& spec,
+                            const agent::RunOrigin& origin) {
+  const Config& config = runtime.config;
+  agent::RunModel fresh = NewRunModel(runtime, spec);
+  if (origin.model.empty()) return fresh;
+  agent::RunModel model = origin.model;
+  if (FromFlag(config, "provider.name") && fresh.provider != model.provider) return fresh;
+  if (FromFlag(config, "provider.base_url")) model.base_url = fresh.base_url;
+  if (FromFlag(config, "provider.model")) model.model = fresh.model;
+  return model;
+}
+
+Status CheckRunModel(const Runtime& runtime, const agent::RunModel& model) {
+  if (runtime.deferred == nullptr) return OkStatus();  // an injected provider needs nothing
+  const std::string& name = model.provider;
+  if (name == "openai" || name == "anthropic") {
+    if (!model.model.empty()) return OkStatus();
+    return ConfigInvalid("provider.model is not set: provider " + name +
+                         " needs a model (--model, MEND_MODEL, `model` under [provider] in "
+                         "config.toml, or `model` in the agent's agent.toml)");
+  }
+  if (name == "scripted") {
+    if (!runtime.config.GetString("provider.script_file").empty()) return OkStatus();
+    return ConfigInvalid(
+        "provider.script_file is not set: provider scripted needs a script (--script-file, "
+        "MEND_SCRIPT_FILE, or `script_file` under [provider] in config.toml)");
+  }
+  return ConfigInvalid("provider.name \"" + name +
+                       "\" is unknown; expected openai, anthropic or scripted (--provider, "
+                       "MEND_PROVIDER, or `name` under [provider] in config.toml)");
+}
+
+Result<llm::LlmProvider*> ProviderFor(Runtime& runtime, const agent::RunModel& model) {
+  if (runtime.deferred == nullptr) return runtime.provider.get();
+  MEND_RETURN_IF_ERROR(CheckRunModel(runtime, model));
+  const Config& config = runtime.config;
+  if (model.provider == config.GetString("provider.name") &&
+      model.base_url == config.GetString("provider.base_url")) {
+    // The configured provider; the run's model travels with each request.
+    MEND_RETURN_IF_ERROR(PrepareProvider(runtime, model.model));
+    return runtime.provider.get();
+  }
+  const std::string key = model.provider + "\n" + model.base_url;
+  std::lock_guard<std::mutex> lock(runtime.run_providers_mu);
+  auto it = runtime.run_providers.find(key);
+  if (it != runtime.run_providers.end()) return it->second.get();
+  llm::ProviderOptions options = ProviderOptionsFromConfig(config, model.model);
+  options.kind = model.provider;
+  options.base_url = model.base_url;
+  options.model = model.model;
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<llm::LlmProvider> built,
+                        llm::CreateProvider(options, runtime.env));
+  llm::LlmProvider* raw = built.get();
+  runtime.run_providers.emplace(key, std::move(built));
+  return raw;
+}
+
+}  // namespace mend::app
