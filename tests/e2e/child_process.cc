@@ -81,7 +81,8 @@ std::vector<char*> CStrings(const std::vector<std::string>& strings) {
 }  // namespace
 
 Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const std::vector<std::string>& argv,
-                                                          const std::vector<std::string>& env) {
+                                                          const std::vector<std::string>& env,
+                                                          const std::string& cwd) {
   if (argv.empty()) return InvalidArgumentError("no program to run");
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return ErrnoToStatus(errno, "pipe");
@@ -96,6 +97,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const std::vector<std:
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   ResetSignals(attr);
@@ -187,8 +189,8 @@ Result<ChildOutput> ChildProcess::Finish(std::chrono::milliseconds timeout) {
 
 Result<ChildOutput> RunProcess(const std::vector<std::string>& argv,
                                const std::vector<std::string>& env,
-                               std::chrono::milliseconds timeout) {
-  MEND_ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> child, ChildProcess::Spawn(argv, env));
+                               std::chrono::milliseconds timeout, const std::string& cwd) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> child, ChildProcess::Spawn(argv, env, cwd));
   return child->Finish(timeout);
 }
 

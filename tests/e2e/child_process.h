@@ -31,10 +31,12 @@ struct ChildOutput {
 class ChildProcess {
  public:
   // Starts `argv[0]` (a path; PATH is not searched) with exactly `env` ("NAME=value" entries) as
-  // its environment. kInvalidArgument for an empty argv; the errno mapping of posix_spawn or
-  // pipe otherwise (e.g. kNotFound for a missing binary).
+  // its environment, in directory `cwd` (empty: this process's). kInvalidArgument for an empty
+  // argv; the errno mapping of posix_spawn or pipe otherwise (e.g. kNotFound for a missing binary
+  // or directory).
   static Result<std::unique_ptr<ChildProcess>> Spawn(const std::vector<std::string>& argv,
-                                                     const std::vector<std::string>& env);
+                                                     const std::vector<std::string>& env,
+                                                     const std::string& cwd = "");
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
@@ -65,11 +67,12 @@ class ChildProcess {
   std::string err_buffer_;
 };
 
-// Runs `argv` with `env` to completion and returns what it printed. The deadline of Finish
-// applies.
+// Runs `argv` with `env` (in `cwd` when not empty) to completion and returns what it printed. The
+// deadline of Finish applies.
 Result<ChildOutput> RunProcess(const std::vector<std::string>& argv,
                                const std::vector<std::string>& env,
-                               std::chrono::milliseconds timeout = std::chrono::seconds(20));
+                               std::chrono::milliseconds timeout = std::chrono::seconds(20),
+                               const std::string& cwd = "");
 
 // A fake_llm_server child process and the loopback port it announced.
 struct FakeServerProcess {

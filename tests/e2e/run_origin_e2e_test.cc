@@ -1,0 +1,200 @@
+// Where and with what a run runs, through the real `mend` binary and the fake LLM server: an agent
+// folder without `workspace` works in the caller's directory, a run keeps that workspace and its
+// model when it is resumed from elsewhere or by a recovery pass started with other settings, a
+// flag on resume switches the model and the change is recorded, and a missing model is a usage
+// error before any run exists.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "tests/e2e/child_process.h"
+#include "tests/e2e/temp_dir.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kKey[] = "sk-run-origin-KEY-4242";
+constexpr char kNotes[] = "the deploy window is Tuesday 14:00\n";
+constexpr std::chrono::seconds kBound(20);
+
+// A read of notes.txt, then the answer.
+constexpr char kReadScript[] = R"([
+  {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "notes.txt"}}]},
+  {"text": "done"}
+])";
+
+// A listing, a provider outage that fails the run, then (resumed) a read of notes.txt and the
+// answer.
+constexpr char kOutageScript[] = R"([
+  {"tool_calls": [{"id": "c1", "name": "list_dir", "arguments": {"path": "."}}]},
+  {"status": 503, "error_message": "upstream down"},
+  {"tool_calls": [{"id": "c2", "name": "read_file", "arguments": {"path": "notes.txt"}}]},
+  {"text": "done"}
+])";
+
+class RunOriginE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = ScopedTempDir::Create();
+    MEND_ASSERT_OK(dir);
+    dir_ = std::move(*dir);
+    std::error_code error;
+    std::filesystem::create_directories(dir_->File("agent"), error);
+    std::filesystem::create_directories(dir_->File("project"), error);
+    std::filesystem::create_directories(dir_->File("elsewhere"), error);
+    MEND_ASSERT_OK(dir_->WriteFile("agent/agent.toml",
+                                   "name = \"x\"\ntools = [\"read_file\", \"list_dir\"]\n"));
+    MEND_ASSERT_OK(dir_->WriteFile("project/notes.txt", kNotes));
+    // No lessons: a failed run's lesson request would take a response of the server's script.
+    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), std::string("MEND_API_KEY=") + kKey,
+            "MEND_QUALITY_REFLEXION_ENABLED=false"};
+  }
+
+  void TearDown() override { EXPECT_THAT(captured_, Not(HasSubstr(kKey))); }
+
+  void StartServer(const char* script) {
+    auto path = dir_->WriteFile("script.json", script);
+    MEND_ASSERT_OK(path);
+    auto server = StartFakeServer(
+        FAKE_LLM_SERVER_BINARY, {"--script", *path, "--api-key", kKey, "--log", LogPath()}, kBound);
+    MEND_ASSERT_OK(server);
+    server_ = std::move(server->process);
+    port_ = server->port;
+  }
+
+  std::string LogPath() const { return dir_->File("requests.jsonl"); }
+  std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+  // `mend --home H --json args...` run in `cwd` with env_ plus `extra_env`.
+  ChildOutput Mend(std::vector<std::string> args, const std::string& cwd,
+                   const std::vector<std::string>& extra_env = {}) {
+    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File("home"), "--json"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<std::string> env = env_;
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
+    auto result = RunProcess(argv, env, kBound, cwd);
+    EXPECT_THAT(result, IsOk());
+    if (!result.ok()) return {};
+    captured_ += result->out + result->err;
+    EXPECT_TRUE(result->status.exited) << "signal " << result->status.signal;
+    return *std::move(result);
+  }
+
+  static nlohmann::json Json(const ChildOutput& out) {
+    return nlohmann::json::parse(out.out, nullptr, false);
+  }
+
+  // `mend run` of the agent with model `model` on the fake server, from `cwd`.
+  nlohmann::json Run(const std::string& model, const std::string& cwd) {
+    return Json(Mend({"run", dir_->File("agent"), "what do the notes say?", "--id", "r1",
+                      "--provider", "openai", "--model", model, "--base-url", Url()},
+                     cwd));
+  }
+
+  // The request bodies the fake server logged, in arrival order.
+  std::vector<nlohmann::json> Requests() {
+    auto log = ReadWholeFile(LogPath());
+    EXPECT_THAT(log, IsOk());
+    std::vector<nlohmann::json> bodies;
+    if (!log.ok()) return bodies;
+    captured_ += *log;
+    std::istringstream in(*log);
+    for (std::string line; std::getline(in, line);) {
+      const nlohmann::json request = nlohmann::json::parse(line, nullptr, false);
+      bodies.push_back(nlohmann::json::parse(request.value("body", "{}"), nullptr, false));
+    }
+    return bodies;
+  }
+
+  // The content of the last tool message of `body`'s conversation.
+  static std::string LastToolResult(const nlohmann::json& body) {
+    std::string content;
+    for (const nlohmann::json& m : body["messages"]) {
+      if (m.value("role", "") == "tool") content = m.value("content", "");
+    }
+    return content;
+  }
+
+  std::unique_ptr<ScopedTempDir> dir_;
+  std::unique_ptr<ChildProcess> server_;
+  int port_ = 0;
+  std::vector<std::string> env_;
+  std::string captured_;
+};
+
+TEST_F(RunOriginE2eTest, AFolderWithoutWorkspaceWorksInTheCallersDirectory) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(kReadScript));
+  const nlohmann::json run = Run("model-a", dir_->File("project"));
+  ASSERT_TRUE(run.is_object()) << run;
+  EXPECT_EQ(run["status"], "completed") << run;
+  const std::vector<nlohmann::json> requests = Requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(LastToolResult(requests[1]), kNotes);
+}
+
+TEST_F(RunOriginE2eTest, AResumeFromElsewhereKeepsTheWorkspaceAndTheModel) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(kOutageScript));
+  const nlohmann::json failed = Run("model-a", dir_->File("project"));
+  ASSERT_EQ(failed["status"], "failed") << failed;
+  // No provider settings at all: the run's own provider, base URL and model are used.
+  const ChildOutput resumed = Mend({"resume", "r1"}, dir_->File("elsewhere"));
+  EXPECT_EQ(resumed.status.code, 0) << resumed.err;
+  EXPECT_EQ(Json(resumed)["status"], "completed") << resumed.out;
+  const std::vector<nlohmann::json> requests = Requests();
+  ASSERT_EQ(requests.size(), 4u);
+  for (const nlohmann::json& body : requests) EXPECT_EQ(body["model"], "model-a");
+  EXPECT_EQ(LastToolResult(requests[3]), kNotes);  // read in the recorded workspace
+}
+
+TEST_F(RunOriginE2eTest, RecoveryWithAnotherDefaultModelKeepsTheRunsModel) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(kOutageScript));
+  ASSERT_EQ(Run("model-a", dir_->File("project"))["status"], "failed");
+  const ChildOutput recovered =
+      Mend({"recover", "--once"}, dir_->File("elsewhere"),
+           {"MEND_PROVIDER=openai", "MEND_MODEL=model-b", "MEND_BASE_URL=" + Url()});
+  EXPECT_EQ(recovered.status.code, 0) << recovered.err;
+  EXPECT_THAT(Json(recovered)["completed"], ::testing::ElementsAre("r1")) << recovered.out;
+  const std::vector<nlohmann::json> requests = Requests();
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_EQ(requests[2]["model"], "model-a");
+  EXPECT_EQ(requests[3]["model"], "model-a");
+}
+
+TEST_F(RunOriginE2eTest, AModelFlagOnResumeSwitchesTheRunAndIsRecorded) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(kOutageScript));
+  ASSERT_EQ(Run("model-a", dir_->File("project"))["status"], "failed");
+  const ChildOutput resumed = Mend({"resume", "r1", "--model", "model-c"}, dir_->path());
+  EXPECT_EQ(Json(resumed)["status"], "completed") << resumed.out << resumed.err;
+  const std::vector<nlohmann::json> requests = Requests();
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_EQ(requests[2]["model"], "model-c");
+  auto events = ReadWholeFile(dir_->File("home/events.jsonl"));
+  MEND_ASSERT_OK(events);
+  EXPECT_THAT(*events, HasSubstr("run.model_changed"));
+  EXPECT_THAT(*events, HasSubstr("openai model-c"));
+}
+
+TEST_F(RunOriginE2eTest, AMissingModelIsAUsageErrorBeforeAnyRunExists) {
+  const ChildOutput run =
+      Mend({"run", dir_->File("agent"), "task", "--provider", "openai"}, dir_->File("project"));
+  EXPECT_EQ(run.status.code, 2);
+  EXPECT_THAT(run.err, HasSubstr("provider.model is not set"));
+  EXPECT_THAT(run.err, HasSubstr("--model"));
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  const ChildOutput pending = Mend({"pending"}, dir_->path());
+  EXPECT_EQ(Json(pending)["runs"], nlohmann::json::array()) << pending.out;
+}
+
+}  // namespace
+}  // namespace mend::testing
