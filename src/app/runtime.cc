@@ -8,6 +8,7 @@
 #include "app/lessons_internal.h"
 #include "app/unavailable_fact_store.h"
 #include "mend/agent/agent_spec.h"
+#include "mend/app/check_hooks.h"
 #include "mend/app/deferred_provider.h"
 #include "mend/app/memory_hooks.h"
 #include "mend/heal/progress_guard.h"
@@ -207,8 +208,10 @@ Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::str
   if (model != nullptr && model->source == ConfigSource::kFlag) {
     options.model = runtime.config.GetString("provider.model");
   }
+  // The spec is copied, not moved: AddCheckHooks reads its checks and shadow list.
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
-                        agent::Agent::Create(std::move(spec), std::move(options)));
+                        agent::Agent::Create(spec, std::move(options)));
+  MEND_RETURN_IF_ERROR(AddCheckHooks(runtime, *agent, spec));
   if (runtime.config.GetBool("memory.enabled")) AddMemoryHooks(runtime, *agent);
   AddQualityHooks(runtime, *agent);
   if (runtime.config.GetBool("heal.progress_guard")) {
