@@ -6,8 +6,12 @@
 #include "agent/agent_folder_checks.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
 #include <string_view>
 
 #include "agent/agent_folder_internal.h"
