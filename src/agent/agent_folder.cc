@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "agent/agent_folder_checks.h"
 #include "agent/agent_folder_internal.h"
 #include "agent/agent_folder_toml.h"
 #include "mend/agent/agent_spec.h"
@@ -22,6 +23,7 @@ using folder_internal::ErrorAt;
 using folder_internal::GetTomlInt;
 using folder_internal::GetTomlString;
 using folder_internal::GetTomlStringArray;
+using folder_internal::GetTomlTable;
 using folder_internal::IsValidName;
 using folder_internal::KeyLine;
 using folder_internal::kNameRule;
@@ -30,22 +32,12 @@ using folder_internal::TomlEntry;
 using folder_internal::TomlString;
 using folder_internal::TomlTypeName;
 
-const std::vector<std::string> kAgentKeys = {"name",      "description", "model",       "tools",
-                                             "workspace", "limits",      "tool_options"};
+const std::vector<std::string> kAgentKeys = {"name",         "description", "model",
+                                             "tools",        "workspace",   "limits",
+                                             "tool_options", "checks",      "shadow"};
 const std::vector<std::string> kLimitKeys = {"max_steps", "max_cost_usd", "max_wall_seconds"};
 const std::vector<std::string> kToolOptionKeys = {"timeout_seconds", "max_output_bytes"};
 constexpr int64_t kMaxOutputBytesLimit = 64 * 1024 * 1024;
-
-// A table-valued key, or nullptr when absent; another type is an error.
-Result<const toml::table*> GetTable(const toml::table& table, std::string_view key,
-                                    const std::string& path, std::string_view name) {
-  const toml::node* node = table.get(key);
-  if (node == nullptr) return static_cast<const toml::table*>(nullptr);
-  if (const auto* t = node->as_table()) return t;
-  return ErrorAt(path, KeyLine(table, key),
-                 std::string(name) + " must be a table ([" + std::string(name) + "]), got " +
-                     TomlTypeName(*node));
-}
 
 Status ParseIdentity(const toml::table& table, const std::string& path, AgentSpec& spec) {
   MEND_ASSIGN_OR_RETURN(auto name, GetTomlString(table, "name", path, "name"));
@@ -69,7 +61,7 @@ std::string FormatNumber(double d) {
 }
 
 Status ParseLimits(const toml::table& table, const std::string& path, AgentLimits& limits) {
-  MEND_ASSIGN_OR_RETURN(const toml::table* t, GetTable(table, "limits", path, "limits"));
+  MEND_ASSIGN_OR_RETURN(const toml::table* t, GetTomlTable(table, "limits", path, "limits"));
   if (t == nullptr) return OkStatus();
   MEND_RETURN_IF_ERROR(CheckKnownKeys(*t, kLimitKeys, path, "limits."));
   MEND_ASSIGN_OR_RETURN(auto steps,
@@ -123,7 +115,7 @@ Status ParseToolList(const toml::table& table, const std::string& path, AgentSpe
 
 Status ParseToolOptions(const toml::table& table, const std::string& path, AgentSpec& spec) {
   MEND_ASSIGN_OR_RETURN(const toml::table* all,
-                        GetTable(table, "tool_options", path, "tool_options"));
+                        GetTomlTable(table, "tool_options", path, "tool_options"));
   if (all == nullptr) return OkStatus();
   for (const TomlEntry& entry : EntriesInFileOrder(*all)) {
     const std::string name = "tool_options." + entry.key;
@@ -132,7 +124,7 @@ Status ParseToolOptions(const toml::table& table, const std::string& path, Agent
                      "[" + name + "] configures a tool that is not in tools" +
                          DidYouMean(entry.key, spec.tools));
     }
-    MEND_ASSIGN_OR_RETURN(const toml::table* t, GetTable(*all, entry.key, path, name));
+    MEND_ASSIGN_OR_RETURN(const toml::table* t, GetTomlTable(*all, entry.key, path, name));
     MEND_RETURN_IF_ERROR(CheckKnownKeys(*t, kToolOptionKeys, path, name + "."));
     ToolOptions options;
     MEND_ASSIGN_OR_RETURN(
@@ -204,6 +196,8 @@ Result<AgentSpec> LoadAgentFolder(FileSystem& fs, const std::string& dir) {
   MEND_RETURN_IF_ERROR(ParseToolList(table, path, spec));
   MEND_RETURN_IF_ERROR(ParseToolOptions(table, path, spec));
   MEND_RETURN_IF_ERROR(ParseWorkspace(fs, table, path, spec));
+  MEND_ASSIGN_OR_RETURN(spec.checks, folder_internal::ParseChecks(table, path, spec.tools));
+  MEND_ASSIGN_OR_RETURN(spec.shadow, folder_internal::ParseShadow(table, path, spec));
   MEND_ASSIGN_OR_RETURN(spec.instructions, LoadInstructions(fs, dir));
   MEND_ASSIGN_OR_RETURN(spec.skills, folder_internal::LoadSkills(fs, dir));
   return spec;

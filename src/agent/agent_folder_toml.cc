@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/agent_folder_internal.h"
+#include "mend/base/json.h"
 
 namespace mend::agent::folder_internal {
 
@@ -147,6 +148,85 @@ Result<std::optional<std::vector<TomlString>>> GetTomlStringArray(const toml::ta
     strings.push_back({s->get(), line});
   }
   return std::optional<std::vector<TomlString>>(std::move(strings));
+}
+
+Result<const toml::table*> GetTomlTable(const toml::table& table, std::string_view key,
+                                        const std::string& path, std::string_view name) {
+  const toml::node* node = table.get(key);
+  if (node == nullptr) return static_cast<const toml::table*>(nullptr);
+  if (const auto* t = node->as_table()) return t;
+  return ErrorAt(path, KeyLine(table, key),
+                 std::string(name) + " must be a table ([" + std::string(name) + "]), got " +
+                     TomlTypeName(*node));
+}
+
+namespace {
+
+// The argv form of a command written as one string, split on spaces: ["sh", "check.sh"].
+std::string SuggestArgv(std::string_view command) {
+  std::string suggestion = "[";
+  size_t start = 0;
+  while (start < command.size()) {
+    const size_t space = command.find(' ', start);
+    const size_t stop = space == std::string_view::npos ? command.size() : space;
+    if (stop > start) {
+      if (suggestion.size() > 1) suggestion += ", ";
+      suggestion += "\"" + std::string(command.substr(start, stop - start)) + "\"";
+    }
+    start = stop + 1;
+  }
+  return suggestion + "]";
+}
+
+}  // namespace
+
+Result<std::optional<std::vector<std::string>>> GetTomlArgv(const toml::table& table,
+                                                            std::string_view key,
+                                                            const std::string& path,
+                                                            std::string_view name) {
+  using Argv = std::optional<std::vector<std::string>>;
+  if (const auto* s = table.get_as<std::string>(key)) {
+    return ErrorAt(path, KeyLine(table, key),
+                   std::string(name) +
+                       " must be an array of strings (the argv, run without a shell), e.g. " +
+                       std::string(name) + " = " + SuggestArgv(s->get()));
+  }
+  MEND_ASSIGN_OR_RETURN(auto argv,
+                        GetTomlStringArray(table, key, path, name, R"(["/bin/sh", "check.sh"])"));
+  if (!argv.has_value()) return Argv();
+  if (argv->empty() || argv->front().value.empty()) {
+    return ErrorAt(
+        path, KeyLine(table, key),
+        std::string(name) + " must not be empty: its first element is the program to run");
+  }
+  std::vector<std::string> command;
+  for (TomlString& arg : *argv) command.push_back(std::move(arg.value));
+  return Argv(std::move(command));
+}
+
+Result<std::optional<nlohmann::json>> GetTomlJsonDocument(const toml::table& table,
+                                                          std::string_view key,
+                                                          const std::string& path,
+                                                          std::string_view name) {
+  const toml::node* node = table.get(key);
+  if (node == nullptr) return std::optional<nlohmann::json>();
+  if (node->is_table()) {
+    MEND_ASSIGN_OR_RETURN(nlohmann::json document, TomlToJson(*node, path));
+    return std::optional<nlohmann::json>(std::move(document));
+  }
+  const int line = KeyLine(table, key);
+  if (const auto* text = node->as_string()) {
+    Result<nlohmann::json> parsed = ParseJson(text->get());
+    if (!parsed.ok()) {
+      return ErrorAt(path, line, std::string(name) + ": " + std::string(parsed.status().message()));
+    }
+    return std::optional<nlohmann::json>(std::move(parsed).value());
+  }
+  return ErrorAt(path, line,
+                 std::string(name) +
+                     " must be a table (a JSON Schema written in TOML) or a string holding JSON, "
+                     "got " +
+                     TomlTypeName(*node));
 }
 
 Result<nlohmann::json> TomlToJson(const toml::node& node, const std::string& path) {

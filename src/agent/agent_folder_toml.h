@@ -61,6 +61,25 @@ Result<std::optional<std::vector<TomlString>>> GetTomlStringArray(const toml::ta
                                                                   std::string_view name,
                                                                   std::string_view example);
 
+// A table-valued key, or nullptr when absent; another type is an error naming `[name]`.
+Result<const toml::table*> GetTomlTable(const toml::table& table, std::string_view key,
+                                        const std::string& path, std::string_view name);
+
+// An optional argv: an array of strings whose first element is not empty. A plain string is an
+// error suggesting the array form (`command = "sh check.sh"` is a natural first attempt).
+Result<std::optional<std::vector<std::string>>> GetTomlArgv(const toml::table& table,
+                                                            std::string_view key,
+                                                            const std::string& path,
+                                                            std::string_view name);
+
+// An optional JSON document written either as a TOML table or as a string holding JSON (the forms
+// of a command tool's `parameters` and of a check's `schema`). Another type, or a string that is
+// not JSON, is an error at the key's line.
+Result<std::optional<nlohmann::json>> GetTomlJsonDocument(const toml::table& table,
+                                                          std::string_view key,
+                                                          const std::string& path,
+                                                          std::string_view name);
+
 // "a string", "an integer", "an array", ... for messages about wrong types.
 std::string TomlTypeName(const toml::node& node);
 

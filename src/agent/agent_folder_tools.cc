@@ -20,60 +20,19 @@ const std::vector<std::string>& ToolFileKeys() {
   return *kKeys;
 }
 
-// `command = "sh check.sh"` is a natural first attempt; suggest the argv form it means.
-std::string SuggestArgv(std::string_view command) {
-  std::string suggestion = "[";
-  size_t start = 0;
-  while (start < command.size()) {
-    const size_t space = command.find(' ', start);
-    const size_t stop = space == std::string_view::npos ? command.size() : space;
-    if (stop > start) {
-      if (suggestion.size() > 1) suggestion += ", ";
-      suggestion += "\"" + std::string(command.substr(start, stop - start)) + "\"";
-    }
-    start = stop + 1;
-  }
-  return suggestion + "]";
-}
-
 Result<std::vector<std::string>> ParseCommand(const toml::table& table, const std::string& path) {
-  if (const auto* s = table.get_as<std::string>("command")) {
-    return ErrorAt(path, KeyLine(table, "command"),
-                   "command must be an array of strings (the argv, run without a shell), e.g. "
-                   "command = " +
-                       SuggestArgv(s->get()));
-  }
-  MEND_ASSIGN_OR_RETURN(auto argv, GetTomlStringArray(table, "command", path, "command",
-                                                      R"(["/bin/sh", "check.sh"])"));
+  MEND_ASSIGN_OR_RETURN(auto argv, GetTomlArgv(table, "command", path, "command"));
   if (!argv.has_value()) return ErrorAt(path, 1, "missing required key command");
-  if (argv->empty() || argv->front().value.empty()) {
-    return ErrorAt(path, KeyLine(table, "command"),
-                   "command must not be empty: its first element is the program to run");
-  }
-  std::vector<std::string> command;
-  for (TomlString& arg : *argv) command.push_back(std::move(arg.value));
-  return command;
+  return std::move(*argv);
 }
 
 // The JSON Schema of the tool's arguments as compact JSON text.
 Result<std::string> ParseParameters(const toml::table& table, const std::string& path) {
-  const toml::node* node = table.get("parameters");
-  if (node == nullptr) return std::string(ToolSpec().parameters);
+  MEND_ASSIGN_OR_RETURN(std::optional<nlohmann::json> parsed,
+                        GetTomlJsonDocument(table, "parameters", path, "parameters"));
+  if (!parsed.has_value()) return std::string(ToolSpec().parameters);
   const int line = KeyLine(table, "parameters");
-  nlohmann::json schema;
-  if (const auto* text = node->as_string()) {
-    Result<nlohmann::json> parsed = ParseJson(text->get());
-    if (!parsed.ok())
-      return ErrorAt(path, line, "parameters: " + std::string(parsed.status().message()));
-    schema = std::move(parsed).value();
-  } else if (node->is_table()) {
-    MEND_ASSIGN_OR_RETURN(schema, TomlToJson(*node, path));
-  } else {
-    return ErrorAt(path, line,
-                   "parameters must be a table (a JSON Schema written in TOML) or a string "
-                   "holding JSON, got " +
-                       TomlTypeName(*node));
-  }
+  nlohmann::json schema = std::move(*parsed);
   if (!schema.is_object() || !schema.contains("type") || schema["type"] != "object") {
     return ErrorAt(path, line, "parameters must be a JSON Schema object with \"type\": \"object\"");
   }

@@ -10,6 +10,7 @@
 #include "app/lessons_internal.h"
 #include "app/unavailable_fact_store.h"
 #include "mend/agent/agent_spec.h"
+#include "mend/app/check_hooks.h"
 #include "mend/app/deferred_provider.h"
 #include "mend/app/memory_hooks.h"
 #include "mend/app/run_model.h"
@@ -206,7 +207,8 @@ namespace {
 // The Agent of `spec` for runs on `model` (recorded in new runs; see AgentOptions::run_model),
 // with every hook the configuration asks for.
 Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::AgentSpec spec,
-                                                  const agent::RunModel& model, ProviderUse use) {
+                                                  const agent::RunModel& model, ShadowMode shadow,
+                                                  ProviderUse use) {
   agent::AgentOptions options;
   options.env = runtime.env;
   options.provider = runtime.provider.get();
@@ -219,8 +221,11 @@ Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::Agent
   options.caller_dir = runtime.caller_dir;
   options.run_model = model;
   options.model = model.model;
+  options.shadow = shadow == ShadowMode::kOn;
+  // The spec is copied, not moved: AddCheckHooks reads its checks and shadow list.
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
-                        agent::Agent::Create(std::move(spec), std::move(options)));
+                        agent::Agent::Create(spec, std::move(options)));
+  MEND_RETURN_IF_ERROR(AddCheckHooks(runtime, *agent, spec, shadow));
   if (runtime.config.GetBool("memory.enabled")) AddMemoryHooks(runtime, *agent);
   AddQualityHooks(runtime, *agent);
   if (runtime.config.GetBool("heal.progress_guard")) {
@@ -240,7 +245,9 @@ Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::str
                                                 ProviderUse use) {
   MEND_ASSIGN_OR_RETURN(agent::AgentSpec spec, agent::LoadAgentFolder(*runtime.env.fs, agent_dir));
   const agent::RunModel model = NewRunModel(runtime, spec);
-  return OpenAgentOn(runtime, std::move(spec), model, use);
+  const ShadowMode shadow =
+      runtime.config.GetBool("heal.shadow") ? ShadowMode::kOn : ShadowMode::kOff;
+  return OpenAgentOn(runtime, std::move(spec), model, shadow, use);
 }
 
 Result<store::RunRecord> FindRun(Runtime& runtime, const std::string& run_id) {
@@ -260,7 +267,10 @@ Result<std::unique_ptr<agent::Agent>> OpenAgentForRun(Runtime& runtime, const st
   MEND_ASSIGN_OR_RETURN(agent::AgentSpec spec,
                         agent::LoadAgentFolder(*runtime.env.fs, run.agent_dir));
   const agent::RunModel model = RunModelFor(runtime, spec, origin);
-  return OpenAgentOn(runtime, std::move(spec), model, use);
+  // A run started in shadow mode stays in it: resuming it must not run the tools it simulated.
+  const ShadowMode shadow =
+      runtime.config.GetBool("heal.shadow") || origin.shadow ? ShadowMode::kOn : ShadowMode::kOff;
+  return OpenAgentOn(runtime, std::move(spec), model, shadow, use);
 }
 
 Result<std::unique_ptr<agent::Agent>> OpenAgentForRun(Runtime& runtime, const std::string& run_id,

@@ -173,6 +173,12 @@ void AddHealKeys(std::vector<ConfigKeySpec>& keys) {
                       "hint, deny, then stop a tool that keeps failing the same way"));
   keys.push_back(Int("heal.max_denials", 3, 1, 100, "MEND_HEAL_MAX_DENIALS",
                      "denied repeats before the run stops with MEND_RUN_NO_PROGRESS"));
+  ConfigKeySpec shadow =
+      Bool("heal.shadow", false, "MEND_HEAL_SHADOW",
+           "shadow mode: only the tools of the agent's [shadow] read_only list run; the others "
+           "return a simulated result");
+  shadow.flag = "shadow";
+  keys.push_back(std::move(shadow));
 }
 
 void AddRecoverKeys(std::vector<ConfigKeySpec>& keys) {

@@ -1,5 +1,5 @@
-// `mend run AGENT_DIR [TASK] [--id ID]`: starts a durable run and drives it until it completes,
-// fails or waits for a person.
+// `mend run AGENT_DIR [TASK] [--id ID] [--shadow]`: starts a durable run and drives it until it
+// completes, fails or waits for a person.
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <istream>
@@ -71,6 +71,7 @@ void AddRunCommand(CLI::App& app, CliContext& ctx) {
   run->add_option("TASK", args->task, "the task (default: read from stdin when it is not a TTY)");
   run->add_option("--id", args->id, "the run's id (default: a new unique id)");
   AddProviderFlags(*run, ctx);
+  AddConfigFlags(*run, ctx, "heal.shadow");
   run->callback([&ctx, args] { ctx.action = [&ctx, args] { return RunAgent(ctx, *args); }; });
 }
 

@@ -54,6 +54,8 @@ TEST_F(AgentFolderTest, MinimalFolderLoadsWithDefaults) {
   EXPECT_TRUE(spec->skills.empty());
   EXPECT_TRUE(spec->command_tools.empty());
   EXPECT_TRUE(spec->tool_options.empty());
+  EXPECT_TRUE(spec->checks.empty());
+  EXPECT_THAT(spec->shadow.read_only, ElementsAre("read_file", "list_dir"));
 }
 
 TEST_F(AgentFolderTest, FullFolderLoadsEveryPart) {
@@ -243,6 +245,9 @@ TEST_F(AgentFolderTest, ExampleAgentLoads) {
   EXPECT_FALSE(spec->command_tools[0].spec.requires_approval);
   EXPECT_EQ(spec->workspace, JoinPath(dir, "workspace"));
   EXPECT_EQ(spec->limits.max_steps, 20);
+  ASSERT_EQ(spec->checks.size(), 1u);
+  EXPECT_EQ(spec->checks[0].kind, CheckSpec::Kind::kMaxBytes);
+  EXPECT_THAT(spec->shadow.read_only, ElementsAre("list_dir", "read_file", "run_checks"));
 }
 
 }  // namespace

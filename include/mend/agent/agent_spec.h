@@ -42,8 +42,43 @@ struct ToolOptions {
   std::optional<size_t> max_output_bytes;
 };
 
+// One [[checks]] table of agent.toml: a predicate over the output of a tool and what to do when it
+// fails. The agent module only loads and validates it; app turns it into heal's OutputCheck
+// (docs/heal.md), a post-tool hook.
+struct CheckSpec {
+  enum class Kind {
+    kRegex,       // `pattern` must be found in the output (or, with must_match false, must not)
+    kJsonSchema,  // the output must parse as JSON and satisfy `schema`
+    kMaxBytes,    // the output must be at most `max_bytes` bytes
+    kCommand,     // `command` gets the output on stdin and must exit 0 within its timeout
+  };
+  enum class Action {
+    kHint,     // append `message` to the result
+    kReplace,  // replace the result with an error result holding `message`
+  };
+  std::string tool;  // a tool of AgentSpec::tools, or "*" for every tool
+  Kind kind = Kind::kRegex;
+  Action action = Action::kHint;
+  std::string pattern;     // kRegex: an ECMAScript pattern that compiles
+  bool must_match = true;  // kRegex: false makes a match the failure
+  std::string schema;      // kJsonSchema: compact JSON text of a usable schema (json_schema.h)
+  size_t max_bytes = 0;    // kMaxBytes: positive
+  std::vector<std::string> command;                  // kCommand: argv, non-empty
+  std::optional<std::chrono::milliseconds> timeout;  // kCommand; unset: the hook's default
+  std::string message;  // the hint or replacement text; empty: a description of the failure
+};
+
+// agent.toml's [shadow] table: what still runs when shadow mode is on (configuration heal.shadow,
+// `mend run --shadow`). Every other tool call gets a simulated result instead of running.
+struct ShadowSpec {
+  // Enabled tool names, in the file's order. Without `read_only` in agent.toml: the enabled tools
+  // that declare themselves read-only (ToolSpec::read_only, and read_only = true in tools/*.toml),
+  // except ask_human, in the order of AgentSpec::tools.
+  std::vector<std::string> read_only;
+};
+
 // A loaded, validated agent folder (DESIGN.md §6):
-//   agent.toml        name, model, tools, [limits], [tool_options.<name>]
+//   agent.toml        name, model, tools, [limits], [tool_options.<name>], [[checks]], [shadow]
 //   instructions.md   the system prompt
 //   skills/*.md       front matter (name, description) + body
 //   tools/*.toml      external command tools
@@ -61,6 +96,8 @@ struct AgentSpec {
   // agent.toml's `workspace` joined to `dir` when relative (so it is absolute when `dir` is);
   // empty when not set: the caller runs in the current directory.
   std::string workspace;
+  std::vector<CheckSpec> checks;  // in the file's order
+  ShadowSpec shadow;
   // Lowercase hex SHA-256 of agent.toml's bytes (run fingerprints, run_origin.h).
   std::string agent_toml_sha256;
 };

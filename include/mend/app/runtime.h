@@ -121,8 +121,9 @@ enum class ProviderUse {
 };
 
 // Loads the agent folder at `agent_dir` and creates its Agent for new runs on the runtime's store,
-// event bus and lease holder, with the memory hooks (memory_hooks.h) when memory.enabled is true,
-// the quality hooks and the progress guard. New runs record the model of NewRunModel
+// event bus and lease holder, with the folder's checks and shadow mode (check_hooks.h; shadow mode
+// when heal.shadow is set), the memory hooks (memory_hooks.h) when memory.enabled is true, the
+// quality hooks and the progress guard. New runs record the model of NewRunModel
 // (run_model.h) and, when the folder names no workspace, the runtime's caller_dir. Errors: those of
 // LoadAgentFolder, ProviderFor (kDrivesRuns: a missing model or script is a configuration error,
 // exit 2) and Agent::Create.
@@ -133,7 +134,8 @@ Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::str
 Result<store::RunRecord> FindRun(Runtime& runtime, const std::string& run_id);
 
 // OpenAgent for the folder `run` was started from, on the model the run recorded unless a flag of
-// this invocation overrides it (RunModelFor in run_model.h; the agent records the change). Also
+// this invocation overrides it (RunModelFor in run_model.h; the agent records the change), and in
+// shadow mode when the run started in it. Also
 // kDataLoss for metadata that does not parse, kFailedPrecondition for a run without a folder.
 Result<std::unique_ptr<agent::Agent>> OpenAgentForRun(Runtime& runtime, const store::RunRecord& run,
                                                       ProviderUse use = ProviderUse::kDrivesRuns);
