@@ -22,8 +22,9 @@ struct ScriptedStep {
   Status error;  // not OK: Complete() returns this instead of a completion
 };
 
-// A provider that answers from a script, for `mend demo` and in-process tests. Thread-safe. Format
-// and rules in docs/scripted_provider_format.md; in short:
+// A provider that answers from a script, for `mend demo`, in-process tests and replaying a
+// recorded cassette (RecordingProvider). Thread-safe. Format and rules in
+// docs/scripted_provider_format.md; in short:
 //
 // Script format (JSON): an array of steps, or {"steps": [...]}. Each step is an object with any of
 //   "text": string, "tool_calls": [{"id", "name", "arguments"}] (arguments: JSON text, or any JSON
