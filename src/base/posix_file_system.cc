@@ -122,7 +122,8 @@ int OpenFlags(WriteMode mode) {
 
 Result<std::unique_ptr<WritableFile>> PosixFileSystem::OpenWritable(const std::string& path,
                                                                     WriteMode mode) {
-  const int fd = RetryOnEintr([&] { return ::open(path.c_str(), OpenFlags(mode), 0644); });
+  // Everything mend writes is private to its user: new files are 0600 (before the umask).
+  const int fd = RetryOnEintr([&] { return ::open(path.c_str(), OpenFlags(mode), 0600); });
   if (fd < 0) return PosixError("open", path);
   return std::unique_ptr<WritableFile>(std::make_unique<PosixWritableFile>(fd, path));
 }
@@ -194,7 +195,7 @@ Result<FileInfo> PosixFileSystem::Stat(const std::string& path) {
 
 Result<std::unique_ptr<FileLock>> PosixFileSystem::Lock(const std::string& path) {
   const int fd =
-      RetryOnEintr([&] { return ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644); });
+      RetryOnEintr([&] { return ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); });
   if (fd < 0) return PosixError("open lock file", path);
   if (RetryOnEintr([&] { return ::flock(fd, LOCK_EX | LOCK_NB); }) < 0) {
     Status s = PosixError("lock", path);

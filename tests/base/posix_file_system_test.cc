@@ -190,6 +190,17 @@ TEST_F(PosixFileSystemTest, WriteFileAtomicallyReplacesContentsAndLeavesNoTempor
   EXPECT_THAT(*names, ElementsAre("state"));
 }
 
+TEST_F(PosixFileSystemTest, NewFilesArePrivateToTheirUser) {
+  Write(Path("a"), "secret");
+  MEND_ASSERT_OK(WriteFileAtomically(fs_, Path("b"), "secret"));
+  MEND_ASSERT_OK(fs_.Lock(Path("LOCK")));
+  for (const char* name : {"a", "b", "LOCK"}) {
+    EXPECT_EQ(std::filesystem::status(Path(name)).permissions(),
+              std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)
+        << name;
+  }
+}
+
 TEST(PosixFileSystemDefaultTest, DefaultIsASingleton) {
   EXPECT_EQ(PosixFileSystem::Default(), PosixFileSystem::Default());
 }

@@ -1,7 +1,9 @@
 // The commands that run agents (run, pending, resume, fork, approve, answer, chat, demo), in
 // process, on a real temporary home (SQLite needs a disk) and a scripted model read from a file.
-// A new `mend` invocation reads the script from its start, so each test writes the responses the
-// next invocation should give.
+// A new `mend` invocation answers from the script by the conversation's position (the scripted
+// provider's turn groups), so a run continued by another invocation continues its script. The
+// error steps of the turn a run stopped at are replayed by the next invocation, so a test that
+// lets a failed run recover writes a new script without them.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -148,13 +150,18 @@ TEST_F(RunCommandsTest, ForkCreatesARunThatResumes) {
   EXPECT_EQ(Json()["run_id"], "r1.fork-1");
   EXPECT_EQ(Json()["parent_id"], "r1");
   EXPECT_EQ(Json()["from_step"], 3);
-  Script(R"([{"text": "second answer"}])");
+  // The fork continues the conversation after the tool call: its next answer is the script's
+  // second, here replaced by a new one.
+  Script(
+      R"([{"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "notes.txt"}}]},
+             {"text": "second answer"}])");
   EXPECT_EQ(MendWithModel({"resume", "r1.fork-1"}), 0) << err();
   EXPECT_EQ(out(), "second answer\n");
 }
 
 TEST_F(RunCommandsTest, ApproveRunsTheToolAndTheRunContinues) {
-  Script(R"([{"tool_calls": [{"id": "c1", "name": "deploy", "arguments": {}}]}])");
+  Script(R"([{"tool_calls": [{"id": "c1", "name": "deploy", "arguments": {}}]},
+             {"text": "deployed it"}])");
   EXPECT_EQ(MendWithModel({"run", agent_, "deploy it", "--id", "r1", "--json"}), 0) << err();
   EXPECT_EQ(Json()["status"], "waiting");
   EXPECT_EQ(Json()["waiting"], "approval");
@@ -163,16 +170,15 @@ TEST_F(RunCommandsTest, ApproveRunsTheToolAndTheRunContinues) {
   EXPECT_EQ(Mend({"pending", "--json"}), 0);
   EXPECT_EQ(Json()["runs"][0]["waiting"], "approval");
 
-  Script(R"([{"text": "deployed it"}])");
   EXPECT_EQ(MendWithModel({"approve", "r1"}), 0) << err();
   EXPECT_EQ(out(), "deployed it\n");
 }
 
 TEST_F(RunCommandsTest, DenyReturnsTheReasonToTheModel) {
-  Script(R"([{"tool_calls": [{"id": "c1", "name": "deploy", "arguments": {}}]}])");
+  Script(R"([{"tool_calls": [{"id": "c1", "name": "deploy", "arguments": {}}]},
+             {"text": "not deploying"}])");
   EXPECT_EQ(MendWithModel({"run", agent_, "deploy it", "--id", "r1"}), 0) << err();
   EXPECT_THAT(out(), HasSubstr("mend approve r1"));
-  Script(R"([{"text": "not deploying"}])");
   EXPECT_EQ(MendWithModel({"approve", "r1", "--deny", "--reason", "freeze", "--json"}), 0) << err();
   EXPECT_EQ(Json()["status"], "completed");
   EXPECT_EQ(Json()["output"], "not deploying");
@@ -184,13 +190,13 @@ TEST_F(RunCommandsTest, ReasonWithoutDenyIsAUsageError) {
 
 TEST_F(RunCommandsTest, AnswerGivesTheModelThePersonsAnswer) {
   Script(R"([{"tool_calls": [{"id": "c1", "name": "ask_human",
-                              "arguments": {"question": "Which environment?"}}]}])");
+                              "arguments": {"question": "Which environment?"}}]},
+             {"text": "staging it is"}])");
   EXPECT_EQ(MendWithModel({"run", agent_, "deploy", "--id", "r1", "--json"}), 0) << err();
   EXPECT_EQ(Json()["waiting"], "question");
   EXPECT_EQ(Json()["question"], "Which environment?");
 
   EXPECT_EQ(MendWithModel({"approve", "r1"}), 1);  // it waits for an answer, not an approval
-  Script(R"([{"text": "staging it is"}])");
   EXPECT_EQ(MendWithModel({"answer", "r1", "staging"}), 0) << err();
   EXPECT_EQ(out(), "staging it is\n");
 }

@@ -52,6 +52,135 @@ TEST(ScriptedProviderTest, ReplaysStepsInOrderThenExhausts) {
   EXPECT_EQ((*p)->remaining(), 0u);
 }
 
+// A request in a conversation that has had `turns` assistant answers.
+CompletionRequest AtTurn(size_t turns) {
+  CompletionRequest r = Ask("task");
+  for (size_t i = 0; i < turns; ++i) {
+    r.messages.push_back(Message::Assistant("", {{"c" + std::to_string(i), "look", "{}"}}));
+    r.messages.push_back(Message::ToolResult("c" + std::to_string(i), "look", "seen"));
+  }
+  return r;
+}
+
+std::string TextOf(const Result<Completion>& c) { return c.ok() ? c->text : c.status().ToString(); }
+
+TEST(ScriptedProviderTest, AConversationResumedByAFreshProviderGetsItsTurnsAnswer) {
+  constexpr char kScript[] = R"([{"text": "answer 0"}, {"text": "answer 1"},
+      {"error": {"code": "unavailable", "message": "blip at turn 2"}}, {"text": "answer 2"},
+      {"text": "answer 3"}, {"text": "answer 4"}])";
+  auto first = ScriptedProvider::FromJson(kScript);
+  MEND_ASSERT_OK(first);
+  EXPECT_EQ(TextOf((*first)->Complete(AtTurn(0))), "answer 0");
+  EXPECT_EQ(TextOf((*first)->Complete(AtTurn(1))), "answer 1");
+
+  // Another process picks the conversation up after its third answer.
+  auto resumed = ScriptedProvider::FromJson(kScript);
+  MEND_ASSERT_OK(resumed);
+  EXPECT_EQ(TextOf((*resumed)->Complete(AtTurn(3))), "answer 3");
+  EXPECT_EQ((*resumed)->remaining(), 1u);
+  EXPECT_EQ(TextOf((*resumed)->Complete(AtTurn(4))), "answer 4");
+  EXPECT_EQ((*resumed)->remaining(), 0u);
+}
+
+TEST(ScriptedProviderTest, ErrorsBeforeAnAnswerComeInOrderAndAreNotReplayedForALaterTurn) {
+  constexpr char kScript[] = R"([{"text": "answer 0"},
+      {"error": {"code": "unavailable", "message": "first"}},
+      {"error": {"code": "resource_exhausted", "message": "second", "retry_after_ms": 250}},
+      {"text": "answer 1"},
+      {"error": {"code": "deadline_exceeded", "message": "third"}},
+      {"text": "answer 2"}])";
+  auto p = ScriptedProvider::FromJson(kScript);
+  MEND_ASSERT_OK(p);
+  EXPECT_EQ(TextOf((*p)->Complete(AtTurn(0))), "answer 0");
+  // Retries of turn 1 get its error steps in order, then its answer.
+  EXPECT_THAT((*p)->Complete(AtTurn(1)), StatusIs(StatusCode::kUnavailable, "first"));
+  Result<Completion> second = (*p)->Complete(AtTurn(1));
+  EXPECT_THAT(second, StatusIs(StatusCode::kResourceExhausted, "second"));
+  EXPECT_EQ(second.status().retry_after(), std::chrono::milliseconds(250));
+  EXPECT_EQ(TextOf((*p)->Complete(AtTurn(1))), "answer 1");
+
+  // A fresh provider at turn 2 skips turn 1's errors but gets turn 2's own.
+  auto fresh = ScriptedProvider::FromJson(kScript);
+  MEND_ASSERT_OK(fresh);
+  EXPECT_THAT((*fresh)->Complete(AtTurn(2)), StatusIs(StatusCode::kDeadlineExceeded, "third"));
+  EXPECT_EQ(TextOf((*fresh)->Complete(AtTurn(2))), "answer 2");
+
+  // A fresh provider at turn 1 gets turn 1's errors again: they belong to that turn.
+  auto again = ScriptedProvider::FromJson(kScript);
+  MEND_ASSERT_OK(again);
+  EXPECT_THAT((*again)->Complete(AtTurn(1)), StatusIs(StatusCode::kUnavailable, "first"));
+}
+
+TEST(ScriptedProviderTest, ConversationsServedInSequenceShareTheScriptInOrder) {
+  // Conversation A (a tool call, then its answer), a one-shot request, conversation B.
+  auto p = ScriptedProvider::FromJson(R"([
+      {"tool_calls": [{"id": "a1", "name": "look"}]}, {"text": "A done"},
+      {"text": "one-shot"},
+      {"error": {"code": "unavailable"}}, {"tool_calls": [{"id": "b1", "name": "look"}]},
+      {"text": "B done"}])");
+  MEND_ASSERT_OK(p);
+  Result<Completion> a0 = (*p)->Complete(AtTurn(0));
+  MEND_ASSERT_OK(a0);
+  ASSERT_EQ(a0->tool_calls.size(), 1u);
+  EXPECT_EQ(a0->tool_calls[0].id, "a1");
+  EXPECT_EQ(TextOf((*p)->Complete(AtTurn(1))), "A done");
+  EXPECT_EQ(TextOf((*p)->Complete(Ask("summarise"))), "one-shot");
+  // B starts at turn 0 behind the cursor: the cursor never moves back.
+  EXPECT_THAT((*p)->Complete(AtTurn(0)), StatusIs(StatusCode::kUnavailable));
+  Result<Completion> b0 = (*p)->Complete(AtTurn(0));
+  MEND_ASSERT_OK(b0);
+  ASSERT_EQ(b0->tool_calls.size(), 1u);
+  EXPECT_EQ(b0->tool_calls[0].id, "b1");
+  EXPECT_EQ(TextOf((*p)->Complete(AtTurn(1))), "B done");
+  EXPECT_EQ((*p)->remaining(), 0u);
+  EXPECT_EQ((*p)->requests().size(), 6u);
+}
+
+TEST(ScriptedProviderTest, AConversationPastTheScriptFindsItExhausted) {
+  auto p = ScriptedProvider::FromJson(R"([{"text": "answer 0"}, {"text": "answer 1"}])");
+  MEND_ASSERT_OK(p);
+  EXPECT_THAT((*p)->Complete(AtTurn(5)),
+              StatusIs(StatusCode::kFailedPrecondition,
+                       "script exhausted after 2 responses; the conversation is at turn 5 and the "
+                       "script has 2 answers"));
+  EXPECT_EQ((*p)->remaining(), 0u);
+  // The cursor went past the end: an earlier turn does not bring the answers back.
+  EXPECT_THAT((*p)->Complete(AtTurn(0)),
+              StatusIs(StatusCode::kFailedPrecondition, "script exhausted after 2 responses"));
+  EXPECT_EQ((*p)->requests().size(), 2u);
+}
+
+TEST(ScriptedProviderTest, ErrorStepsAfterTheLastAnswerServeTheNextTurn) {
+  constexpr char kScript[] =
+      R"([{"text": "answer 0"}, {"error": {"code": "unavailable", "message": "gone"}}])";
+  auto p = ScriptedProvider::FromJson(kScript);
+  MEND_ASSERT_OK(p);
+  EXPECT_THAT(p.value()->Complete(AtTurn(1)), StatusIs(StatusCode::kUnavailable, "gone"));
+  EXPECT_THAT(p.value()->Complete(AtTurn(1)), StatusIs(StatusCode::kFailedPrecondition));
+}
+
+TEST(ScriptedProviderTest, ErrorStepsCarryDetailCodeAndClass) {
+  auto p = ScriptedProvider::FromJson(R"([
+      {"error": {"code": "resource_exhausted", "message": "no credit",
+                 "detail_code": "insufficient_quota", "class": "permanent"}},
+      {"error": {"code": "cancelled"}}])");
+  MEND_ASSERT_OK(p);
+  Status quota = (*p)->Complete(Ask("a")).status();
+  EXPECT_THAT(quota, StatusIs(StatusCode::kResourceExhausted, "no credit"));
+  EXPECT_EQ(quota.detail_code(), "insufficient_quota");
+  EXPECT_EQ(ClassOf(quota), ErrorClass::kPermanent);
+  EXPECT_THAT((*p)->Complete(Ask("b")), StatusIs(StatusCode::kCancelled, "scripted cancelled"));
+
+  EXPECT_THAT(ScriptedProvider::FromJson(R"([{"error": {"code": "internal", "class": "odd"}}])"),
+              StatusIs(StatusCode::kInvalidArgument,
+                       HasSubstr("script step 0: unknown error class \"odd\"")));
+  EXPECT_THAT(
+      ScriptedProvider::FromJson(R"([{"error": {"code": "internal", "detail_code": 7}}])"),
+      StatusIs(StatusCode::kInvalidArgument, HasSubstr("\"detail_code\" must be a string")));
+  EXPECT_THAT(ScriptedProvider::FromJson(R"([{"error": {"code": "internal", "class": 1}}])"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("\"class\" must be a string")));
+}
+
 TEST(ScriptedProviderTest, CostFromPriceTable) {
   auto prices = std::make_shared<const PriceTable>(PriceTable::Defaults());
   ScriptedProvider p({ScriptedStep{"x", {}, 1'000'000, 0, OkStatus()}}, prices);

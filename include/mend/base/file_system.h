@@ -93,7 +93,8 @@ std::string BaseName(std::string_view path);
 
 // The operating system's filesystem (POSIX calls). Every descriptor is opened O_CLOEXEC; EINTR is
 // retried and short writes continue. Errors come from ErrnoToStatus with the operation and the
-// path in the message. Lock() uses flock(2) on a fresh descriptor.
+// path in the message. Lock() uses flock(2) on a fresh descriptor. Files it creates (OpenWritable,
+// Lock) get mode 0600 masked by the umask: what mend writes is private to its user.
 class PosixFileSystem final : public FileSystem {
  public:
   Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path,

@@ -22,16 +22,26 @@ struct ScriptedStep {
   Status error;  // not OK: Complete() returns this instead of a completion
 };
 
-// A provider that replays a script of answers in order, for `mend demo` and in-process tests.
-// Past the end of the script Complete() returns kFailedPrecondition ("script exhausted after N
-// responses"). Records every request it receives. Thread-safe.
+// A provider that answers from a script, for `mend demo`, in-process tests and replaying a
+// recorded cassette (RecordingProvider). Thread-safe. Format and rules in
+// docs/scripted_provider_format.md; in short:
 //
 // Script format (JSON): an array of steps, or {"steps": [...]}. Each step is an object with any of
 //   "text": string, "tool_calls": [{"id", "name", "arguments"}] (arguments: JSON text, or any JSON
 //   value which is serialised), "input_tokens"/"output_tokens": integers, or
 //   "error": {"code": "unavailable"|"resource_exhausted"|"deadline_exceeded"|"invalid_argument"|
-//             "failed_precondition"|"unauthenticated"|"permission_denied"|"not_found"|"internal",
-//             "message": string, "retry_after_ms": integer (optional)}.
+//             "failed_precondition"|"unauthenticated"|"permission_denied"|"not_found"|
+//             "cancelled"|"internal", "message": string, "retry_after_ms": integer,
+//             "detail_code": string, "class": "transient"|"permanent"|"auth"|"internal"}.
+//
+// Answering by conversation position: turn group p is the p-th answer step (0-based, counting
+// answers only) with the error steps directly before it. A request whose messages hold `a`
+// assistant messages first moves the cursor (the next unused step) forward to the first step of
+// group `a` when it is behind it; then the step at the cursor answers and the cursor advances. So
+// a conversation continued by a fresh provider (another process) continues its script, several
+// conversations served one after another share the script in order, and a retry after an error
+// step gets the next step. Past the last step Complete() returns kFailedPrecondition ("script
+// exhausted after N responses"). Every request is recorded.
 class ScriptedProvider final : public LlmProvider {
  public:
   explicit ScriptedProvider(std::vector<ScriptedStep> steps,
@@ -49,13 +59,16 @@ class ScriptedProvider final : public LlmProvider {
 
   // Every request received so far, in order (including those answered with an error).
   std::vector<CompletionRequest> requests() const;
-  // Steps not yet consumed.
+  // Steps after the cursor (steps skipped by a jump to a later turn count as used).
   size_t remaining() const;
 
  private:
   std::shared_ptr<const PriceTable> prices_;
   mutable std::mutex mu_;
   std::vector<ScriptedStep> steps_;
+  // group_starts_[p]: the first step of turn group p; the last entry starts the error steps after
+  // the last answer.
+  std::vector<size_t> group_starts_;
   size_t next_ = 0;
   std::vector<CompletionRequest> requests_;
 };
