@@ -26,7 +26,9 @@ Status Corrupt(std::string_view run_id, std::string_view what) {
 }
 
 json ModelJson(const RunModel& m) {
-  return {{"name", m.provider}, {"base_url", m.base_url}, {"model", m.model}};
+  json j = {{"name", m.provider}, {"base_url", m.base_url}, {"model", m.model}};
+  if (!m.script_file.empty()) j["script_file"] = m.script_file;
+  return j;
 }
 
 Result<RunModel> ParseModel(const json& j) {
@@ -34,6 +36,8 @@ Result<RunModel> ParseModel(const json& j) {
   MEND_ASSIGN_OR_RETURN(auto name, GetOptionalString(j, "name"));
   MEND_ASSIGN_OR_RETURN(auto base_url, GetOptionalString(j, "base_url"));
   MEND_ASSIGN_OR_RETURN(auto model, GetOptionalString(j, "model"));
+  MEND_ASSIGN_OR_RETURN(auto script, GetOptionalString(j, "script_file"));
+  m.script_file = script.value_or("");
   m.provider = name.value_or("");
   m.base_url = base_url.value_or("");
   m.model = model.value_or("");
@@ -121,6 +125,7 @@ std::string DescribeRunModel(const RunModel& m) {
   std::string text = m.provider.empty() ? "(unknown provider)" : m.provider;
   text += " " + (m.model.empty() ? std::string("(default model)") : m.model);
   if (!m.base_url.empty()) text += " at " + m.base_url;
+  if (!m.script_file.empty()) text += " from " + m.script_file;
   return text;
 }
 

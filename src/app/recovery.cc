@@ -12,8 +12,8 @@ Result<agent::Agent*> RuntimeRunDriver::AgentFor(const store::RunRecord& run) {
   // with other settings resumes each run on the model it recorded.
   MEND_ASSIGN_OR_RETURN(agent::RunOrigin origin, agent::ParseRunOrigin(run.metadata, run.id));
   const std::string key = run.agent_dir + "\n" + origin.model.provider + "\n" +
-                          origin.model.base_url + "\n" + origin.model.model +
-                          (origin.shadow ? "\nshadow" : "");
+                          origin.model.base_url + "\n" + origin.model.model + "\n" +
+                          origin.model.script_file + (origin.shadow ? "\nshadow" : "");
   std::lock_guard<std::mutex> lock(mu_);
   auto it = agents_.find(key);
   if (it != agents_.end()) return it->second.get();

@@ -1,7 +1,9 @@
 // Which model a run talks to: recorded when it starts, kept when it is resumed (DESIGN.md §6).
 #include "mend/app/run_model.h"
 
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include "mend/app/deferred_provider.h"
@@ -13,6 +15,13 @@ namespace {
 bool FromFlag(const Config& config, std::string_view key) {
   const ConfigValue* value = config.Find(key);
   return value != nullptr && value->source == ConfigSource::kFlag;
+}
+
+std::string AbsolutePath(const std::string& path) {
+  if (path.empty()) return path;
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  return error ? path : absolute.lexically_normal().string();
 }
 
 Status ConfigInvalid(std::string message) {
@@ -31,6 +40,9 @@ agent::RunModel NewRunModel(const Runtime& runtime, const agent::AgentSpec& spec
   // from the environment or config.toml is only the default for agents that name none.
   model.model = config.GetString("provider.model");
   if (!FromFlag(config, "provider.model") && !spec.model.empty()) model.model = spec.model;
+  // A script is recorded by absolute path, so the run continues from any directory.
+  if (model.provider == "scripted")
+    model.script_file = AbsolutePath(config.GetString("provider.script_file"));
   return model;
 }
 
@@ -43,6 +55,7 @@ agent::RunModel RunModelFor(const Runtime& runtime, const agent::AgentSpec& spec
   if (FromFlag(config, "provider.name") && fresh.provider != model.provider) return fresh;
   if (FromFlag(config, "provider.base_url")) model.base_url = fresh.base_url;
   if (FromFlag(config, "provider.model")) model.model = fresh.model;
+  if (FromFlag(config, "provider.script_file")) model.script_file = fresh.script_file;
   return model;
 }
 
@@ -56,7 +69,7 @@ Status CheckRunModel(const Runtime& runtime, const agent::RunModel& model) {
                          "config.toml, or `model` in the agent's agent.toml)");
   }
   if (name == "scripted") {
-    if (!runtime.config.GetString("provider.script_file").empty()) return OkStatus();
+    if (!model.script_file.empty()) return OkStatus();
     return ConfigInvalid(
         "provider.script_file is not set: provider scripted needs a script (--script-file, "
         "MEND_SCRIPT_FILE, or `script_file` under [provider] in config.toml)");
@@ -71,12 +84,13 @@ Result<llm::LlmProvider*> ProviderFor(Runtime& runtime, const agent::RunModel& m
   MEND_RETURN_IF_ERROR(CheckRunModel(runtime, model));
   const Config& config = runtime.config;
   if (model.provider == config.GetString("provider.name") &&
-      model.base_url == config.GetString("provider.base_url")) {
+      model.base_url == config.GetString("provider.base_url") &&
+      model.script_file == NewRunModel(runtime, {}).script_file) {
     // The configured provider; the run's model travels with each request.
     MEND_RETURN_IF_ERROR(PrepareProvider(runtime, model.model));
     return runtime.provider.get();
   }
-  const std::string key = model.provider + "\n" + model.base_url;
+  const std::string key = model.provider + "\n" + model.base_url + "\n" + model.script_file;
   std::lock_guard<std::mutex> lock(runtime.run_providers_mu);
   auto it = runtime.run_providers.find(key);
   if (it != runtime.run_providers.end()) return it->second.get();
@@ -84,6 +98,7 @@ Result<llm::LlmProvider*> ProviderFor(Runtime& runtime, const agent::RunModel& m
   options.kind = model.provider;
   options.base_url = model.base_url;
   options.model = model.model;
+  options.script_file = model.script_file;
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<llm::LlmProvider> built,
                         llm::CreateProvider(options, runtime.env));
   llm::LlmProvider* raw = built.get();

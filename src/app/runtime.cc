@@ -215,6 +215,13 @@ Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::Agent
   if (use == ProviderUse::kDrivesRuns) {
     MEND_ASSIGN_OR_RETURN(options.provider, ProviderFor(runtime, model));
   }
+  if (use == ProviderUse::kDrivesRuns && !runtime.record_path.empty()) {
+    auto recorder = std::make_unique<llm::RecordingProvider>(*options.provider, *runtime.env.fs,
+                                                             runtime.record_path);
+    options.provider = recorder.get();
+    std::lock_guard<std::mutex> lock(runtime.run_providers_mu);
+    runtime.recorders.push_back(std::move(recorder));
+  }
   options.store = runtime.store.get();
   options.events = runtime.events.get();
   options.holder = runtime.holder;

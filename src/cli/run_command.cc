@@ -19,6 +19,7 @@ struct RunArgs {
   std::string agent_dir;
   std::string task;
   std::string id;
+  std::string record;
 };
 
 std::string Trim(const std::string& text) {
@@ -45,13 +46,24 @@ Result<std::string> TaskOf(const CliContext& ctx, const RunArgs& args) {
 Status RunAgent(CliContext& ctx, const RunArgs& args) {
   MEND_ASSIGN_OR_RETURN(std::string task, TaskOf(ctx, args));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  runtime->record_path = args.record;
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
                         app::OpenAgent(*runtime, AbsoluteAgentDir(args.agent_dir)));
   app::StartBackgroundWork(*runtime);
   agent::SendOptions options;
   options.run_id = args.id;
   MEND_ASSIGN_OR_RETURN(agent::RunResult result, agent->Send(task, options));
-  return ReportRun(ctx, result);
+  const Status reported = ReportRun(ctx, result);
+  for (const auto& recorder : runtime->recorders) {
+    const Status recorded = recorder->last_write_status();
+    if (recorded.ok()) continue;
+    // The run's outcome is already printed; the lost recording is this command's failure.
+    ctx.err << "mend: the run ended but its responses were not recorded: " << recorded.message()
+            << "\n";
+    ctx.error_reported = true;
+    return recorded;
+  }
+  return reported;
 }
 
 }  // namespace
@@ -70,6 +82,10 @@ void AddRunCommand(CLI::App& app, CliContext& ctx) {
   run->add_option("AGENT_DIR", args->agent_dir, "the agent folder")->required();
   run->add_option("TASK", args->task, "the task (default: read from stdin when it is not a TTY)");
   run->add_option("--id", args->id, "the run's id (default: a new unique id)");
+  run->add_option("--record", args->record,
+                  "write every model response of the run to FILE in the scripted provider's "
+                  "format (a cassette to replay with --provider scripted --script-file FILE)")
+      ->type_name("FILE");
   AddProviderFlags(*run, ctx);
   AddConfigFlags(*run, ctx, "heal.shadow");
   run->callback([&ctx, args] { ctx.action = [&ctx, args] { return RunAgent(ctx, *args); }; });

@@ -45,10 +45,15 @@ Result<Completion> ScriptedProvider::Complete(const CompletionRequest& request) 
   std::lock_guard<std::mutex> lock(mu_);
   requests_.push_back(request);
   // A conversation further along than the cursor was started elsewhere (another process, or a
-  // provider that answered its earlier turns): its turn's steps come next, not the earlier ones.
+  // provider that answered its earlier turns): it continues with its turn's answer. The error
+  // steps before that answer were for attempts an earlier process made (a run that failed on them
+  // and is now resumed), so they are not replayed; a turn past every answer gets the trailing
+  // error steps.
   const size_t turn = ConversationTurn(request);
   const size_t start = turn < group_starts_.size() ? group_starts_[turn] : steps_.size();
-  if (next_ < start) next_ = start;
+  if (next_ < start) {
+    next_ = turn + 1 < group_starts_.size() ? group_starts_[turn + 1] - 1 : start;
+  }
   if (next_ >= steps_.size()) {
     std::string message = "script exhausted after " + std::to_string(steps_.size()) + " responses";
     const size_t answers = group_starts_.size() - 1;

@@ -5,6 +5,7 @@
 // error before any run exists.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <filesystem>
 #include <memory>
@@ -76,10 +77,12 @@ class RunOriginE2eTest : public ::testing::Test {
   std::string LogPath() const { return dir_->File("requests.jsonl"); }
   std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_); }
 
-  // `mend --home H --json args...` run in `cwd` with env_ plus `extra_env`.
+  // `mend --home H --json args...` run in `cwd` with env_ plus `extra_env`; H is `home` in the
+  // test's directory.
   ChildOutput Mend(std::vector<std::string> args, const std::string& cwd,
-                   const std::vector<std::string>& extra_env = {}) {
-    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File("home"), "--json"};
+                   const std::vector<std::string>& extra_env = {},
+                   const std::string& home = "home") {
+    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File(home), "--json"};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<std::string> env = env_;
     env.insert(env.end(), extra_env.begin(), extra_env.end());
@@ -91,8 +94,10 @@ class RunOriginE2eTest : public ::testing::Test {
     return *std::move(result);
   }
 
+  // The JSON on stdout; an empty object when there is none (the test then fails on its fields).
   static nlohmann::json Json(const ChildOutput& out) {
-    return nlohmann::json::parse(out.out, nullptr, false);
+    nlohmann::json parsed = nlohmann::json::parse(out.out, nullptr, false);
+    return parsed.is_object() ? parsed : nlohmann::json::object();
   }
 
   // `mend run` of the agent with model `model` on the fake server, from `cwd`.
@@ -135,7 +140,7 @@ class RunOriginE2eTest : public ::testing::Test {
 
 TEST_F(RunOriginE2eTest, AFolderWithoutWorkspaceWorksInTheCallersDirectory) {
   ASSERT_NO_FATAL_FAILURE(StartServer(kReadScript));
-  const nlohmann::json run = Run("model-a", dir_->File("project"));
+  nlohmann::json run = Run("model-a", dir_->File("project"));
   ASSERT_TRUE(run.is_object()) << run;
   EXPECT_EQ(run["status"], "completed") << run;
   const std::vector<nlohmann::json> requests = Requests();
@@ -145,7 +150,7 @@ TEST_F(RunOriginE2eTest, AFolderWithoutWorkspaceWorksInTheCallersDirectory) {
 
 TEST_F(RunOriginE2eTest, AResumeFromElsewhereKeepsTheWorkspaceAndTheModel) {
   ASSERT_NO_FATAL_FAILURE(StartServer(kOutageScript));
-  const nlohmann::json failed = Run("model-a", dir_->File("project"));
+  nlohmann::json failed = Run("model-a", dir_->File("project"));
   ASSERT_EQ(failed["status"], "failed") << failed;
   // No provider settings at all: the run's own provider, base URL and model are used.
   const ChildOutput resumed = Mend({"resume", "r1"}, dir_->File("elsewhere"));
@@ -194,6 +199,57 @@ TEST_F(RunOriginE2eTest, AMissingModelIsAUsageErrorBeforeAnyRunExists) {
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
   const ChildOutput pending = Mend({"pending"}, dir_->path());
   EXPECT_EQ(Json(pending)["runs"], nlohmann::json::array()) << pending.out;
+}
+
+// A real run recorded with --record replays offline from its cassette: same tool calls, same
+// answer, no server.
+TEST_F(RunOriginE2eTest, ARecordedRunReplaysFromItsCassette) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(kReadScript));
+  const std::string cassette = dir_->File("cassette.json");
+  const ChildOutput recorded =
+      Mend({"run", dir_->File("agent"), "what do the notes say?", "--provider", "openai", "--model",
+            "model-a", "--base-url", Url(), "--record", cassette},
+           dir_->File("project"));
+  ASSERT_EQ(Json(recorded)["status"], "completed") << recorded.out << recorded.err;
+  std::error_code error;
+  const auto perms = std::filesystem::status(cassette, error).permissions();
+  ASSERT_FALSE(error);
+  EXPECT_EQ(perms & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  auto text = ReadWholeFile(cassette);
+  MEND_ASSERT_OK(text);
+  EXPECT_THAT(*text, Not(HasSubstr(kKey)));
+  MEND_ASSERT_OK(server_->Kill(SIGTERM));
+  server_.reset();
+
+  const ChildOutput replayed = Mend({"run", dir_->File("agent"), "what do the notes say?",
+                                     "--provider", "scripted", "--script-file", cassette},
+                                    dir_->File("project"), {}, "home2");
+  nlohmann::json replay = Json(replayed);
+  EXPECT_EQ(replay["status"], "completed") << replayed.out << replayed.err;
+  EXPECT_EQ(replay["output"], "done");
+  EXPECT_EQ(replay["steps"], 2);
+}
+
+// A scripted run that fails half way and is resumed by another process continues its script
+// where the conversation stands instead of replaying it from the start.
+TEST_F(RunOriginE2eTest, AScriptedRunResumedInAnotherProcessContinuesItsScript) {
+  MEND_ASSERT_OK(dir_->WriteFile("script.json", R"({"steps": [
+    {"tool_calls": [{"id": "c1", "name": "list_dir", "arguments": {"path": "."}}]},
+    {"error": {"code": "unavailable", "message": "scripted outage"}},
+    {"tool_calls": [{"id": "c2", "name": "read_file", "arguments": {"path": "notes.txt"}}]},
+    {"text": "the window is Tuesday"}
+  ]})"));
+  const std::vector<std::string> scripted = {"--provider", "scripted", "--script-file",
+                                             dir_->File("script.json")};
+  std::vector<std::string> run = {"run", dir_->File("agent"), "when?", "--id", "s1"};
+  run.insert(run.end(), scripted.begin(), scripted.end());
+  ASSERT_EQ(Json(Mend(run, dir_->File("project")))["status"], "failed");
+  const ChildOutput resumed = Mend({"resume", "s1"}, dir_->File("elsewhere"));
+  nlohmann::json result = Json(resumed);
+  EXPECT_EQ(result["status"], "completed") << resumed.out << resumed.err;
+  EXPECT_EQ(result["output"], "the window is Tuesday");
+  EXPECT_EQ(result["steps"], 3);
 }
 
 }  // namespace

@@ -99,16 +99,23 @@ TEST(ScriptedProviderTest, ErrorsBeforeAnAnswerComeInOrderAndAreNotReplayedForAL
   EXPECT_EQ(second.status().retry_after(), std::chrono::milliseconds(250));
   EXPECT_EQ(TextOf((*p)->Complete(AtTurn(1))), "answer 1");
 
-  // A fresh provider at turn 2 skips turn 1's errors but gets turn 2's own.
+  // A fresh provider continuing the conversation at turn 2 answers it: turn 2's error was for an
+  // attempt an earlier process made (the run failed on it and is being resumed).
   auto fresh = ScriptedProvider::FromJson(kScript);
   MEND_ASSERT_OK(fresh);
-  EXPECT_THAT((*fresh)->Complete(AtTurn(2)), StatusIs(StatusCode::kDeadlineExceeded, "third"));
   EXPECT_EQ(TextOf((*fresh)->Complete(AtTurn(2))), "answer 2");
+  EXPECT_EQ((*fresh)->remaining(), 0u);
 
-  // A fresh provider at turn 1 gets turn 1's errors again: they belong to that turn.
+  // The same at turn 1, past both of its errors.
   auto again = ScriptedProvider::FromJson(kScript);
   MEND_ASSERT_OK(again);
-  EXPECT_THAT((*again)->Complete(AtTurn(1)), StatusIs(StatusCode::kUnavailable, "first"));
+  EXPECT_EQ(TextOf((*again)->Complete(AtTurn(1))), "answer 1");
+  // A conversation starting at turn 0 does not jump: its errors come as written.
+  auto start = ScriptedProvider::FromJson(
+      R"([{"error": {"code": "unavailable", "message": "down"}}, {"text": "answer 0"}])");
+  MEND_ASSERT_OK(start);
+  EXPECT_THAT((*start)->Complete(AtTurn(0)), StatusIs(StatusCode::kUnavailable, "down"));
+  EXPECT_EQ(TextOf((*start)->Complete(AtTurn(0))), "answer 0");
 }
 
 TEST(ScriptedProviderTest, ConversationsServedInSequenceShareTheScriptInOrder) {

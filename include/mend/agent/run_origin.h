@@ -16,9 +16,10 @@ namespace mend::agent {
 // The model a run talks to. Recorded when the run starts (never an API key) so that resume,
 // approve, answer, fork and recovery continue with it from any process (DESIGN.md §6).
 struct RunModel {
-  std::string provider;  // "openai" | "anthropic" | "scripted"
-  std::string base_url;  // "" = the provider's public default
-  std::string model;     // "" = whatever the provider is configured with
+  std::string provider;     // "openai" | "anthropic" | "scripted"
+  std::string base_url;     // "" = the provider's public default
+  std::string model;        // "" = whatever the provider is configured with
+  std::string script_file;  // scripted: the absolute path of the script; "" otherwise
 
   bool empty() const { return provider.empty() && base_url.empty() && model.empty(); }
   bool operator==(const RunModel&) const = default;

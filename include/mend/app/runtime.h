@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "mend/agent/agent.h"
 #include "mend/app/lessons.h"
@@ -13,6 +14,7 @@
 #include "mend/llm/embedder.h"
 #include "mend/llm/factory.h"
 #include "mend/llm/provider.h"
+#include "mend/llm/recording_provider.h"
 #include "mend/memory/backfill.h"
 #include "mend/memory/fact_store.h"
 #include "mend/memory/retriever.h"
@@ -65,6 +67,11 @@ struct Runtime {
   // (ProviderFor in run_model.h), by "<provider>\n<base_url>"; guarded by run_providers_mu.
   std::mutex run_providers_mu;
   std::map<std::string, std::unique_ptr<llm::LlmProvider>> run_providers;
+  // `mend run --record FILE`: when not empty, the Agents OpenAgent and OpenAgentForRun create
+  // record every model response of their runs to this cassette (llm/recording_provider.h); the
+  // recorders live in `recorders` (guarded by run_providers_mu).
+  std::string record_path;
+  std::vector<std::unique_ptr<llm::RecordingProvider>> recorders;
   std::unique_ptr<store::CheckpointStore> store;
   std::unique_ptr<obs::EventBus> events;
   store::LeaseHolder holder;  // who this process is, for leases

@@ -22,7 +22,8 @@ namespace mend::llm {
 // than stop/tool_calls, costs, API keys and headers are not recorded, with one exception: when a
 // request continues a conversation past the answers recorded so far (a resumed run), its history's
 // assistant messages are first recorded as answers (text and tool calls, no token counts), so that
-// replaying the same requests answers each from the step recorded for it.
+// replaying the same requests answers each from the answer recorded for it (a new process that
+// continues the conversation at a turn skips the errors recorded before that turn's answer).
 //
 // After every response the whole cassette is written to `path` through WriteFileAtomically
 // (temporary in the same directory, fsync, rename, fsync of the directory): readers see the

@@ -36,9 +36,10 @@ struct ScriptedStep {
 //
 // Answering by conversation position: turn group p is the p-th answer step (0-based, counting
 // answers only) with the error steps directly before it. A request whose messages hold `a`
-// assistant messages first moves the cursor (the next unused step) forward to the first step of
-// group `a` when it is behind it; then the step at the cursor answers and the cursor advances. So
-// a conversation continued by a fresh provider (another process) continues its script, several
+// assistant messages first moves the cursor (the next unused step) forward to the answer of group
+// `a` when it is behind the group (the errors before that answer were for attempts an earlier
+// process made); then the step at the cursor answers and the cursor advances. So a conversation
+// continued by a fresh provider (another process) continues its script, several
 // conversations served one after another share the script in order, and a retry after an error
 // step gets the next step. Past the last step Complete() returns kFailedPrecondition ("script
 // exhausted after N responses"). Every request is recorded.
