@@ -43,6 +43,12 @@ class CountingStore final : public store::CheckpointStore {
     counts_.list_ms += Elapsed(t0);
     return runs;
   }
+  Result<store::PendingPage> ListPending(const store::PendingQuery& query) override {
+    auto t0 = std::chrono::steady_clock::now();
+    Result<store::PendingPage> page = inner_.ListPending(query);
+    counts_.list_ms += Elapsed(t0);
+    return page;
+  }
   Status DeleteRun(const std::string& run_id) override {
     return Write([&] { return inner_.DeleteRun(run_id); });
   }

@@ -1,5 +1,6 @@
 // Durable checkpoint workloads against the SQLite CheckpointStore; bench/run_store_bench prints
-// the figures beside LangGraph.js's SQLite checkpointer measured in the same run.
+// the figures beside LangGraph.js's SQLite checkpointer measured in the same run, and the pages of
+// `mend pending` beside the full ListRuns of unfinished runs.
 //
 //   mend_store_bench DIR [RUNS STEPS PAYLOAD_BYTES LONG_RUN_STEPS LONG_PAYLOAD_BYTES
 //                         PENDING_RUNS PENDING_UNFINISHED]
@@ -186,8 +187,12 @@ std::string DiskAndResume(const Args& a) {
   return out;
 }
 
+constexpr int kAgents = 10;  // the bulk runs belong to bench-0 .. bench-9
+constexpr const char* kUnfinished[] = {"running", "waiting", "failed", "quarantined"};
+
 // Fills `path` with `total` runs straight through SQL (setup speed only; the store reads them
-// as its own rows), the first `unfinished` of every `total` spread evenly left running.
+// as its own rows), `unfinished` of them spread evenly left unfinished, their statuses and agents
+// taking turns.
 void BulkInsertRuns(const std::string& path, int total, int unfinished) {
   sqlite3* db = nullptr;
   sqlite3_open(path.c_str(), &db);
@@ -196,16 +201,20 @@ void BulkInsertRuns(const std::string& path, int total, int unfinished) {
   sqlite3_prepare_v2(db,
                      "INSERT INTO runs (id, agent, agent_dir, task, status, step, message_count, "
                      "attempts, waiting, parent_id, parent_step, metadata, created_at, updated_at, "
-                     "epoch) VALUES (?1, 'bench', 'agents/bench', 'a task', ?2, 12, 24, 0, '', '', "
+                     "epoch) VALUES (?1, ?4, 'agents/bench', 'a task', ?2, 12, 24, 0, '', '', "
                      "0, '{}', ?3, ?3, 1)",
                      -1, &stmt, nullptr);
   int every = unfinished > 0 ? std::max(1, total / unfinished) : total + 1;
+  int left = 0;  // unfinished runs so far: their status and agent take turns
   for (int i = 0; i < total; ++i) {
     char id[32];
     std::snprintf(id, sizeof id, "run-%08d", i);
+    const bool done = i % every != 0;
+    std::string agent = "bench-" + std::to_string((done ? i : left) % kAgents);
     sqlite3_bind_text(stmt, 1, id, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(stmt, 2, i % every == 0 ? "running" : "completed", -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 2, done ? "completed" : kUnfinished[left++ % 4], -1, SQLITE_STATIC);
     sqlite3_bind_int64(stmt, 3, 1'700'000'000'000'000'000LL + i * 1'000'000LL);
+    sqlite3_bind_text(stmt, 4, agent.c_str(), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(stmt) != SQLITE_DONE) Die("bulk insert", InternalError(sqlite3_errmsg(db)));
     sqlite3_reset(stmt);
   }
@@ -214,7 +223,22 @@ void BulkInsertRuns(const std::string& path, int total, int unfinished) {
   sqlite3_close(db);
 }
 
-// ListRuns(unfinished) over PENDING_RUNS runs of which `unfinished` are not completed.
+// The median time of `calls` ListPending(query); the last page is returned through `out`.
+double TimePage(CheckpointStore& store, const PendingQuery& query, int calls, PendingPage& out) {
+  std::vector<double> times;
+  for (int i = 0; i < calls; ++i) {
+    auto t0 = steady_clock::now();
+    Result<PendingPage> page = store.ListPending(query);
+    times.push_back(Millis(steady_clock::now() - t0).count());
+    if (!page.ok()) Die("pending page", page.status());
+    out = *std::move(page);
+  }
+  return Median(times);
+}
+
+// ListRuns(unfinished) over PENDING_RUNS runs of which `unfinished` are not completed (the whole
+// Pending() list), next to the first page of `mend pending` (20 runs, newest first) without a
+// filter, filtered by status and by agent, and a page from the middle of the list.
 std::string Pending(const Args& a, int unfinished, const std::string& path) {
   Open(path).reset();  // creates the tables
   BulkInsertRuns(path, a.pending_runs, unfinished);
@@ -228,9 +252,37 @@ std::string Pending(const Args& a, int unfinished, const std::string& path) {
     if (!runs.ok()) Die("list", runs.status());
     listed = runs->size();
   }
-  char out[256];
-  std::snprintf(out, sizeof out, R"({"runs":%d,"unfinished":%zu,"ms":%.3f})", a.pending_runs,
-                listed, Median(calls));
+  constexpr int kPageCalls = 51;
+  PendingPage page;
+  PendingQuery first;  // limit 20, no filter
+  double page_ms = TimePage(*store, first, kPageCalls, page);
+  const int64_t total = page.total;
+  if (page.runs.size() != std::min<size_t>(20, listed) || total != static_cast<int64_t>(listed)) {
+    Die("pending page", InternalError("the first page does not match ListRuns"));
+  }
+  PendingQuery failed;
+  failed.statuses = {RunStatus::kFailed};
+  double status_ms = TimePage(*store, failed, kPageCalls, page);
+  const int64_t status_total = page.total;
+  PendingQuery agent;
+  agent.agent = "bench-3";
+  double agent_ms = TimePage(*store, agent, kPageCalls, page);
+  const int64_t agent_total = page.total;
+  // A page from the middle: after the run at half the list (in ListRuns order, oldest first).
+  PendingQuery middle;
+  Result<std::vector<RunRecord>> all = store->ListRuns(ListOptions{});
+  if (!all.ok() || all->empty()) Die("list", all.status());
+  const RunRecord& half = (*all)[all->size() / 2];
+  middle.before = RunCursor{half.created_at, half.id};
+  double middle_ms = TimePage(*store, middle, kPageCalls, page);
+  char out[512];
+  std::snprintf(out, sizeof out,
+                R"({"runs":%d,"unfinished":%zu,"ms":%.3f,"page_ms":%.3f,"page_status_ms":%.3f,)"
+                R"("status_matching":%lld,"page_agent_ms":%.3f,"agent_matching":%lld,)"
+                R"("page_middle_ms":%.3f})",
+                a.pending_runs, listed, Median(calls), page_ms, status_ms,
+                static_cast<long long>(status_total), agent_ms, static_cast<long long>(agent_total),
+                middle_ms);
   return out;
 }
 

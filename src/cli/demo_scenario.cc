@@ -218,6 +218,9 @@ class CrashingStore final : public store::CheckpointStore {
   Result<std::vector<store::RunRecord>> ListRuns(const store::ListOptions& o) override {
     return inner_->ListRuns(o);
   }
+  Result<store::PendingPage> ListPending(const store::PendingQuery& q) override {
+    return inner_->ListPending(q);
+  }
   Status DeleteRun(const std::string& id) override { return Gone(inner_->DeleteRun(id)); }
   Result<store::Lease> Claim(const std::string& id, const store::LeaseHolder& holder,
                              Duration ttl) override {

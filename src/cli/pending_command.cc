@@ -1,12 +1,14 @@
-// `mend pending`: every unfinished run with its step, attempts and last error. Reads the store
-// only, so it needs no model configuration or API key.
+// `mend pending`: unfinished runs, newest first, a page at a time, with their step, attempts and
+// last error (docs/runs.md). Reads the store only, so it needs no model configuration or API key.
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <iomanip>
+#include <cctype>
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/command.h"
@@ -17,6 +19,41 @@
 namespace mend::cli {
 namespace {
 
+constexpr int64_t kDefaultLimit = 20;
+constexpr char kStatusChoices[] = "running, waiting, failed or quarantined";
+
+// The flags as given; QueryOf checks them.
+struct PendingArgs {
+  int64_t limit = kDefaultLimit;
+  std::vector<std::string> statuses;  // repeated and/or comma-separated
+  std::string agent;
+  std::string before;  // a cursor from a previous page
+};
+
+Result<store::PendingQuery> QueryOf(const PendingArgs& args) {
+  store::PendingQuery query;
+  if (args.limit < 1 || args.limit > static_cast<int64_t>(store::kMaxPendingPageSize)) {
+    return UsageError("--limit must be between 1 and " +
+                      std::to_string(store::kMaxPendingPageSize) + ", not " +
+                      std::to_string(args.limit));
+  }
+  query.limit = static_cast<size_t>(args.limit);
+  for (const std::string& name : args.statuses) {
+    Result<store::RunStatus> status = store::ParseRunStatus(name);
+    if (!status.ok() || *status == store::RunStatus::kCompleted) {
+      return UsageError("--status takes " + std::string(kStatusChoices) + ", not \"" + name + "\"");
+    }
+    query.statuses.push_back(*status);
+  }
+  query.agent = args.agent;
+  if (!args.before.empty()) {
+    Result<store::RunCursor> cursor = store::ParseRunCursor(args.before);
+    if (!cursor.ok()) return UsageError("--before: " + std::string(cursor.status().message()));
+    query.before = *std::move(cursor);
+  }
+  return query;
+}
+
 nlohmann::json ErrorJson(const std::optional<store::RunError>& error) {
   if (!error.has_value()) return nullptr;
   return {{"code", error->code},
@@ -25,88 +62,173 @@ nlohmann::json ErrorJson(const std::optional<store::RunError>& error) {
           {"retryable", error->retryable}};
 }
 
-nlohmann::json PendingJson(const std::vector<store::RunRecord>& runs) {
-  nlohmann::json list = nlohmann::json::array();
+// One run in the `pending` JSON shape (DESIGN.md §4: add fields freely, never rename or remove).
+nlohmann::json RunJson(const store::RunRecord& run) {
+  return {{"id", run.id},
+          {"agent", run.agent},
+          {"status", std::string(store::RunStatusName(run.status))},
+          {"step", run.step},
+          {"attempts", run.attempts},
+          {"quarantined", run.status == store::RunStatus::kQuarantined},
+          {"next_attempt_at", run.next_attempt_at.has_value()
+                                  ? nlohmann::json(FormatRfc3339(*run.next_attempt_at))
+                                  : nlohmann::json(nullptr)},
+          {"waiting", run.waiting.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.waiting)},
+          {"last_error", ErrorJson(run.last_error)}};
+}
+
+nlohmann::json PageJson(const store::PendingPage& page) {
+  nlohmann::json runs = nlohmann::json::array();
+  for (const store::RunRecord& run : page.runs) runs.push_back(RunJson(run));
+  return {{"runs", std::move(runs)},
+          {"total", page.total},
+          {"more", page.more},
+          {"next", page.next.has_value() ? nlohmann::json(store::FormatRunCursor(*page.next))
+                                         : nlohmann::json(nullptr)}};
+}
+
+// One column of the table: its header and a run's cell.
+struct Column {
+  std::string_view header;
+  std::string (*cell)(const store::RunRecord& run);
+};
+
+const Column kColumns[] = {
+    {"ID", [](const store::RunRecord& run) { return run.id; }},
+    {"AGENT", [](const store::RunRecord& run) { return run.agent; }},
+    {"STATUS",
+     [](const store::RunRecord& run) {
+       std::string text(store::RunStatusName(run.status));
+       if (!run.waiting.empty()) text += " (" + run.waiting + ")";
+       return text;
+     }},
+    {"STEP", [](const store::RunRecord& run) { return std::to_string(run.step); }},
+    {"ATTEMPTS", [](const store::RunRecord& run) { return std::to_string(run.attempts); }},
+    // Quarantined runs are not tried again by recovery (`mend resume` still runs them).
+    {"NEXT ATTEMPT",
+     [](const store::RunRecord& run) -> std::string {
+       if (run.status == store::RunStatus::kQuarantined) return "never (quarantined)";
+       if (run.next_attempt_at.has_value()) return FormatRfc3339Seconds(*run.next_attempt_at);
+       return "-";
+     }},
+    {"LAST ERROR",
+     [](const store::RunRecord& run) {
+       return run.last_error.has_value() ? run.last_error->message : std::string();
+     }},
+};
+
+void PrintRows(const std::vector<store::RunRecord>& runs, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows(1);
+  for (const Column& column : kColumns) rows[0].emplace_back(column.header);
   for (const store::RunRecord& run : runs) {
-    list.push_back(
-        {{"id", run.id},
-         {"agent", run.agent},
-         {"status", std::string(store::RunStatusName(run.status))},
-         {"step", run.step},
-         {"attempts", run.attempts},
-         {"quarantined", run.status == store::RunStatus::kQuarantined},
-         {"next_attempt_at", run.next_attempt_at.has_value()
-                                 ? nlohmann::json(FormatRfc3339(*run.next_attempt_at))
-                                 : nlohmann::json(nullptr)},
-         {"waiting", run.waiting.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.waiting)},
-         {"last_error", ErrorJson(run.last_error)}});
+    std::vector<std::string>& row = rows.emplace_back();
+    for (const Column& column : kColumns) row.push_back(column.cell(run));
   }
-  return {{"runs", list}};
+  std::vector<size_t> widths(std::size(kColumns), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(widths[c] + 2 - row[c].size(), ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+  }
 }
 
-std::string StatusText(const store::RunRecord& run) {
-  std::string text(store::RunStatusName(run.status));
-  if (!run.waiting.empty()) text += " (" + run.waiting + ")";
-  return text;
+// `text` as one shell word: unchanged when it is plain, else in single quotes.
+std::string ShellWord(std::string_view text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("_-./:=@%+,").find(c) != std::string_view::npos;
+  });
+  if (plain) return std::string(text);
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
 }
 
-void PrintTable(const std::vector<store::RunRecord>& runs, std::ostream& out) {
-  if (runs.empty()) {
-    out << "no unfinished runs\n";
+// The flags that repeat this query's filters (and page size) on another page.
+std::string FilterFlags(const store::PendingQuery& query) {
+  std::string flags;
+  if (query.limit != static_cast<size_t>(kDefaultLimit)) {
+    flags += " --limit " + std::to_string(query.limit);
+  }
+  for (size_t i = 0; i < query.statuses.size(); ++i) {
+    flags += (i == 0 ? " --status " : ",") + std::string(store::RunStatusName(query.statuses[i]));
+  }
+  if (!query.agent.empty()) flags += " --agent " + ShellWord(query.agent);
+  return flags;
+}
+
+void PrintTable(const CliContext& ctx, const store::PendingQuery& query,
+                const store::PendingPage& page) {
+  const std::string filters = FilterFlags(query);
+  if (page.runs.empty()) {
+    if (page.total > 0) {
+      ctx.out << "no unfinished runs after that cursor (" << page.total << " in all)\n";
+    } else if (query.statuses.empty() && query.agent.empty()) {
+      ctx.out << "no unfinished runs\n";
+    } else {
+      ctx.out << "no unfinished runs match" << filters << "\n";
+    }
     return;
   }
-  size_t id_width = 2, agent_width = 5, status_width = 6;
-  for (const store::RunRecord& run : runs) {
-    id_width = std::max(id_width, run.id.size());
-    agent_width = std::max(agent_width, run.agent.size());
-    status_width = std::max(status_width, StatusText(run).size());
-  }
-  auto row = [&](const std::string& id, const std::string& agent, const std::string& status,
-                 const std::string& step, const std::string& attempts, const std::string& next,
-                 const std::string& error) {
-    out << std::left << std::setw(static_cast<int>(id_width + 2)) << id
-        << std::setw(static_cast<int>(agent_width + 2)) << agent
-        << std::setw(static_cast<int>(status_width + 2)) << status << std::setw(6) << step
-        << std::setw(10) << attempts << std::setw(22) << next << error << "\n";
-  };
-  row("ID", "AGENT", "STATUS", "STEP", "ATTEMPTS", "NEXT ATTEMPT", "LAST ERROR");
-  for (const store::RunRecord& run : runs) {
-    const std::string error = run.last_error.has_value() ? run.last_error->message : "";
-    // Quarantined runs are not tried again by recovery (`mend resume` still runs them).
-    std::string next = "-";
-    if (run.status == store::RunStatus::kQuarantined) {
-      next = "never (quarantined)";
-    } else if (run.next_attempt_at.has_value()) {
-      next = FormatRfc3339Seconds(*run.next_attempt_at);
-    }
-    row(run.id, run.agent, StatusText(run), std::to_string(run.step), std::to_string(run.attempts),
-        next, error);
-  }
+  PrintRows(page.runs, ctx.out);
+  if (!page.next.has_value()) return;
+  std::string command = "mend";
+  if (!ctx.home.empty()) command += " --home " + ShellWord(ctx.home);
+  command += " pending" + filters + " --before " + store::FormatRunCursor(*page.next);
+  ctx.out << page.more << " more of " << page.total << "; next page: " << command << "\n";
 }
 
-Status ShowPending(CliContext& ctx) {
+Status ShowPage(CliContext& ctx, app::Runtime& runtime, const PendingArgs& args) {
+  MEND_ASSIGN_OR_RETURN(store::PendingQuery query, QueryOf(args));
+  MEND_ASSIGN_OR_RETURN(store::PendingPage page, runtime.store->ListPending(query));
+  if (ctx.json) {
+    ctx.out << DumpJson(PageJson(page)) << "\n";
+  } else {
+    PrintTable(ctx, query, page);
+  }
+  return OkStatus();
+}
+
+Status ShowPending(CliContext& ctx, const PendingArgs& args) {
+  // Bad flags are usage errors before the store is opened.
+  MEND_RETURN_IF_ERROR(QueryOf(args).status());
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
-  return PrintPending(ctx, *runtime);
+  return ShowPage(ctx, *runtime, args);
 }
 
 }  // namespace
 
 Status PrintPending(CliContext& ctx, app::Runtime& runtime) {
-  store::ListOptions options;
-  options.unfinished_only = true;
-  MEND_ASSIGN_OR_RETURN(std::vector<store::RunRecord> runs, runtime.store->ListRuns(options));
-  if (ctx.json) {
-    ctx.out << DumpJson(PendingJson(runs)) << "\n";
-  } else {
-    PrintTable(runs, ctx.out);
-  }
-  return OkStatus();
+  return ShowPage(ctx, runtime, PendingArgs{});
 }
 
 void AddPendingCommand(CLI::App& app, CliContext& ctx) {
-  CLI::App* pending = app.add_subcommand("pending", "unfinished runs");
+  auto args = std::make_shared<PendingArgs>();
+  CLI::App* pending = app.add_subcommand(
+      "pending", "unfinished runs, newest first, " + std::to_string(kDefaultLimit) +
+                     " per page; the last line gives the command for the next page");
   pending->group("Commands");
-  pending->callback([&ctx] { ctx.action = [&ctx] { return ShowPending(ctx); }; });
+  pending->add_option("--limit", args->limit,
+                      "runs per page, 1 to " + std::to_string(store::kMaxPendingPageSize) +
+                          " (default: " + std::to_string(kDefaultLimit) + ")");
+  pending
+      ->add_option("--status", args->statuses,
+                   "only runs in this status: " + std::string(kStatusChoices) +
+                       "; repeat it or separate several by commas")
+      ->delimiter(',');
+  pending->add_option("--agent", args->agent, "only runs of the agent with this name");
+  pending->add_option("--before", args->before,
+                      "the page after this cursor: what the previous page's last line (or the "
+                      "\"next\" field of --json) gives");
+  pending->callback(
+      [&ctx, args] { ctx.action = [&ctx, args] { return ShowPending(ctx, *args); }; });
 }
 
 }  // namespace mend::cli

@@ -11,7 +11,7 @@ namespace mend::store {
 namespace internal {
 namespace {
 
-constexpr int64_t kSchemaVersion = 1;
+constexpr int64_t kSchemaVersion = 2;
 // Serialization failures and deadlocks are retried this many times in all.
 constexpr int kMaxAttempts = 5;
 
@@ -23,6 +23,7 @@ constexpr char kCreateMeta[] =
 constexpr char kSelectVersion[] = "SELECT value FROM meta WHERE key = 'store.schema_version'";
 constexpr char kInsertVersion[] =
     "INSERT INTO meta (key, value) VALUES ('store.schema_version', $1)";
+constexpr char kUpdateVersion[] = "UPDATE meta SET value = $1 WHERE key = 'store.schema_version'";
 
 // Version 1 of the tables; the columns and their meaning are those of the SQLite store.
 constexpr char kSchemaV1[] = R"sql(
@@ -74,6 +75,19 @@ CREATE TABLE checkpoints (
 );
 )sql";
 
+// Version 2: the indexes of ListPending (pg_pending.cc), and ids ordered as bytes (COLLATE "C")
+// in every listing, as the SQLite store orders them, whatever the database's collation; so
+// runs_unfinished is rebuilt with that collation. Only indexes change: every row of a version 1
+// schema stays as it is.
+constexpr char kMigrateToV2[] = R"sql(
+DROP INDEX IF EXISTS runs_unfinished;
+CREATE INDEX runs_unfinished ON runs (created_at, id COLLATE "C") WHERE status <> 'completed';
+CREATE INDEX IF NOT EXISTS runs_pending_status ON runs (status, created_at, id COLLATE "C")
+  WHERE status <> 'completed';
+CREATE INDEX IF NOT EXISTS runs_pending_agent ON runs (agent, status, created_at, id COLLATE "C")
+  WHERE status <> 'completed';
+)sql";
+
 constexpr char kSelectRun[] = "SELECT " MEND_STORE_RUN_COLUMNS " FROM runs WHERE id = $1";
 constexpr char kSelectRunShare[] =
     "SELECT " MEND_STORE_RUN_COLUMNS " FROM runs WHERE id = $1 FOR SHARE";
@@ -91,11 +105,11 @@ constexpr char kUpdateRun[] = "UPDATE runs SET (" MEND_STORE_RUN_COLUMNS
                               "$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) "
                               "WHERE id = $1";
 constexpr char kListAll[] =
-    "SELECT " MEND_STORE_RUN_COLUMNS " FROM runs ORDER BY created_at, id LIMIT $1";
+    "SELECT " MEND_STORE_RUN_COLUMNS " FROM runs ORDER BY created_at, id COLLATE \"C\" LIMIT $1";
 // The WHERE clause matches the partial index runs_unfinished, so Pending() walks that index.
 constexpr char kListUnfinished[] = "SELECT " MEND_STORE_RUN_COLUMNS
                                    " FROM runs WHERE status <> 'completed' "
-                                   "ORDER BY created_at, id LIMIT $1";
+                                   "ORDER BY created_at, id COLLATE \"C\" LIMIT $1";
 constexpr char kDeleteRun[] = "DELETE FROM runs WHERE id = $1";
 
 }  // namespace
@@ -140,18 +154,24 @@ Status PgStore::CreateOrCheckSchema(PgConn& conn) {
   MEND_ASSIGN_OR_RETURN(PgResult version, conn.Exec(kSelectVersion));
   std::string where = MaskPostgresUrl(options_.url) +
                       (options_.schema.empty() ? "" : " (schema " + options_.schema + ")");
-  if (version.rows() > 0) {
-    std::optional<int64_t> v = version.Int(0, 0);
-    if (v.has_value() && *v > kSchemaVersion) {
+  const bool found = version.rows() > 0;
+  int64_t v = 0;  // no version row: a new schema
+  if (found) {
+    v = version.Int(0, 0).value_or(0);
+    if (v < 1) return DataLossError(where + ": unreadable store schema version");
+    if (v > kSchemaVersion) {
       return FailedPreconditionError(where + " was written by a newer mend (schema " +
-                                     std::to_string(*v) + " > " + std::to_string(kSchemaVersion) +
+                                     std::to_string(v) + " > " + std::to_string(kSchemaVersion) +
                                      ")");
     }
     if (v == kSchemaVersion) return OkStatus();
-    return DataLossError(where + ": unreadable store schema version");
   }
-  MEND_RETURN_IF_ERROR(conn.Run(kSchemaV1));
-  return conn.Exec(kInsertVersion, {PgParam::Int(kSchemaVersion)}).status();
+  // Each step brings the schema one version up, in this transaction: the steps and the new version
+  // number commit together or not at all.
+  if (v == 0) MEND_RETURN_IF_ERROR(conn.Run(kSchemaV1));
+  if (v <= 1) MEND_RETURN_IF_ERROR(conn.Run(kMigrateToV2));
+  return conn.Exec(found ? kUpdateVersion : kInsertVersion, {PgParam::Int(kSchemaVersion)})
+      .status();
 }
 
 Status PgStore::Transact(TxKind kind, const std::function<Status(PgConn&)>& body) {

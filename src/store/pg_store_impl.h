@@ -7,6 +7,7 @@
 
 #include "mend/store/checkpoint_store.h"
 #include "mend/store/postgres_store.h"
+#include "store/pending_plan.h"
 #include "store/pg_conn.h"
 #include "store/pg_rows.h"
 
@@ -26,6 +27,7 @@ class PgStore final : public CheckpointStore {
   Status CreateRun(const RunRecord& run) override;
   Result<RunRecord> GetRun(const std::string& run_id) override;
   Result<std::vector<RunRecord>> ListRuns(const ListOptions& options) override;
+  Result<PendingPage> ListPending(const PendingQuery& query) override;
   Status DeleteRun(const std::string& run_id) override;
   Result<Lease> Claim(const std::string& run_id, const LeaseHolder& holder, Duration ttl) override;
   Result<Lease> Renew(const Lease& lease, Duration ttl) override;
@@ -65,6 +67,9 @@ class PgStore final : public CheckpointStore {
                           int64_t message_count, const std::string& state);
   Status SaveIn(PgConn& conn, const Lease& lease, const Checkpoint& checkpoint,
                 const RunUpdate& update);
+  // The runs matching `plan` at or after `from` (all of them when unset); see pending_plan.h.
+  Result<int64_t> CountPending(PgConn& conn, const PendingPlan& plan,
+                               const std::optional<RunCursor>& from);
   Result<RunSnapshot> LoadIn(PgConn& conn, const std::string& run_id, std::optional<int64_t> step,
                              RowLock lock);
   Status LoadMessages(PgConn& conn, const std::string& run_id, int64_t count,

@@ -1,6 +1,7 @@
 #include "mend/store/sqlite_store.h"
 
 #include <charconv>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -12,13 +13,14 @@ namespace mend::store {
 namespace internal {
 namespace {
 
-constexpr int64_t kSchemaVersion = 1;
+constexpr int64_t kSchemaVersion = 2;
 
 constexpr char kCreateMeta[] =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
 constexpr char kSelectVersion[] = "SELECT value FROM meta WHERE key = 'store.schema_version'";
 constexpr char kInsertVersion[] =
     "INSERT INTO meta (key, value) VALUES ('store.schema_version', ?1)";
+constexpr char kUpdateVersion[] = "UPDATE meta SET value = ?1 WHERE key = 'store.schema_version'";
 
 // Version 1 of the schema; docs/store_schema.md explains every column.
 constexpr char kSchemaV1[] = R"sql(
@@ -70,6 +72,15 @@ CREATE TABLE checkpoints (
 );
 )sql";
 
+// Version 2 adds the indexes of ListPending (sqlite_pending.cc). It only adds indexes, so every
+// row of a version 1 database stays as it is; IF NOT EXISTS makes a repeated run harmless.
+constexpr char kMigrateToV2[] = R"sql(
+CREATE INDEX IF NOT EXISTS runs_pending_status ON runs (status, created_at, id)
+  WHERE status <> 'completed';
+CREATE INDEX IF NOT EXISTS runs_pending_agent ON runs (agent, status, created_at, id)
+  WHERE status <> 'completed';
+)sql";
+
 constexpr char kSelectRun[] = "SELECT " MEND_STORE_RUN_COLUMNS " FROM runs WHERE id = ?1";
 constexpr char kRunExists[] = "SELECT 1 FROM runs WHERE id = ?1";
 constexpr char kInsertRun[] =
@@ -112,27 +123,38 @@ Status SqliteStore::Init() {
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA journal_mode = WAL"));
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA synchronous = FULL"));
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA foreign_keys = ON"));
-  return db_->InTransaction(SqliteDb::TxKind::kWrite, [&]() -> Status {
-    MEND_RETURN_IF_ERROR(db_->Exec(kCreateMeta));
+  return db_->InTransaction(SqliteDb::TxKind::kWrite, [&] { return CreateOrMigrateSchema(); });
+}
+
+Status SqliteStore::CreateOrMigrateSchema() {
+  MEND_RETURN_IF_ERROR(db_->Exec(kCreateMeta));
+  std::optional<std::string> text;  // none: a new database
+  {
+    // Reset before the schema changes below: DDL must not run under an open read of `meta`.
     MEND_ASSIGN_OR_RETURN(SqliteStmt select, db_->Prepare(kSelectVersion));
     MEND_ASSIGN_OR_RETURN(bool found, select.Step());
-    if (found) {
-      std::string text = select.Text(0);
-      int64_t version = 0;
-      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
-      if (ec != std::errc() || end != text.data() + text.size()) version = 0;
-      if (version > kSchemaVersion) {
-        return FailedPreconditionError(options_.path + " was written by a newer mend (schema " +
-                                       std::to_string(version) + " > " +
-                                       std::to_string(kSchemaVersion) + ")");
-      }
-      if (version == kSchemaVersion) return OkStatus();
+    if (found) text = select.Text(0);
+  }
+  const bool found = text.has_value();
+  int64_t version = 0;
+  if (found) {
+    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), version);
+    if (ec != std::errc() || end != text->data() + text->size() || version < 1) {
       return DataLossError(options_.path + ": unreadable store schema version");
     }
-    MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV1));
-    MEND_ASSIGN_OR_RETURN(SqliteStmt insert, db_->Prepare(kInsertVersion));
-    return insert.BindText(1, std::to_string(kSchemaVersion)).Run();
-  });
+    if (version > kSchemaVersion) {
+      return FailedPreconditionError(options_.path + " was written by a newer mend (schema " +
+                                     std::to_string(version) + " > " +
+                                     std::to_string(kSchemaVersion) + ")");
+    }
+    if (version == kSchemaVersion) return OkStatus();
+  }
+  // Each step brings the schema one version up; all of them commit together with the new version
+  // number, or (a crash, a full disk) none of them does.
+  if (version == 0) MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV1));
+  if (version <= 1) MEND_RETURN_IF_ERROR(db_->Exec(kMigrateToV2));
+  MEND_ASSIGN_OR_RETURN(SqliteStmt write, db_->Prepare(found ? kUpdateVersion : kInsertVersion));
+  return write.BindText(1, std::to_string(kSchemaVersion)).Run();
 }
 
 Status SqliteStore::Transact(SqliteDb::TxKind kind, const std::function<Status()>& body) {

@@ -10,6 +10,7 @@
 #include "mend/store/checkpoint_store.h"
 #include "mend/store/sqlite_store.h"
 #include "store/group_commit.h"
+#include "store/pending_plan.h"
 #include "store/sqlite_db.h"
 #include "store/sqlite_rows.h"
 
@@ -29,6 +30,7 @@ class SqliteStore final : public CheckpointStore {
   Status CreateRun(const RunRecord& run) override;
   Result<RunRecord> GetRun(const std::string& run_id) override;
   Result<std::vector<RunRecord>> ListRuns(const ListOptions& options) override;
+  Result<PendingPage> ListPending(const PendingQuery& query) override;
   Status DeleteRun(const std::string& run_id) override;
   Result<Lease> Claim(const std::string& run_id, const LeaseHolder& holder, Duration ttl) override;
   Result<Lease> Renew(const Lease& lease, Duration ttl) override;
@@ -56,6 +58,9 @@ class SqliteStore final : public CheckpointStore {
   WriteStats write_stats();
 
  private:
+  // Creates the tables of a new database or brings an older schema to this version; inside the
+  // write transaction of Init.
+  Status CreateOrMigrateSchema();
   // Reads: runs `body` in one transaction while holding `mu_`. Writes: queues `body` for the
   // group commit and returns once the transaction containing it committed.
   Status Transact(SqliteDb::TxKind kind, const std::function<Status()>& body);
@@ -75,6 +80,8 @@ class SqliteStore final : public CheckpointStore {
                         const std::vector<std::string>& messages);
   Status InsertCheckpoint(const std::string& run_id, int64_t step, int64_t message_count,
                           const std::string& state);
+  // The runs matching `plan` at or after `from` (all of them when unset); see pending_plan.h.
+  Result<int64_t> CountPending(const PendingPlan& plan, const std::optional<RunCursor>& from);
   Result<RunSnapshot> LoadLocked(const std::string& run_id, std::optional<int64_t> step);
   Status LoadMessages(const std::string& run_id, int64_t count, std::vector<std::string>& out);
   Status SaveLocked(const Lease& lease, const Checkpoint& checkpoint, const RunUpdate& update);

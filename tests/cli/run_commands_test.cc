@@ -106,7 +106,7 @@ TEST_F(RunCommandsTest, FailedRunPrintsJsonAndOneErrorLineAndExitsOne) {
 
 TEST_F(RunCommandsTest, PendingJsonHasTheStableShape) {
   EXPECT_EQ(Mend({"pending", "--json"}), 0) << err();
-  EXPECT_EQ(out(), "{\"runs\":[]}\n");
+  EXPECT_EQ(out(), "{\"more\":0,\"next\":null,\"runs\":[],\"total\":0}\n");
 
   Script(R"([{"error": {"code": "unavailable", "message": "upstream 503"}}])");
   EXPECT_EQ(MendWithModel({"run", agent_, "go", "--id", "r1"}), 1);

@@ -374,7 +374,7 @@ TEST_F(ReplicaRecoverTest, MendCommandsUseThePostgresStore) {
   auto pending = RunProcess({MEND_BINARY, "--home", home, "--json", "pending"}, env);
   MEND_ASSERT_OK(pending);
   EXPECT_EQ(pending->status.code, 0) << pending->err;
-  EXPECT_EQ(pending->out, "{\"runs\":[]}\n");
+  EXPECT_EQ(pending->out, "{\"more\":0,\"next\":null,\"runs\":[],\"total\":0}\n");
   auto recover = RunProcess({MEND_BINARY, "--home", home, "--json", "recover", "--once"}, env);
   MEND_ASSERT_OK(recover);
   EXPECT_EQ(recover->status.code, 0) << recover->err;

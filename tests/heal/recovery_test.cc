@@ -246,6 +246,9 @@ class UnlistableStore final : public store::CheckpointStore {
   Result<std::vector<store::RunRecord>> ListRuns(const store::ListOptions&) override {
     return InternalError("database is locked");
   }
+  Result<store::PendingPage> ListPending(const store::PendingQuery&) override {
+    return InternalError("database is locked");
+  }
   Status DeleteRun(const std::string& id) override { return inner_.DeleteRun(id); }
   Result<store::Lease> Claim(const std::string& id, const store::LeaseHolder& h,
                              Duration ttl) override {

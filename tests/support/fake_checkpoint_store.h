@@ -76,6 +76,29 @@ class FakeCheckpointStore final : public store::CheckpointStore {
     }
     return out;
   }
+  Result<store::PendingPage> ListPending(const store::PendingQuery& query) override {
+    MEND_RETURN_IF_ERROR(store::ValidatePendingQuery(query));
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<store::RunRecord> matching;
+    for (const auto& [id, e] : runs_) {
+      if (PendingMatches(e.record, query)) matching.push_back(e.record);
+    }
+    std::sort(matching.begin(), matching.end(), [](const auto& a, const auto& b) {
+      return a.created_at != b.created_at ? a.created_at > b.created_at : a.id > b.id;
+    });
+    store::PendingPage page;
+    page.total = static_cast<int64_t>(matching.size());
+    auto it = std::find_if(matching.begin(), matching.end(), [&](const store::RunRecord& r) {
+      if (!query.before.has_value()) return true;
+      const store::RunCursor& c = *query.before;
+      return r.created_at < c.created_at || (r.created_at == c.created_at && r.id < c.id);
+    });
+    for (; it != matching.end() && page.runs.size() < query.limit; ++it) page.runs.push_back(*it);
+    page.more = static_cast<int64_t>(matching.end() - it);
+    if (page.more > 0)
+      page.next = store::RunCursor{page.runs.back().created_at, page.runs.back().id};
+    return page;
+  }
   Status DeleteRun(const std::string& run_id) override {
     std::lock_guard<std::mutex> lock(mu_);
     MEND_ASSIGN_OR_RETURN(Entry * e, Find(run_id));
@@ -228,6 +251,12 @@ class FakeCheckpointStore final : public store::CheckpointStore {
       return AbortedError("stale lease of run " + lease.run_id);
     }
     return e;
+  }
+  static bool PendingMatches(const store::RunRecord& r, const store::PendingQuery& query) {
+    if (r.status == store::RunStatus::kCompleted) return false;
+    if (!query.agent.empty() && r.agent != query.agent) return false;
+    return query.statuses.empty() || std::find(query.statuses.begin(), query.statuses.end(),
+                                               r.status) != query.statuses.end();
   }
   bool HeldByLive(const Entry& e) const {
     if (!e.record.lease_holder.has_value()) return false;

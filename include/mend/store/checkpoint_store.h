@@ -7,43 +7,10 @@
 
 #include "mend/base/clock.h"
 #include "mend/base/result.h"
+#include "mend/store/run_page.h"
+#include "mend/store/run_record.h"
 
 namespace mend::store {
-
-// The status machine of a run (DESIGN.md §4):
-//   running ──► waiting ──► running        (a person approved, denied or answered)
-//   running ──► completed | failed
-//   failed | quarantined ──► running       (resume)
-//   running ──► quarantined                (recovery gave up)
-// completed is terminal. A run whose process died while `running` stays `running` with an
-// expired or orphaned lease: that is what "interrupted" means.
-enum class RunStatus { kRunning, kWaiting, kCompleted, kFailed, kQuarantined };
-std::string_view RunStatusName(RunStatus s);  // "running", "waiting", ...
-// kInvalidArgument for anything but the five names above.
-Result<RunStatus> ParseRunStatus(std::string_view name);
-
-// OK when the machine above allows `from` → `to`; kFailedPrecondition otherwise. Staying in the
-// same status is allowed except nothing leaves completed. Besides the arrows above, failed ──►
-// quarantined is allowed (recovery gives up on a run whose last attempt failed). Every store
-// validates status changes with it.
-Status CheckRunTransition(RunStatus from, RunStatus to);
-
-// The last error of a run, as the `--json` shapes show it.
-struct RunError {
-  std::string code;  // a StatusCode name ("UNAVAILABLE") or a detail code ("MEND_RUN_NO_PROGRESS")
-  std::string message;      // one line, secrets removed
-  std::string error_class;  // "transient" | "permanent" | "auth" | "internal"
-  bool retryable = false;
-};
-
-// Who holds (or asks for) a lease. On one host, a holder whose process is gone (same boot id,
-// pid not alive) does not block a claim, so a run can be resumed right after a kill -9.
-struct LeaseHolder {
-  std::string id;  // e.g. "replica-a" or "pid-1234@host"
-  std::string host;
-  std::string boot_id;  // /proc/sys/kernel/random/boot_id; empty when unknown
-  int64_t pid = 0;
-};
 
 // Proof of holding a run. Every write that changes a run's progress carries it; the store accepts
 // the write only while `epoch` is the run's current epoch (fencing).
@@ -52,30 +19,6 @@ struct Lease {
   int64_t epoch = 0;
   LeaseHolder holder;
   Time expires_at;
-};
-
-// The durable record of one run: small, listed often.
-struct RunRecord {
-  std::string id;
-  std::string agent;  // the agent's name
-  std::string agent_dir;
-  std::string task;
-  RunStatus status = RunStatus::kRunning;
-  int64_t step = 0;  // the step of the newest checkpoint; 0 before the first
-  // Recovery bookkeeping (DESIGN.md §7): consecutive failed attempts, when to try again.
-  int64_t attempts = 0;
-  std::optional<Time> next_attempt_at;
-  std::string waiting;  // "" | "approval" | "question"
-  std::optional<RunError> last_error;
-  std::string parent_id;  // forks: the run forked from, and at which step
-  int64_t parent_step = 0;
-  std::string metadata;  // small JSON object owned by the agent layer (kind of run, options)
-  Time created_at;
-  Time updated_at;
-  // The current lease, if any (epoch counts every claim ever made).
-  int64_t epoch = 0;
-  std::optional<LeaseHolder> lease_holder;
-  std::optional<Time> lease_expires_at;
 };
 
 // One checkpoint. The conversation of a run only grows, so a checkpoint stores the messages added
@@ -133,8 +76,12 @@ class CheckpointStore {
 
   virtual Status CreateRun(const RunRecord& run) = 0;
   virtual Result<RunRecord> GetRun(const std::string& run_id) = 0;
-  // Ordered by created_at, then id.
+  // Ordered by created_at, then id (oldest first; ids compare as bytes).
   virtual Result<std::vector<RunRecord>> ListRuns(const ListOptions& options) = 0;
+  // One page of unfinished runs, newest first, with the number of runs matching and of those not
+  // listed yet (run_page.h). Costs about the page plus counting the matching runs in an index, not
+  // reading them. kInvalidArgument for a query ValidatePendingQuery rejects.
+  virtual Result<PendingPage> ListPending(const PendingQuery& query) = 0;
   // Removes the run, its checkpoints and messages. Refused (kUnavailable) while a live holder
   // has the lease.
   virtual Status DeleteRun(const std::string& run_id) = 0;

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mend/base/clock.h"
+#include "mend/base/result.h"
+#include "mend/store/run_record.h"
+
+namespace mend::store {
+
+// Pages of unfinished runs, newest first (`mend pending`, DESIGN.md §4). The order is created_at
+// descending, then id descending (ids compare as bytes), and a page continues after the last run
+// of the previous one (a keyset cursor), so runs created meanwhile never shift a later page: no
+// run is listed twice or skipped while paging.
+
+// A position in that order: the created_at and id of a listed run.
+struct RunCursor {
+  Time created_at;
+  std::string id;
+
+  bool operator==(const RunCursor&) const = default;
+};
+
+// The text form of a cursor, for `mend pending --before` and the `next` field of its JSON: the
+// created_at in nanoseconds since the Unix epoch, ':', then the id with every byte other than
+// A-Z, a-z, 0-9, '.', '_' and '-' written as %XX ("1700000000000000000:run-7%20b"). It holds only
+// characters a shell passes through unquoted.
+std::string FormatRunCursor(const RunCursor& cursor);
+// Reads FormatRunCursor's form back; kInvalidArgument for anything else.
+Result<RunCursor> ParseRunCursor(std::string_view text);
+
+// The most runs one page may hold.
+inline constexpr size_t kMaxPendingPageSize = 1000;
+
+struct PendingQuery {
+  // Only runs in one of these statuses (running, waiting, failed, quarantined; repeats are
+  // ignored). Empty: every unfinished run, including a row whose stored status is unreadable
+  // (listed as failed with a DATA_LOSS error, as ListRuns lists it).
+  std::vector<RunStatus> statuses;
+  // Only runs of the agent with exactly this name. Empty: every agent.
+  std::string agent;
+  // At most this many runs, 1..kMaxPendingPageSize.
+  size_t limit = 20;
+  // Only runs after this position (older): the `next` of the previous page. Unset: the newest.
+  std::optional<RunCursor> before;
+};
+
+struct PendingPage {
+  std::vector<RunRecord> runs;  // newest first
+  // Every run matching the filters (wherever `before` is), and those of them after the last run
+  // of this page, not listed yet. All three figures and `runs` come from one snapshot.
+  int64_t total = 0;
+  int64_t more = 0;
+  // Where the next page starts (the last run of this one); set exactly when `more` > 0.
+  std::optional<RunCursor> next;
+};
+
+// OK when `query` is valid; kInvalidArgument for a limit outside 1..kMaxPendingPageSize or a
+// status filter naming completed. Every store checks queries with it.
+Status ValidatePendingQuery(const PendingQuery& query);
+
+}  // namespace mend::store
