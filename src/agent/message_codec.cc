@@ -53,7 +53,11 @@ Result<llm::Message> DecodeFields(const json& j, MessageMeta* meta) {
   MEND_ASSIGN_OR_RETURN(auto is_error, GetOptionalBool(j, "is_error"));
   m.is_error = is_error.value_or(false);
   MEND_ASSIGN_OR_RETURN(auto replaced, GetOptionalBool(j, "replaced_by_hook"));
-  if (meta != nullptr) meta->replaced_by_hook = replaced.value_or(false);
+  MEND_ASSIGN_OR_RETURN(auto decision, GetOptionalString(j, "hook_decision"));
+  if (meta != nullptr) {
+    meta->replaced_by_hook = replaced.value_or(false);
+    meta->hook_decision = decision.value_or("");
+  }
   MEND_ASSIGN_OR_RETURN(auto calls, GetOptionalArray(j, "tool_calls"));
   if (calls.has_value()) {
     for (const json& c : **calls) {
@@ -81,6 +85,7 @@ std::string EncodeMessage(const llm::Message& message, const MessageMeta& meta) 
   if (!message.name.empty()) j["name"] = message.name;
   if (message.is_error) j["is_error"] = true;
   if (meta.replaced_by_hook) j["replaced_by_hook"] = true;
+  if (!meta.hook_decision.empty()) j["hook_decision"] = meta.hook_decision;
   return DumpJson(j);
 }
 

@@ -11,11 +11,16 @@ namespace mend::agent {
 // What a checkpoint keeps about a message beyond what the model sees.
 struct MessageMeta {
   bool replaced_by_hook = false;  // a tool message whose content a post-tool hook replaced
+  // A tool message no tool produced because a pre-tool hook decided instead: "denied" (the hook
+  // denied the call), "supplied" (it gave the result, e.g. shadow mode), "stopped" (it stopped the
+  // run); "" when the tool ran or a person answered.
+  std::string hook_decision;
 };
 
 // The checkpoint encoding of one conversation message (docs/runs.md): a JSON object with "role"
 // ("system" | "user" | "assistant" | "tool") and, when not empty, "content", "tool_calls"
-// ([{"id","name","arguments"}]), "tool_call_id", "name", "is_error" and "replaced_by_hook". Never
+// ([{"id","name","arguments"}]), "tool_call_id", "name", "is_error", "replaced_by_hook" and
+// "hook_decision". Never
 // fails: text that is not valid UTF-8 is stored with U+FFFD replacements.
 std::string EncodeMessage(const llm::Message& message, const MessageMeta& meta = {});
 

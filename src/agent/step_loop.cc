@@ -183,18 +183,18 @@ Result<StepLoop::CallOutcome> StepLoop::NextToolCall() {
     PreToolDecision decision = hooks_.BeforeTool(info);
     switch (decision.kind) {
       case PreToolDecision::Kind::kDeny:
-        MEND_RETURN_IF_ERROR(RecordResult(call, ToolResult::Error(decision.text)));
+        MEND_RETURN_IF_ERROR(RecordResult(call, ToolResult::Error(decision.text), "denied"));
         return CallOutcome::kRecorded;
       case PreToolDecision::Kind::kSupply:
         MEND_RETURN_IF_ERROR(
-            RecordResult(call, hooks_.AfterTool(info, ToolResult::Ok(decision.text))));
+            RecordResult(call, hooks_.AfterTool(info, ToolResult::Ok(decision.text)), "supplied"));
         return CallOutcome::kRecorded;
       case PreToolDecision::Kind::kAskHuman:
         return Wait("approval", call.id, decision.text);
       case PreToolDecision::Kind::kStopRun:
         // The call gets an error result first so the conversation stays well-formed for a
         // person who resumes the failed run later.
-        MEND_RETURN_IF_ERROR(RecordResult(call, ToolResult::Error(decision.text)));
+        MEND_RETURN_IF_ERROR(RecordResult(call, ToolResult::Error(decision.text), "stopped"));
         stop_error_ = LimitError(decision.detail_code, decision.text);
         return CallOutcome::kStopped;
       case PreToolDecision::Kind::kAllow:
@@ -258,7 +258,8 @@ ToolResult StepLoop::Execute(const llm::ToolCall& call, const ToolCallInfo& info
   return result;
 }
 
-Status StepLoop::RecordResult(const llm::ToolCall& call, const ToolResult& result) {
+Status StepLoop::RecordResult(const llm::ToolCall& call, const ToolResult& result,
+                              const std::string& hook_decision) {
   auto& pending = run_.state.pending;
   pending.erase(std::remove_if(pending.begin(), pending.end(),
                                [&](const llm::ToolCall& c) { return c.id == call.id; }),
@@ -266,7 +267,7 @@ Status StepLoop::RecordResult(const llm::ToolCall& call, const ToolResult& resul
   run_.state.approved_call_id.clear();
   MEND_RETURN_IF_ERROR(
       Checkpoint({llm::Message::ToolResult(call.id, call.name, result.content, result.is_error)},
-                 {}, MessageMeta{result.replaced_by_hook}));
+                 {}, MessageMeta{result.replaced_by_hook, hook_decision}));
   if (result.replaced_by_hook) {
     obs::Event replaced("tool.replaced");
     replaced.AddString("run", run_.info.run_id)

@@ -72,7 +72,9 @@ class StepLoop {
   ToolContext ContextFor(const llm::ToolCall& call) const;
   // Runs the tool with its context and then the post-tool hooks.
   ToolResult Execute(const llm::ToolCall& call, const ToolCallInfo& info);
-  Status RecordResult(const llm::ToolCall& call, const ToolResult& result);
+  // Checkpoints `result` as the call's tool message; `hook_decision` as in MessageMeta.
+  Status RecordResult(const llm::ToolCall& call, const ToolResult& result,
+                      const std::string& hook_decision = "");
   Result<RunResult> Finish();
   RunResult WaitingResult() const;
   RunResult BaseResult() const;

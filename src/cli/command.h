@@ -95,6 +95,7 @@ void AddDemoCommand(CLI::App& app, CliContext& ctx);
 void AddPlannedCommands(CLI::App& app, CliContext& ctx);
 void AddRunCommand(CLI::App& app, CliContext& ctx);
 void AddPendingCommand(CLI::App& app, CliContext& ctx);
+void AddShowCommand(CLI::App& app, CliContext& ctx);
 void AddRecoverCommand(CLI::App& app, CliContext& ctx);
 void AddResumeCommand(CLI::App& app, CliContext& ctx);
 void AddForkCommand(CLI::App& app, CliContext& ctx);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "mend/app/run_inspector.h"
 #include "mend/app/runtime.h"
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
@@ -62,8 +63,28 @@ nlohmann::json ErrorJson(const std::optional<store::RunError>& error) {
           {"retryable", error->retryable}};
 }
 
+// A run of the page with what its metadata and agent folder say about it.
+struct PendingRow {
+  const store::RunRecord& run;
+  app::RunOverview overview;
+};
+
+std::vector<PendingRow> RowsOf(app::Runtime& runtime, const store::PendingPage& page) {
+  app::RunInspector inspector(runtime);
+  std::vector<PendingRow> rows;
+  rows.reserve(page.runs.size());
+  for (const store::RunRecord& run : page.runs) rows.push_back({run, inspector.Inspect(run)});
+  return rows;
+}
+
+nlohmann::json NullIfEmpty(const std::string& text) {
+  return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
+}
+
 // One run in the `pending` JSON shape (DESIGN.md §4: add fields freely, never rename or remove).
-nlohmann::json RunJson(const store::RunRecord& run) {
+nlohmann::json RunJson(const PendingRow& row) {
+  const store::RunRecord& run = row.run;
+  const agent::RunModel& model = row.overview.origin.model;
   return {{"id", run.id},
           {"agent", run.agent},
           {"status", std::string(store::RunStatusName(run.status))},
@@ -74,12 +95,18 @@ nlohmann::json RunJson(const store::RunRecord& run) {
                                   ? nlohmann::json(FormatRfc3339(*run.next_attempt_at))
                                   : nlohmann::json(nullptr)},
           {"waiting", run.waiting.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.waiting)},
-          {"last_error", ErrorJson(run.last_error)}};
+          {"last_error", ErrorJson(run.last_error)},
+          {"workspace", NullIfEmpty(row.overview.origin.workspace)},
+          {"model", model.empty() ? nlohmann::json(nullptr)
+                                  : nlohmann::json{{"provider", model.provider},
+                                                   {"base_url", model.base_url},
+                                                   {"model", model.model}}},
+          {"agent_changed", NullIfEmpty(row.overview.AgentChangedText())}};
 }
 
-nlohmann::json PageJson(const store::PendingPage& page) {
+nlohmann::json PageJson(const std::vector<PendingRow>& rows, const store::PendingPage& page) {
   nlohmann::json runs = nlohmann::json::array();
-  for (const store::RunRecord& run : page.runs) runs.push_back(RunJson(run));
+  for (const PendingRow& row : rows) runs.push_back(RunJson(row));
   return {{"runs", std::move(runs)},
           {"total", page.total},
           {"more", page.more},
@@ -90,37 +117,49 @@ nlohmann::json PageJson(const store::PendingPage& page) {
 // One column of the table: its header and a run's cell.
 struct Column {
   std::string_view header;
-  std::string (*cell)(const store::RunRecord& run);
+  std::string (*cell)(const PendingRow& row);
 };
 
 const Column kColumns[] = {
-    {"ID", [](const store::RunRecord& run) { return run.id; }},
-    {"AGENT", [](const store::RunRecord& run) { return run.agent; }},
+    {"ID", [](const PendingRow& row) { return row.run.id; }},
+    {"AGENT",
+     [](const PendingRow& row) {
+       // A resume picks up the changed folder; the person deciding whether to resume should know.
+       const bool changed = !row.overview.AgentChangedText().empty();
+       return row.run.agent + (changed ? " (agent changed)" : "");
+     }},
     {"STATUS",
-     [](const store::RunRecord& run) {
-       std::string text(store::RunStatusName(run.status));
-       if (!run.waiting.empty()) text += " (" + run.waiting + ")";
+     [](const PendingRow& row) {
+       std::string text(store::RunStatusName(row.run.status));
+       if (!row.run.waiting.empty()) text += " (" + row.run.waiting + ")";
        return text;
      }},
-    {"STEP", [](const store::RunRecord& run) { return std::to_string(run.step); }},
-    {"ATTEMPTS", [](const store::RunRecord& run) { return std::to_string(run.attempts); }},
+    {"STEP", [](const PendingRow& row) { return std::to_string(row.run.step); }},
+    {"ATTEMPTS", [](const PendingRow& row) { return std::to_string(row.run.attempts); }},
     // Quarantined runs are not tried again by recovery (`mend resume` still runs them).
     {"NEXT ATTEMPT",
-     [](const store::RunRecord& run) -> std::string {
-       if (run.status == store::RunStatus::kQuarantined) return "never (quarantined)";
-       if (run.next_attempt_at.has_value()) return FormatRfc3339Seconds(*run.next_attempt_at);
+     [](const PendingRow& row) -> std::string {
+       if (row.run.status == store::RunStatus::kQuarantined) return "never (quarantined)";
+       if (row.run.next_attempt_at.has_value()) {
+         return FormatRfc3339Seconds(*row.run.next_attempt_at);
+       }
        return "-";
      }},
+    {"WORKSPACE",
+     [](const PendingRow& row) -> std::string {
+       const std::string& workspace = row.overview.origin.workspace;
+       return workspace.empty() ? "-" : workspace;
+     }},
     {"LAST ERROR",
-     [](const store::RunRecord& run) {
-       return run.last_error.has_value() ? run.last_error->message : std::string();
+     [](const PendingRow& row) {
+       return row.run.last_error.has_value() ? row.run.last_error->message : std::string();
      }},
 };
 
-void PrintRows(const std::vector<store::RunRecord>& runs, std::ostream& out) {
+void PrintRows(const std::vector<PendingRow>& runs, std::ostream& out) {
   std::vector<std::vector<std::string>> rows(1);
   for (const Column& column : kColumns) rows[0].emplace_back(column.header);
-  for (const store::RunRecord& run : runs) {
+  for (const PendingRow& run : runs) {
     std::vector<std::string>& row = rows.emplace_back();
     for (const Column& column : kColumns) row.push_back(column.cell(run));
   }
@@ -165,7 +204,7 @@ std::string FilterFlags(const store::PendingQuery& query) {
 }
 
 void PrintTable(const CliContext& ctx, const store::PendingQuery& query,
-                const store::PendingPage& page) {
+                const std::vector<PendingRow>& rows, const store::PendingPage& page) {
   const std::string filters = FilterFlags(query);
   if (page.runs.empty()) {
     if (page.total > 0) {
@@ -177,7 +216,7 @@ void PrintTable(const CliContext& ctx, const store::PendingQuery& query,
     }
     return;
   }
-  PrintRows(page.runs, ctx.out);
+  PrintRows(rows, ctx.out);
   if (!page.next.has_value()) return;
   std::string command = "mend";
   if (!ctx.home.empty()) command += " --home " + ShellWord(ctx.home);
@@ -188,10 +227,11 @@ void PrintTable(const CliContext& ctx, const store::PendingQuery& query,
 Status ShowPage(CliContext& ctx, app::Runtime& runtime, const PendingArgs& args) {
   MEND_ASSIGN_OR_RETURN(store::PendingQuery query, QueryOf(args));
   MEND_ASSIGN_OR_RETURN(store::PendingPage page, runtime.store->ListPending(query));
+  const std::vector<PendingRow> rows = RowsOf(runtime, page);
   if (ctx.json) {
-    ctx.out << DumpJson(PageJson(page)) << "\n";
+    ctx.out << DumpJson(PageJson(rows, page)) << "\n";
   } else {
-    PrintTable(ctx, query, page);
+    PrintTable(ctx, query, rows, page);
   }
   return OkStatus();
 }

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mend/agent/run_origin.h"
+#include "mend/base/result.h"
+#include "mend/llm/types.h"
+#include "mend/store/checkpoint_store.h"
+
+namespace mend::agent {
+
+// One message of a run's conversation with what the checkpoint keeps about it beyond what the
+// model sees (docs/runs.md).
+struct TranscriptEntry {
+  llm::Message message;
+  bool replaced_by_hook = false;  // a post-tool hook replaced the tool's result
+  // "denied" | "supplied" | "stopped": a pre-tool hook decided instead of the tool; "" otherwise.
+  std::string hook_decision;
+};
+
+// Everything the store knows about one run, decoded: what `mend show` prints.
+struct RunView {
+  store::RunRecord run;
+  RunOrigin origin;
+  int64_t steps = 0;  // model turns taken
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  double cost_usd = 0;
+  std::string output;                  // the final answer of a completed run
+  std::string question;                // what a waiting run asks
+  std::vector<llm::ToolCall> pending;  // calls of the last model turn without a result
+  std::vector<TranscriptEntry> transcript;
+  std::vector<store::CheckpointInfo> checkpoints;  // the kept history, oldest first
+};
+
+// Reads run `run_id` at its newest checkpoint. A run without checkpoints yet has an empty
+// transcript. Errors: the store's (kNotFound for no such run); kDataLoss naming the run for a
+// message, state or metadata that does not decode.
+Result<RunView> ReadRunView(store::CheckpointStore& store, const std::string& run_id);
+
+}  // namespace mend::agent
