@@ -116,7 +116,8 @@ TEST_F(RunCommandsTest, PendingJsonHasTheStableShape) {
   const nlohmann::json& run = doc["runs"][0];
   EXPECT_EQ(JsonKeys(run),
             (std::set<std::string>{"id", "agent", "status", "step", "attempts", "quarantined",
-                                   "next_attempt_at", "waiting", "last_error"}));
+                                   "next_attempt_at", "waiting", "last_error", "workspace", "model",
+                                   "agent_changed"}));
   EXPECT_EQ(run["id"], "r1");
   EXPECT_EQ(run["agent"], "helper");
   EXPECT_EQ(run["status"], "failed");
