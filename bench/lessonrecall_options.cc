@@ -34,6 +34,7 @@ bool SetOption(memory::RetrieverOptions& options, const std::string& key, const 
       {"rrf_k", &options.rrf_k},
       {"gate", &options.gate},
       {"fact_gate", &options.fact_gate},
+      {"coverage_gate", &options.coverage_gate},
       {"mmr_lambda", &options.mmr_lambda},
       {"recency_weight", &options.recency_weight},
       {"confidence_weight", &options.confidence_weight},
