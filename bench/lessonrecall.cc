@@ -2,12 +2,15 @@
 // it injects something when nothing applies, next to reference systems measured in the same run.
 //
 //   mend_lessonrecall --data DIR [--predictions OUT_DIR] [--option key=value]...
-//                     [--embedder hashing]
+//                     [--embedder hashing] [--mend MEND_BINARY] [--no-small]
 //
 // DIR is a LessonRecall split folder. Systems: BM25-only (raw FTS5, the split's own baseline, with
 // and without its dev-chosen threshold), tags-only, and mend's Retriever over two loadings of the
-// facts: content only, and with each lesson's episodes as provenance. --predictions writes one
-// predictions file per system in the reference scorer's format.
+// facts: content only, and with each lesson's episodes as provenance. With --mend, the same queries
+// also go through the `mend` executable (bench/lessonrecall_cli.h), whose figures must equal the
+// in-process ones for the loading with provenance. Then the small-memory evaluation
+// (bench/lessonrecall_small.h) for both loadings. --predictions writes one predictions file per
+// system in the reference scorer's format.
 
 #include <unistd.h>
 
@@ -23,9 +26,11 @@
 #include <vector>
 
 #include "bench/lessonrecall_bm25.h"
+#include "bench/lessonrecall_cli.h"
 #include "bench/lessonrecall_data.h"
 #include "bench/lessonrecall_options.h"
 #include "bench/lessonrecall_score.h"
+#include "bench/lessonrecall_small.h"
 #include "mend/base/json.h"
 #include "mend/base/manual_clock.h"
 #include "mend/llm/embedder.h"
@@ -43,6 +48,7 @@ struct SystemResult {
   std::string title;  // the report's heading
   Predictions predictions;
   double ms_per_query = 0;
+  double lesson_injected = 0;  // positives whose relevant lesson is injected (mend only)
 };
 
 double MsSince(std::chrono::steady_clock::time_point start, size_t n) {
@@ -127,6 +133,8 @@ Result<SystemResult> RunMend(const Split& split, LoadMode mode, const MendSetup&
                               : "== mend Retriever, content only",
                    {},
                    0};
+  size_t positives = 0;
+  size_t lesson_injected = 0;
   const auto start = std::chrono::steady_clock::now();
   for (const Query& q : split.queries) {
     memory::RetrievalQuery query;
@@ -135,8 +143,13 @@ Result<SystemResult> RunMend(const Split& split, LoadMode mode, const MendSetup&
     Prediction& p = out.predictions[q.id];
     for (size_t i = 0; i < r.ranked.size() && i < 10; ++i) p.ranked.push_back(r.ranked[i].fact.id);
     p.injected = !r.selected.empty();
+    if (q.relevant.empty()) continue;
+    ++positives;
+    for (const memory::ScoredFact& s : r.selected) lesson_injected += s.fact.id == q.relevant[0];
   }
   out.ms_per_query = MsSince(start, split.queries.size());
+  out.lesson_injected =
+      positives == 0 ? 0 : static_cast<double>(lesson_injected) / static_cast<double>(positives);
   return out;
 }
 
@@ -181,6 +194,125 @@ std::string ScratchDir() {
   return mkdtemp(pattern.data()) != nullptr ? pattern : "";
 }
 
+// The CLI path next to the in-process one over the same loading (with provenance): the figures
+// side by side and how many queries got the same ranking and the same injection decision. Any
+// difference is a bug in one of the paths; it makes the run fail.
+bool PrintCliComparison(const Split& split, const SystemResult& in_process, const Scores& in_scores,
+                        const SystemResult& cli, const Scores& cli_scores) {
+  std::printf(
+      "== in-process Retriever vs `mend` CLI, lessons with provenance (the same loading)\n");
+  std::printf("%-22s %10s %10s\n", "", "in-process", "CLI");
+  const KindScores& a = in_scores.by_kind.at("all");
+  const KindScores& b = cli_scores.by_kind.at("all");
+  const std::pair<const char*, std::pair<double, double>> rows[] = {
+      {"R@1", {a.recall_at_1, b.recall_at_1}},
+      {"R@3", {a.recall_at_3, b.recall_at_3}},
+      {"R@5", {a.recall_at_5, b.recall_at_5}},
+      {"MRR@10", {a.mrr_at_10, b.mrr_at_10}},
+      {"injection (positives)",
+       {in_scores.injection_rate_positive.value_or(0),
+        cli_scores.injection_rate_positive.value_or(0)}},
+      {"FIR",
+       {in_scores.false_injection_rate.value_or(0), cli_scores.false_injection_rate.value_or(0)}},
+  };
+  for (const auto& [name, v] : rows) std::printf("%-22s %10.4f %10.4f\n", name, v.first, v.second);
+  size_t same_ranking = 0;
+  size_t same_injection = 0;
+  std::vector<std::string> differing;
+  for (const Query& q : split.queries) {
+    const Prediction& x = in_process.predictions.at(q.id);
+    const Prediction& y = cli.predictions.at(q.id);
+    same_ranking += x.ranked == y.ranked;
+    same_injection += x.injected == y.injected;
+    if (x.ranked != y.ranked || x.injected != y.injected) differing.push_back(q.id);
+  }
+  std::printf("same top-10 ranking: %zu/%zu queries; same injection decision: %zu/%zu\n",
+              same_ranking, split.queries.size(), same_injection, split.queries.size());
+  if (differing.empty()) return true;
+  std::printf("the two paths disagree on:");
+  for (size_t i = 0; i < differing.size() && i < 10; ++i) std::printf(" %s", differing[i].c_str());
+  std::printf("%s\n", differing.size() > 10 ? " ..." : "");
+  return false;
+}
+
+Status RunSmall(const Split& split, const Args& args, const std::vector<SystemResult>& systems,
+                const std::vector<Scores>& scores, const std::string& tmp) {
+  SmallMemoryOptions options;
+  options.retriever = args.options;
+  for (LoadMode mode : {LoadMode::kContentOnly, LoadMode::kWithProvenance}) {
+    const bool provenance = mode == LoadMode::kWithProvenance;
+    const std::string name = provenance ? "mend_provenance" : "mend_content";
+    size_t i = 0;
+    while (i < systems.size() && systems[i].name != name) ++i;
+    if (i == systems.size()) return InternalError("no full-size figures for " + name);
+    MEND_ASSIGN_OR_RETURN(std::vector<SmallMemoryScores> small,
+                          RunSmallMemories(split, mode, options, tmp));
+    SmallMemoryScores full;
+    full.facts = split.lessons.size() + split.distractors.size();
+    const KindScores& all = scores[i].by_kind.at("all");
+    full.positive_samples = all.n;
+    full.no_match_samples = scores[i].no_match_n;
+    full.recall_at_1 = all.recall_at_1;
+    full.injection_rate = scores[i].injection_rate_positive.value_or(0);
+    full.lesson_injected = systems[i].lesson_injected;
+    full.false_injection_rate = scores[i].false_injection_rate.value_or(0);
+    char title[200];
+    std::snprintf(title, sizeof(title),
+                  "== small memories, %s: each positive query's lesson + random distractors, "
+                  "no_match queries: distractors only; %d draws per size (last line: full size)",
+                  provenance ? "lessons with provenance" : "content only", options.draws);
+    std::printf("%s\n", FormatSmallMemories(small, full, title).c_str());
+  }
+  return OkStatus();
+}
+
+// Runs every system; the exit code (1 when the CLI and in-process paths disagree).
+Result<int> RunAll(const Args& args, const Split& split, const std::string& tmp) {
+  MEND_ASSIGN_OR_RETURN(std::vector<SystemResult> systems, RunBm25(split));
+  systems.push_back(RunTags(split));
+  for (LoadMode mode : {LoadMode::kContentOnly, LoadMode::kWithProvenance}) {
+    const char* file = mode == LoadMode::kContentOnly ? "/content.db" : "/provenance.db";
+    MendSetup setup{args.options, args.hashing_embedder, tmp + file};
+    MEND_ASSIGN_OR_RETURN(SystemResult mend, RunMend(split, mode, setup));
+    systems.push_back(std::move(mend));
+  }
+  const bool cli = !args.mend_binary.empty() && !args.options_changed && !args.hashing_embedder;
+  if (!args.mend_binary.empty() && !cli) {
+    std::fprintf(stderr,
+                 "CLI path skipped: --option and --embedder change the in-process "
+                 "retriever only\n");
+  }
+  if (cli) {
+    const std::string home = tmp + "/cli";
+    std::filesystem::create_directories(home);
+    MEND_ASSIGN_OR_RETURN(CliResult run, RunCli(split, args.mend_binary, home));
+    systems.push_back({"mend_cli",
+                       "== mend CLI (memory import; search -k 10; recall), lessons with provenance",
+                       std::move(run.predictions), run.ms_per_query});
+  }
+  std::vector<Scores> scores;
+  for (const SystemResult& s : systems) {
+    scores.push_back(Score(split.queries, s.predictions, split.lesson_fact_ids));
+    std::printf("%s\n", FormatReport(scores.back(), s.title).c_str());
+    if (!args.predictions_dir.empty()) {
+      Status written = WritePredictions(args.predictions_dir, s);
+      if (!written.ok()) std::fprintf(stderr, "%s\n", written.ToString().c_str());
+    }
+  }
+  PrintSummary(systems, scores);
+  bool agree = true;
+  if (cli) {
+    std::printf("\n");
+    const size_t n = systems.size();
+    agree = PrintCliComparison(split, systems[n - 2], scores[n - 2], systems[n - 1], scores[n - 1]);
+  }
+  if (args.small_memories) {
+    std::printf("\n");
+    MEND_RETURN_IF_ERROR(RunSmall(split, args, systems, scores, tmp));
+  }
+  return agree ? 0 : 1;
+}
+
 int Run(const Args& args) {
   Result<Split> split = LoadSplit(args.data_dir);
   if (!split.ok()) {
@@ -189,42 +321,18 @@ int Run(const Args& args) {
   }
   std::fprintf(stderr, "%zu lessons, %zu distractors, %zu queries\n", split->lessons.size(),
                split->distractors.size(), split->queries.size());
-  std::vector<SystemResult> systems;
-  Result<std::vector<SystemResult>> bm25 = RunBm25(*split);
-  if (!bm25.ok()) {
-    std::fprintf(stderr, "mend_lessonrecall: BM25-only: %s\n", bm25.status().ToString().c_str());
-    return 1;
-  }
-  systems = std::move(*bm25);
-  systems.push_back(RunTags(*split));
   const std::string tmp = ScratchDir();
   if (tmp.empty()) {
     std::fprintf(stderr, "mend_lessonrecall: cannot create a scratch directory\n");
     return 1;
   }
-  for (LoadMode mode : {LoadMode::kContentOnly, LoadMode::kWithProvenance}) {
-    const char* file = mode == LoadMode::kContentOnly ? "/content.db" : "/provenance.db";
-    MendSetup setup{args.options, args.hashing_embedder, tmp + file};
-    Result<SystemResult> mend = RunMend(*split, mode, setup);
-    if (!mend.ok()) {
-      std::fprintf(stderr, "mend_lessonrecall: mend: %s\n", mend.status().ToString().c_str());
-      std::filesystem::remove_all(tmp);
-      return 1;
-    }
-    systems.push_back(std::move(*mend));
-  }
+  Result<int> code = RunAll(args, *split, tmp);
   std::filesystem::remove_all(tmp);
-  std::vector<Scores> scores;
-  for (const SystemResult& s : systems) {
-    scores.push_back(Score(split->queries, s.predictions, split->lesson_fact_ids));
-    std::printf("%s\n", FormatReport(scores.back(), s.title).c_str());
-    if (!args.predictions_dir.empty()) {
-      Status written = WritePredictions(args.predictions_dir, s);
-      if (!written.ok()) std::fprintf(stderr, "%s\n", written.ToString().c_str());
-    }
+  if (!code.ok()) {
+    std::fprintf(stderr, "mend_lessonrecall: %s\n", code.status().ToString().c_str());
+    return 1;
   }
-  PrintSummary(systems, scores);
-  return 0;
+  return *code;
 }
 
 }  // namespace

@@ -34,6 +34,7 @@ bool SetOption(memory::RetrieverOptions& options, const std::string& key, const 
       {"rrf_k", &options.rrf_k},
       {"gate", &options.gate},
       {"fact_gate", &options.fact_gate},
+      {"coverage_gate", &options.coverage_gate},
       {"mmr_lambda", &options.mmr_lambda},
       {"recency_weight", &options.recency_weight},
       {"confidence_weight", &options.confidence_weight},
@@ -61,8 +62,8 @@ std::optional<Args> ParseArgs(int argc, char** argv, std::string& error) {
   std::vector<std::string> rest(argv + 1, argv + argc);
   for (size_t i = 0; i < rest.size(); ++i) {
     const std::string& flag = rest[i];
-    const bool takes_value =
-        flag == "--data" || flag == "--predictions" || flag == "--option" || flag == "--embedder";
+    const bool takes_value = flag == "--data" || flag == "--predictions" || flag == "--option" ||
+                             flag == "--embedder" || flag == "--mend";
     if (takes_value && i + 1 >= rest.size()) {
       error = flag + " needs a value";
       return std::nullopt;
@@ -79,12 +80,17 @@ std::optional<Args> ParseArgs(int argc, char** argv, std::string& error) {
         return std::nullopt;
       }
       if (!SetOption(args.options, kv.substr(0, eq), kv.substr(eq + 1), error)) return std::nullopt;
+      args.options_changed = true;
     } else if (flag == "--embedder") {
       if (rest[++i] != "hashing") {
         error = "--embedder: only \"hashing\" is available, got " + rest[i];
         return std::nullopt;
       }
       args.hashing_embedder = true;
+    } else if (flag == "--mend") {
+      args.mend_binary = rest[++i];
+    } else if (flag == "--no-small") {
+      args.small_memories = false;
     } else if (flag.rfind("--", 0) != 0 && args.data_dir.empty()) {
       args.data_dir = flag;
     } else {

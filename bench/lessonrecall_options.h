@@ -10,21 +10,29 @@ namespace mend::lessonrecall {
 
 inline constexpr const char* kUsage =
     "usage: mend_lessonrecall --data DIR [--predictions OUT_DIR] [--option key=value]...\n"
-    "                         [--embedder hashing]\n"
+    "                         [--embedder hashing] [--mend MEND_BINARY] [--no-small]\n"
     "  --data DIR          a LessonRecall split folder (lessons.jsonl, distractors.jsonl,\n"
     "                      queries.jsonl); also accepted as the only positional argument\n"
     "  --predictions DIR   write one predictions file per system, for the reference scorer\n"
     "  --option key=value  set a RetrieverOptions field: bm25_weight, trigram_weight,\n"
-    "                      hint_weight, vector_weight, rrf_k, gate, mmr_lambda,\n"
+    "                      hint_weight, vector_weight, rrf_k, gate, fact_gate,\n"
+    "                      coverage_gate, mmr_lambda,\n"
     "                      recency_weight, confidence_weight, usefulness_weight, max_facts,\n"
     "                      candidates, budget_chars, max_query_terms\n"
-    "  --embedder hashing  add vectors from the built-in hashing embedder (256 dimensions)\n";
+    "  --embedder hashing  add vectors from the built-in hashing embedder (256 dimensions)\n"
+    "  --mend MEND_BINARY  also run every query through this `mend` executable (import,\n"
+    "                      search, recall on a temporary home) and compare with the\n"
+    "                      in-process figures; needs the default options and no embedder\n"
+    "  --no-small          skip the small-memory evaluation (5, 20 and 100 facts)\n";
 
 struct Args {
   std::string data_dir;
   std::string predictions_dir;
   memory::RetrieverOptions options;
+  bool options_changed = false;  // some --option was given
   bool hashing_embedder = false;
+  std::string mend_binary;  // "" = no CLI path
+  bool small_memories = true;
 };
 
 // The arguments, or nullopt with `error` set.

@@ -236,8 +236,9 @@ void AddAdd(CLI::App& memory, CliContext& ctx) {
 
 void AddSearch(CLI::App& memory, CliContext& ctx) {
   auto args = std::make_shared<SearchArgs>();
-  CLI::App* search = memory.add_subcommand(
-      "search", "rank facts for a query (no relevance gate, no budget, no HyDE)");
+  CLI::App* search = memory.add_subcommand("search",
+                                           "the ranking a run for QUERY considers, in its order "
+                                           "(no relevance gate, no budget, no HyDE)");
   search->add_option("QUERY", args->query, "the query; several words are joined")->required();
   search->add_option("-k", args->k, "how many results at most (default: 10)")
       ->check(CLI::Range(1, 1000));

@@ -17,6 +17,9 @@ namespace mend::memory {
 namespace {
 
 constexpr size_t kRankedSize = 10;
+// Coverage alone opens the gate only with at least two of the query's words: one shared word says
+// too little, however short the query.
+constexpr size_t kCoverageWords = 2;
 constexpr size_t kHydeMaxBytes = 2000;
 // The trigram index reads the head of each text: the situation line of a lesson, the start of a
 // task. It bounds the index to a few hundred postings per text.
@@ -43,26 +46,33 @@ class Retriever::Impl {
  private:
   struct Signals {
     std::vector<RankedList> lists;
-    double top_lexical = 0;
-    std::unordered_map<std::string, double> lexical;  // BM25 relevance by fact id
+    std::unordered_map<std::string, LexicalMatch> lexical;  // BM25 candidates by fact id
+    // The idf of a word found in one fact: lexical relevance divided by it counts "rare words'
+    // worth" of overlap, comparable from one fact to a hundred thousand.
+    double rare_idf = 1;
   };
 
   Status RefreshLocked(std::vector<std::string>* warnings);
   Result<Signals> Collect(const std::string& text, const std::string& hyde,
                           const std::string& workspace, std::vector<std::string>* warnings);
+  RankedList Bm25Ranking(const std::vector<std::string>& terms, std::vector<LexicalHit> hits,
+                         Signals& signals) const;
   bool InScope(size_t doc, const std::string& workspace) const;
   std::vector<std::string> HintRanking(const std::vector<std::string>& terms,
                                        const std::string& workspace) const;
-  Result<std::vector<ScoredFact>> Rank(const Signals& signals, size_t pool);
-  double Nudge(const Fact& fact) const;
+  Result<std::vector<ScoredFact>> Rank(const Signals& signals, size_t n);
+  Result<std::vector<ScoredFact>> Nudged(const std::vector<FusedScore>& fused, size_t begin,
+                                         size_t end, Time now) const;
+  double Nudge(const Fact& fact, Time now) const;
   std::vector<ScoredFact> Diversify(std::vector<ScoredFact> ranked, size_t n) const;
   std::string Hyde(const RetrievalQuery& query, std::vector<std::string>* warnings);
-  // The BM25 weight FTS5 gives a term found in exactly one fact (same formula, same floor), so
-  // the gate counts "rare words' worth" of overlap at any collection size; in a memory of a few
-  // facts, where FTS5 floors every weight, it comes down to the number of matched words.
-  double GateReference() const {
-    double n = static_cast<double>(docs_.size());
-    return std::max(std::log((n - 1 + 0.5) / 1.5), 1e-6);
+  // The ranking's head, diversified as a whole (docs/memory.md, Retrieval).
+  size_t Pool() const { return std::max(kRankedSize, options_.max_facts) * 3; }
+  // Whether `match` shows enough lexical evidence: `rare_words` of it, or most of the query's
+  // weight in at least kCoverageWords words.
+  bool Clears(const LexicalMatch& match, double rare_idf, double rare_words) const {
+    return match.bm25 / rare_idf >= rare_words ||
+           (match.coverage >= options_.coverage_gate && match.matched >= kCoverageWords);
   }
 
   FactStore* store_;
@@ -78,6 +88,7 @@ class Retriever::Impl {
   std::unordered_map<std::string, size_t> doc_of_;
   std::unique_ptr<TrigramIndex> trigrams_;
   std::unordered_map<std::string, std::vector<size_t>> docs_by_tag_key_;
+  std::unique_ptr<TermStatistics> terms_;
   std::unique_ptr<VectorIndex> vectors_;
 };
 
@@ -89,6 +100,16 @@ Status Retriever::Impl::RefreshLocked(std::vector<std::string>* warnings) {
     docs_by_tag_key_.clear();
     std::vector<std::vector<std::string>> texts;
     texts.reserve(docs_.size());
+    std::vector<std::vector<std::string_view>> fields;
+    fields.reserve(docs_.size());
+    for (const SearchDoc& d : docs_) {
+      std::vector<std::string_view>& f = fields.emplace_back();
+      f.push_back(d.content);
+      for (const std::string& tag : d.tags) f.push_back(tag);
+      for (const std::string& e : d.episode_texts) f.push_back(e);
+    }
+    terms_ = TermStatistics::Build(fields);
+    fields.clear();
     for (size_t i = 0; i < docs_.size(); ++i) {
       const SearchDoc& d = docs_[i];
       doc_of_[d.id] = i;
@@ -163,6 +184,28 @@ std::vector<std::string> Retriever::Impl::HintRanking(const std::vector<std::str
   return ids;
 }
 
+RankedList Retriever::Impl::Bm25Ranking(const std::vector<std::string>& terms,
+                                        std::vector<LexicalHit> hits, Signals& signals) const {
+  // FTS5 finds the candidates; mend scores them with its own statistics (TermStatistics), whose
+  // IDF keeps the words most facts share worth something. FTS5's order breaks ties.
+  const std::vector<TermStatistics::QueryTerm> query = terms_->Query(terms);
+  signals.rare_idf = terms_->RareIdf();
+  std::vector<std::pair<double, size_t>> order;
+  order.reserve(hits.size());
+  for (size_t i = 0; i < hits.size(); ++i) {
+    LexicalMatch match = terms_->Match(query, hits[i].text);
+    order.push_back({-match.bm25, i});
+    signals.lexical.emplace(hits[i].id, match);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  RankedList bm25{{}, options_.bm25_weight};
+  for (size_t i = 0; i < order.size() && i < options_.candidates; ++i) {
+    bm25.ids.push_back(std::move(hits[order[i].second].id));
+  }
+  return bm25;
+}
+
 Result<Retriever::Impl::Signals> Retriever::Impl::Collect(const std::string& text,
                                                           const std::string& hyde,
                                                           const std::string& workspace,
@@ -170,19 +213,15 @@ Result<Retriever::Impl::Signals> Retriever::Impl::Collect(const std::string& tex
   Signals signals;
   std::string lexical_text = hyde.empty() ? text : text + "\n" + hyde;
   std::vector<std::string> terms = QueryTerms(lexical_text, options_.max_query_terms);
+  // Twice the candidates: FTS5's own order undervalues words most facts share, so the best by
+  // mend's scoring may lie a little further down it.
   MEND_ASSIGN_OR_RETURN(
       std::vector<LexicalHit> hits,
-      store_->SearchLexical(BuildFtsQuery(terms), options_.candidates, workspace));
-  RankedList bm25{{}, options_.bm25_weight};
-  for (const LexicalHit& h : hits) {
-    bm25.ids.push_back(h.id);
-    signals.lexical.emplace(h.id, h.score);
-  }
-  if (!hits.empty()) signals.top_lexical = hits.front().score;
-  signals.lists.push_back(std::move(bm25));
+      store_->SearchLexical(BuildFtsQuery(terms), 2 * options_.candidates, workspace));
 
   std::lock_guard<std::mutex> lock(mu_);
   MEND_RETURN_IF_ERROR(RefreshLocked(warnings));
+  signals.lists.push_back(Bm25Ranking(terms, std::move(hits), signals));
   if (options_.trigram_weight > 0 && trigrams_) {
     RankedList tri{{}, options_.trigram_weight};
     for (const TrigramIndex::Hit& h : trigrams_->Search(lexical_text, options_.candidates * 2)) {
@@ -215,9 +254,9 @@ Result<Retriever::Impl::Signals> Retriever::Impl::Collect(const std::string& tex
   return signals;
 }
 
-double Retriever::Impl::Nudge(const Fact& fact) const {
+double Retriever::Impl::Nudge(const Fact& fact, Time now) const {
   double age_hours =
-      std::chrono::duration<double, std::ratio<3600>>(clock_->Now() - fact.last_accessed).count();
+      std::chrono::duration<double, std::ratio<3600>>(now - fact.last_accessed).count();
   double half_life = static_cast<double>(options_.recency_half_life.count());
   double recency = half_life > 0 ? std::exp2(-std::max(0.0, age_hours) / half_life) : 0;
   double usefulness = static_cast<double>(fact.helped - fact.hurt) /
@@ -227,20 +266,34 @@ double Retriever::Impl::Nudge(const Fact& fact) const {
          options_.usefulness_weight * usefulness;
 }
 
-Result<std::vector<ScoredFact>> Retriever::Impl::Rank(const Signals& signals, size_t pool) {
-  std::vector<FusedScore> fused = FuseReciprocalRank(signals.lists, options_.rrf_k);
-  if (fused.size() > pool) fused.resize(pool);
+Result<std::vector<ScoredFact>> Retriever::Impl::Nudged(const std::vector<FusedScore>& fused,
+                                                        size_t begin, size_t end, Time now) const {
   std::vector<ScoredFact> out;
-  out.reserve(fused.size());
-  for (const FusedScore& f : fused) {
-    Result<Fact> fact = store_->Get(f.id);
+  out.reserve(end - begin);
+  for (size_t i = begin; i < end; ++i) {
+    Result<Fact> fact = store_->Get(fused[i].id);
     if (fact.status().code() == StatusCode::kNotFound) continue;  // removed meanwhile
     MEND_RETURN_IF_ERROR(fact.status());
-    double score = f.score * Nudge(*fact);
+    double score = fused[i].score * Nudge(*fact, now);
     out.push_back({std::move(fact).value(), score});
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const ScoredFact& a, const ScoredFact& b) { return a.score > b.score; });
+  return out;
+}
+
+// The one ranking: the best Pool() fused candidates, nudged and diversified, then the others,
+// nudged. Its first n are the same whatever n is, so Search(k) and Retrieve agree on every prefix.
+Result<std::vector<ScoredFact>> Retriever::Impl::Rank(const Signals& signals, size_t n) {
+  std::vector<FusedScore> fused = FuseReciprocalRank(signals.lists, options_.rrf_k);
+  const Time now = clock_->Now();
+  const size_t pool = std::min(Pool(), fused.size());
+  MEND_ASSIGN_OR_RETURN(std::vector<ScoredFact> head, Nudged(fused, 0, pool, now));
+  std::vector<ScoredFact> out = Diversify(std::move(head), n);
+  if (out.size() < n && fused.size() > pool) {
+    MEND_ASSIGN_OR_RETURN(std::vector<ScoredFact> tail, Nudged(fused, pool, fused.size(), now));
+    for (size_t i = 0; i < tail.size() && out.size() < n; ++i) out.push_back(std::move(tail[i]));
+  }
   return out;
 }
 
@@ -288,25 +341,23 @@ Result<Retrieval> Retriever::Impl::Retrieve(const RetrievalQuery& query,
   }
   out.hyde_text = Hyde(query, warnings);
   MEND_ASSIGN_OR_RETURN(Signals signals, Collect(text, out.hyde_text, query.workspace, warnings));
-  size_t pool = std::max<size_t>(kRankedSize, options_.max_facts) * 3;
-  MEND_ASSIGN_OR_RETURN(std::vector<ScoredFact> ranked, Rank(signals, pool));
-  out.ranked = Diversify(std::move(ranked), std::max<size_t>(kRankedSize, options_.max_facts));
-  out.top_lexical = signals.top_lexical;
-  double reference = 1;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    reference = GateReference();
+  MEND_ASSIGN_OR_RETURN(out.ranked, Rank(signals, std::max(kRankedSize, options_.max_facts)));
+  bool open = false;
+  for (const auto& [id, match] : signals.lexical) {
+    out.top_lexical = std::max(out.top_lexical, match.bm25);
+    out.gate_score = std::max(out.gate_score, match.bm25 / signals.rare_idf);
+    if (match.matched >= kCoverageWords) out.coverage = std::max(out.coverage, match.coverage);
+    open = open || Clears(match, signals.rare_idf, options_.gate);
   }
-  out.gate_score = signals.top_lexical / reference;
-  out.gated = out.ranked.empty() || out.gate_score < options_.gate;
+  out.gated = out.ranked.empty() || !open;
   if (out.gated || options_.max_facts == 0) return out;
   // Past the gate, each fact must show lexical evidence of its own, so facts that only ride on
   // the fusion of weak signals stay out of the prompt.
   std::vector<Fact> chosen;
-  double own_floor = options_.fact_gate * options_.gate * reference;
+  const double own_floor = options_.fact_gate * options_.gate;
   for (size_t i = 0; i < out.ranked.size() && chosen.size() < options_.max_facts; ++i) {
     auto it = signals.lexical.find(out.ranked[i].fact.id);
-    if (it == signals.lexical.end() || it->second < own_floor) continue;
+    if (it == signals.lexical.end() || !Clears(it->second, signals.rare_idf, own_floor)) continue;
     chosen.push_back(out.ranked[i].fact);
   }
   std::vector<std::string> included;
@@ -322,9 +373,7 @@ Result<Retrieval> Retriever::Impl::Retrieve(const RetrievalQuery& query,
 Result<std::vector<ScoredFact>> Retriever::Impl::Search(const std::string& text, size_t k) {
   if (Trim(text).empty() || k == 0) return std::vector<ScoredFact>();
   MEND_ASSIGN_OR_RETURN(Signals signals, Collect(text, "", "", nullptr));
-  MEND_ASSIGN_OR_RETURN(std::vector<ScoredFact> ranked, Rank(signals, std::max<size_t>(k, 10) * 3));
-  if (ranked.size() > k) ranked.resize(k);
-  return ranked;
+  return Rank(signals, k);
 }
 
 Retriever::Retriever(FactStore* store, Clock* clock, RetrieverOptions options,
@@ -341,23 +390,6 @@ Result<Retrieval> Retriever::Retrieve(const RetrievalQuery& query,
 
 Result<std::vector<ScoredFact>> Retriever::Search(const std::string& text, size_t k) {
   return impl_->Search(text, k);
-}
-
-std::string HydeSystemPrompt() {
-  return "You help a coding agent recall lessons from earlier failures. Given a task (and maybe "
-         "an error), write the lesson an experienced engineer would most likely have learned "
-         "from failing at a task like it, in this form and nothing else:\n"
-         "LESSON: <the situation, in general terms>\n"
-         "MISTAKE: <the typical mistake and the error it causes, with the usual error message>\n"
-         "CORRECTION: <what to do instead>\n"
-         "Name the tools, commands, error messages and technical terms involved. Keep it under "
-         "120 words.";
-}
-
-std::string HydeUserMessage(const RetrievalQuery& query) {
-  std::string message = "TASK:\n" + TruncateUtf8Bytes(query.task, 1500);
-  if (!query.error.empty()) message += "\n\nERROR:\n" + TruncateUtf8Bytes(query.error, 800);
-  return message;
 }
 
 }  // namespace mend::memory

@@ -13,7 +13,8 @@ using store::internal::SqliteStmt;
 // The inner query is the plain FTS5 ranking; superseded facts are dropped afterwards, so it asks
 // for a few more rows than wanted.
 constexpr char kSearch[] =
-    "SELECT f.id, m.score FROM (SELECT rowid, bm25(facts_fts) AS score FROM facts_fts "
+    "SELECT f.id, m.score, f.content, f.tags, f.provenance FROM (SELECT rowid, bm25(facts_fts) AS "
+    "score FROM facts_fts "
     "WHERE facts_fts MATCH ?1 ORDER BY score LIMIT ?2) m JOIN facts f ON f.rowid = m.rowid "
     "WHERE f.superseded_by IS NULL AND (?3 = '' OR f.workspace = '' OR f.workspace = ?3) "
     "ORDER BY m.score";
@@ -63,7 +64,13 @@ Result<std::vector<LexicalHit>> SqliteFactStore::SearchLexical(const std::string
   while (hits.size() < limit) {
     MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
     if (!more) break;
-    hits.push_back(LexicalHit{stmt.Text(0), -stmt.Double(1)});
+    // The three columns as FTS5 indexes them, one text (LexicalHit::text).
+    std::string text = stmt.Text(2);
+    for (int column : {3, 4}) {
+      text += '\n';
+      text += stmt.Text(column);
+    }
+    hits.push_back(LexicalHit{stmt.Text(0), -stmt.Double(1), std::move(text)});
   }
   return hits;
 }

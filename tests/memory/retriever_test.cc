@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "mend/base/manual_clock.h"
 #include "mend/llm/scripted_provider.h"
@@ -236,6 +239,159 @@ TEST_F(RetrieverTest, VectorsJoinOnceBackfilled) {
   ASSERT_THAT(ranked.status(), IsOk());
   ASSERT_FALSE(ranked->empty());
   EXPECT_EQ((*ranked)[0].fact.id, git_id_);
+}
+
+
+// A new user's memory: a handful of facts about one project, sharing most of their words.
+constexpr const char* kFiveFacts[] = {
+    "Deploy payments after running the database migrations",
+    "Database migrations must run before the payments deploy",
+    "Payments deploy checklist: migrations, then smoke tests",
+    "Rotate the API keys of the payments service monthly",
+    "The staging database is reset every night",
+};
+constexpr char kUnrelatedTask[] = "Write a haiku about autumn leaves";
+
+class SmallMemoryTest : public RetrieverTest {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "mend_small_memory_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    auto store = FactStore::Open(dir_ + "/mend.db", FactStoreOptions{&clock_});
+    ASSERT_THAT(store.status(), IsOk());
+    store_ = std::move(store).value();
+  }
+  std::vector<std::string> AddFive() {
+    std::vector<std::string> ids;
+    for (const char* text : kFiveFacts) ids.push_back(Add({text, "project"}));
+    return ids;
+  }
+};
+
+TEST_F(SmallMemoryTest, RecallOfAFactsOwnTextInjectsIt) {
+  const std::vector<std::string> ids = AddFive();
+  Retriever retriever(store_.get(), &clock_, {});
+  Retrieval r = Retrieve(retriever, kFiveFacts[0]);
+  EXPECT_FALSE(r.gated);
+  EXPECT_THAT(Ids(r.selected), ::testing::Contains(ids[0]));
+  EXPECT_THAT(Ids(r.selected), Not(::testing::Contains(ids[3])));
+  EXPECT_THAT(r.section, HasSubstr(kFiveFacts[0]));
+}
+
+TEST_F(SmallMemoryTest, SharedWordsStillCountInTheRanking) {
+  const std::vector<std::string> ids = AddFive();
+  Retriever retriever(store_.get(), &clock_, {});
+  auto ranked =
+      retriever.Search("deploy the payments service; the database migrations have not run", 5);
+  ASSERT_THAT(ranked.status(), IsOk());
+  ASSERT_FALSE(ranked->empty());
+  EXPECT_THAT((std::vector<std::string>{ids[0], ids[1], ids[2]}),
+              ::testing::Contains((*ranked)[0].fact.id));
+  EXPECT_NE((*ranked)[0].fact.id, ids[3]);  // the API-key fact only shares "payments service"
+}
+
+TEST_F(SmallMemoryTest, UnrelatedTaskReceivesNothing) {
+  AddFive();
+  Retriever retriever(store_.get(), &clock_, {});
+  for (const char* task : {kUnrelatedTask, "Rename the CSS classes of the landing page",
+                           "Rotate the logs of the web server"}) {
+    Retrieval r = Retrieve(retriever, task);
+    EXPECT_TRUE(r.gated) << task;
+    EXPECT_THAT(r.selected, IsEmpty()) << task;
+  }
+}
+
+TEST_F(SmallMemoryTest, ASingleFactMemoryWorks) {
+  const std::string id = Add({kFiveFacts[0], "project"});
+  Retriever retriever(store_.get(), &clock_, {});
+  Retrieval r = Retrieve(retriever, "deploy the payments service after the migrations");
+  ASSERT_EQ(r.selected.size(), 1u);
+  EXPECT_EQ(r.selected[0].fact.id, id);
+  EXPECT_EQ(Ids(r.ranked), std::vector<std::string>{id});
+  EXPECT_TRUE(Retrieve(retriever, kUnrelatedTask).gated);
+  EXPECT_TRUE(Retrieve(retriever, "deploy the frontend to the cdn").gated);  // one shared word
+}
+
+// Filler facts with a vocabulary of their own (seeded), so a memory reaches a realistic size.
+std::vector<Fact> FillerFacts(size_t n, Time now) {
+  const char* subjects[] = {"kafka",   "nginx",  "redis",  "terraform", "helm",  "grafana",
+                            "webpack", "pytest", "gradle", "celery",    "vault", "istio"};
+  const char* verbs[] = {"restarts",  "caches", "rotates",    "pins",   "mirrors",
+                         "throttles", "shards", "compresses", "audits", "reloads"};
+  const char* objects[] = {"certificates", "brokers",   "manifests", "dashboards", "bundles",
+                           "fixtures",     "artifacts", "queues",    "secrets",    "sidecars"};
+  std::mt19937 rng(7);
+  std::vector<Fact> facts;
+  for (size_t i = 0; i < n; ++i) {
+    Fact f;
+    f.content = std::string("The ") + subjects[rng() % 12] + " job " + verbs[rng() % 10] + " " +
+                objects[rng() % 10] + " for team " + std::to_string(i % 97) + " in region r" +
+                std::to_string(i);
+    f.id = FactIdFor(f.content);
+    f.category = "project";
+    f.created_at = f.last_accessed = now;
+    facts.push_back(std::move(f));
+  }
+  return facts;
+}
+
+TEST_F(SmallMemoryTest, RelevanceHoldsFromFiveFactsToThousands) {
+  const std::vector<std::string> ids = AddFive();
+  MEND_ASSERT_OK(store_->Import(FillerFacts(3000, clock_.Now())).status());
+  Retriever retriever(store_.get(), &clock_, {});
+  Retrieval related = Retrieve(retriever, kFiveFacts[0]);
+  ASSERT_FALSE(related.gated);
+  EXPECT_THAT(Ids(related.selected), ::testing::Contains(ids[0]));
+  for (const char* task : {kUnrelatedTask, "Rename the CSS classes of the landing page"}) {
+    Retrieval r = Retrieve(retriever, task);
+    EXPECT_TRUE(r.gated) << task;
+    EXPECT_THAT(r.selected, IsEmpty()) << task;
+  }
+}
+
+// Search and Retrieve return one ranking: the same facts in the same order, diversification
+// included, for every k.
+TEST_F(RetrieverTest, SearchReturnsTheRankingRetrieveUses) {
+  // A family of near-identical facts that MMR spreads out (imported: Add would merge them).
+  std::vector<Fact> family;
+  for (const char* team : {"payments", "billing", "ledger", "invoices"}) {
+    Fact f;
+    f.content = std::string("Run the database migrations before deploying the ") + team +
+                " service to production";
+    f.id = FactIdFor(f.content);
+    f.category = "lesson";
+    f.created_at = f.last_accessed = clock_.Now();
+    family.push_back(std::move(f));
+  }
+  MEND_ASSERT_OK(store_->Import(family).status());
+  const std::string other =
+      Add({"Deploying to production needs a green smoke test run first", "lesson"});
+  const std::string task = "deploy the payments service to production after the migrations";
+  Retriever retriever(store_.get(), &clock_, {});
+  const std::vector<std::string> ranked = Ids(Retrieve(retriever, task).ranked);
+  ASSERT_GE(ranked.size(), 5u);
+  auto searched = retriever.Search(task, 10);
+  ASSERT_THAT(searched.status(), IsOk());
+  EXPECT_EQ(Ids(*searched), ranked);
+  auto three = retriever.Search(task, 3);
+  ASSERT_THAT(three.status(), IsOk());
+  EXPECT_EQ(Ids(*three), std::vector<std::string>(ranked.begin(), ranked.begin() + 3));
+  auto many = retriever.Search(task, 200);
+  ASSERT_THAT(many.status(), IsOk());
+  const std::vector<std::string> all = Ids(*many);
+  ASSERT_GE(all.size(), ranked.size());
+  EXPECT_EQ(std::vector<std::string>(all.begin(), all.begin() + ranked.size()), ranked);
+  // Diversification is part of that ranking: without it, the family comes before the other fact.
+  RetrieverOptions plain;
+  plain.mmr_lambda = 1;
+  Retriever undiversified(store_.get(), &clock_, plain);
+  auto fused = undiversified.Search(task, 10);
+  ASSERT_THAT(fused.status(), IsOk());
+  const std::vector<std::string> fused_ids = Ids(*fused);
+  EXPECT_NE(fused_ids, ranked);
+  EXPECT_LT(std::find(ranked.begin(), ranked.end(), other) - ranked.begin(),
+            std::find(fused_ids.begin(), fused_ids.end(), other) - fused_ids.begin());
 }
 
 }  // namespace

@@ -41,10 +41,12 @@ struct ListOptions {
   size_t limit = 0;      // 0 = no limit; newest first
 };
 
-// One FTS5 match: the fact id and its bm25() relevance, negated so that larger is better.
+// One FTS5 match: the fact id, its bm25() relevance negated so that larger is better, and the
+// text FTS5 matched (content, tags and provenance, joined by newlines) for scoring of one's own.
 struct LexicalHit {
   std::string id;
   double score = 0;
+  std::string text;
 };
 
 // A fact's searchable text for in-memory indexes: content, tags and provenance tasks/outcomes.
@@ -106,7 +108,8 @@ class FactStore {
   };
   virtual Result<ImportCounts> Import(const std::vector<Fact>& facts) = 0;
 
-  // FTS5 MATCH with an already-built query (see BuildFtsQuery), best first, active facts only.
+  // FTS5 MATCH with an already-built query (see BuildFtsQuery), best first by FTS5's bm25(),
+  // active facts only.
   // `workspace` non-empty: facts of that workspace and global ones; empty: all.
   virtual Result<std::vector<LexicalHit>> SearchLexical(const std::string& fts_query, size_t limit,
                                                         const std::string& workspace) = 0;

@@ -33,11 +33,16 @@ struct RetrieverOptions {
   double confidence_weight = 0.1;
   double usefulness_weight = 0.15;
   double mmr_lambda = 0.75;
-  // The injection gate: something is injected only when the best BM25 match of the task clears
-  // `gate` × the collection's reference score (docs/memory.md); an unrelated task gets nothing.
+  // The injection gate (docs/memory.md, Retrieval). Lexical relevance is mend's BM25 of a fact
+  // (TermStatistics) counted in "rare words' worth": divided by the idf of a word found in one
+  // fact, so the same threshold means the same at any memory size. Something is injected only
+  // when some fact reaches `gate` rare words' worth, or holds at least `coverage_gate` of the
+  // query's idf weight with two or more of its words; an unrelated task gets nothing.
   double gate = 1.9;
-  // Past the gate, a fact is injected only when its own BM25 relevance reaches `fact_gate` × the
-  // gate's threshold: the best match always does; unrelated facts ranked after it do not.
+  double coverage_gate = 0.5;
+  // Past the gate, a fact is injected only when it reaches `fact_gate` × `gate` rare words' worth
+  // of its own, or the coverage above: the best match always does; unrelated facts ranked after
+  // it do not.
   double fact_gate = 0.5;
   bool hyde = false;       // ask the model for a hypothetical lesson first
   std::string hyde_model;  // "" = the provider's configured model
@@ -56,20 +61,24 @@ struct ScoredFact {
 };
 
 struct Retrieval {
-  std::vector<ScoredFact> ranked;    // best first, up to 10, before the gate (for evaluation)
+  // The ranking (the one Retriever::Search returns), best first, its first max(10, max_facts),
+  // before the gate (for evaluation).
+  std::vector<ScoredFact> ranked;
   std::vector<ScoredFact> selected;  // what a run receives: gated, diversified, within budget
   std::string section;               // the prompt section for `selected` ("" when none)
   bool gated = false;                // true when the gate refused to inject anything
-  double top_lexical = 0;            // best BM25 relevance of the query
-  double gate_score = 0;             // the score the gate compared with
-  std::string hyde_text;             // the hypothetical lesson, when HyDE ran
+  double top_lexical = 0;            // best BM25 relevance of a fact to the query
+  double gate_score = 0;             // the same in rare words' worth, as the gate compares it
+  double coverage = 0;    // best share of the query's weight a fact holds in two or more words
+  std::string hyde_text;  // the hypothetical lesson, when HyDE ran
 };
 
 // Finds the facts a task should receive (DESIGN.md §8; docs/memory.md): candidates from a
-// tag/keyword hint scorer, BM25 over FTS5, a character-trigram index, vectors when an embedder is
-// given, and HyDE when enabled; weighted reciprocal-rank fusion; recency, confidence and
-// usefulness nudges; MMR diversification; workspace scoping; an injection gate. In-memory
-// indexes are rebuilt when the store's generation changes. Thread-safe.
+// tag/keyword hint scorer, FTS5 scored by mend's own BM25, a character-trigram index, vectors when
+// an embedder is given, and HyDE when enabled; weighted reciprocal-rank fusion; recency,
+// confidence and usefulness nudges; MMR diversification; workspace scoping; an injection gate.
+// In-memory indexes and term statistics are rebuilt when the store's generation changes.
+// Thread-safe.
 class Retriever {
  public:
   // `store` and `clock` are required and must outlive the retriever; `embedder` (vectors) and
@@ -83,7 +92,9 @@ class Retriever {
   Result<Retrieval> Retrieve(const RetrievalQuery& query,
                              std::vector<std::string>* warnings = nullptr);
 
-  // `mend memory search`: the fused ranking without gate, budget or HyDE, up to `k`.
+  // `mend memory search`: the first `k` facts of the ranking Retrieve ranks for a task `text`
+  // (no error text, every workspace), without gate, budget or HyDE. Search(text, k) equals
+  // Retrieve({text}).ranked wherever both have a fact, diversification included.
   Result<std::vector<ScoredFact>> Search(const std::string& text, size_t k);
 
   const RetrieverOptions& options() const { return options_; }
