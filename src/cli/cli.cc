@@ -40,6 +40,10 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   app.footer(kFooter);
   // Global options are accepted after the command name too: `mend config show --json`.
   app.fallthrough();
+  // One command per invocation. Besides, CLI11 reads a word as a command of an enclosing level
+  // until that level has all the commands it allows, so without this bound a task or query
+  // containing a command's name (`mend memory search deploy run`) would start that command.
+  app.require_subcommand(0, 1);
   AddConfigCommand(app, ctx);
   AddDemoCommand(app, ctx);
   AddRunCommand(app, ctx);
@@ -64,8 +68,13 @@ Status ParseErrorToStatus(const CLI::App& app, const CLI::ParseError& e) {
       return UsageError("unknown command '" + extras.front() + "'");
     }
   }
+  // CLI11's messages start with a capital ("Option ... is required"); ours start in lower case,
+  // except where the first word is a placeholder such as AGENT_DIR or RUN_ID.
   std::string message = e.what();
-  if (!message.empty()) message[0] = static_cast<char>(std::tolower(message[0]));
+  if (message.size() > 1 && std::isupper(static_cast<unsigned char>(message[0])) &&
+      std::islower(static_cast<unsigned char>(message[1]))) {
+    message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
+  }
   return UsageError(message);
 }
 

@@ -71,6 +71,7 @@ void PrintConfigTable(const Config& config, const std::vector<std::string_view>&
 void AddConfigCommand(CLI::App& app, CliContext& ctx) {
   CLI::App* config = app.add_subcommand("config", "inspect the configuration");
   config->group("Commands");
+  config->require_subcommand(0, 1);  // a word of a task or query is never read as a command
   CLI::App* show =
       config->add_subcommand("show", "effective configuration and where each value came from");
   AddProviderFlags(*show, ctx);

@@ -166,8 +166,10 @@ Status Recall(CliContext& ctx, const RecallArgs& args) {
   const std::string task = JoinWords(args.task);
   if (task.empty()) return UsageError("the task is empty");
   MEND_ASSIGN_OR_RETURN(agent::AgentSpec spec, RecallAgent(ctx, args));
-  const std::string& workspace = spec.workspace;
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  // A run from this directory of a folder that names no workspace works here, and memory is
+  // scoped by that workspace.
+  const std::string workspace = spec.workspace.empty() ? runtime->caller_dir : spec.workspace;
   // A run builds its model with the agent's model before asking memory, so HyDE sees the same
   // model here; a provider that cannot be built only turns HyDE off, as in a run.
   if (runtime->config.GetBool("memory.hyde")) {
@@ -252,9 +254,12 @@ void AddRecall(CLI::App& memory, CliContext& ctx) {
   recall->add_option("TASK", args->task, "the task; several words are joined")->required();
   CLI::Option* workspace = recall->add_option(
       "--workspace", args->workspace,
-      "the run's workspace directory (default: none, as for an agent folder without "
-      "`workspace`: facts of every workspace are candidates)");
-  recall->add_option("--agent", args->agent_dir, "take the workspace from this agent folder")
+      "the run's workspace directory (default: the current directory, where a run of an agent "
+      "folder without `workspace` works)");
+  recall
+      ->add_option("--agent", args->agent_dir,
+                   "take the workspace from this agent folder (the current directory when it "
+                   "names none)")
       ->excludes(workspace);
   recall->callback([&ctx, args] { ctx.action = [&ctx, args] { return Recall(ctx, *args); }; });
 }
@@ -309,6 +314,7 @@ void AddTransferSubcommands(CLI::App& memory, CliContext& ctx) {
 void AddMemoryCommand(CLI::App& app, CliContext& ctx) {
   CLI::App* memory = app.add_subcommand("memory", "long-term memory: facts that runs receive");
   memory->group("Commands");
+  memory->require_subcommand(0, 1);  // a word of a task or query is never read as a command
   memory->footer(
       "Facts live in <home>/mend.db. A run receives the facts `mend memory recall TASK` shows.");
   AddAdd(*memory, ctx);

@@ -156,6 +156,7 @@ void AddReflectCommand(CLI::App& app, CliContext& ctx) {
                                          "the lesson queue: status, add, enqueue, list, failed, "
                                          "retry, purge, drain");
   reflect->group("Commands");
+  reflect->require_subcommand(0, 1);  // a word of a task or query is never read as a command
   reflect->footer(
       "Without a subcommand: queue depth, WAL records and dead letter queue size. Pending jobs "
       "live in <reflexion.queue.base_dir>/wal, dead letters in .../dlq.");

@@ -223,13 +223,17 @@ Status LessonQueue::Impl::Shutdown(Duration timeout) {
   std::lock_guard<std::mutex> lock(state_mu_);
   if (!started_ || shut_down_) return OkStatus();
   shut_down_ = true;
+  const Time deadline = env_.clock->Now() + timeout;
+  // Drain, then shut down (DESIGN.md §8): jobs already due — the lesson of the run that just
+  // failed, say — are still handed out until the deadline; jobs waiting for a retry are not.
+  heap_.WaitIdle(deadline);
   heap_.Close();
   {
     std::lock_guard<std::mutex> poll_lock(poll_mu_);
     stopping_ = true;
   }
   poll_cv_.notify_all();
-  const bool finished = heap_.WaitNoneInFlight(env_.clock->Now() + timeout);
+  const bool finished = heap_.WaitNoneInFlight(deadline);
   cancelled_.store(true);
   CancelRunning(true);
   JoinThreads();

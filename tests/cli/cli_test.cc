@@ -101,6 +101,16 @@ TEST_F(CliTest, MissingCommandOrSubcommandIsUsageError) {
   EXPECT_THAT(err(), HasSubstr("'mend config' needs a subcommand"));
 }
 
+TEST_F(CliTest, AMissingArgumentIsNamedAsInTheHelp) {
+  EXPECT_EQ(Run({"run"}), 2);
+  EXPECT_EQ(err(), "mend: AGENT_DIR is required (run 'mend --help' for usage)\n");
+}
+
+TEST_F(CliTest, OneCommandPerInvocation) {
+  EXPECT_EQ(Run({"pending", "run"}), 2);
+  EXPECT_THAT(err(), HasSubstr("not expected: run"));
+}
+
 TEST_F(CliTest, UsageErrorWithJsonPrintsErrorObject) {
   EXPECT_EQ(Run({"--json", "nope"}), 2);
   nlohmann::json doc = nlohmann::json::parse(out());

@@ -172,8 +172,19 @@ TEST_F(MemoryCommandTest, RecallUsesTheWorkspaceOfTheAgentFolder) {
   EXPECT_THAT(out(), HasSubstr(kLesson));
   ASSERT_EQ(Mend({"memory", "recall", kRelatedTask, "--workspace", dir_ + "/elsewhere"}), 0);
   EXPECT_THAT(out(), ::testing::Not(HasSubstr(kLesson)));
-  ASSERT_EQ(Mend({"memory", "recall", kRelatedTask}), 0) << err();
-  EXPECT_THAT(out(), HasSubstr(kLesson));  // no workspace: every fact is a candidate
+  // Neither flag: the recall of a run started here, whose workspace is the current directory.
+  ASSERT_EQ(Mend({"memory", "recall", kRelatedTask, "--json"}), 0) << err();
+  EXPECT_EQ(Json()["workspace"], std::filesystem::current_path().lexically_normal().string());
+  EXPECT_THAT(out(), ::testing::Not(HasSubstr(kLesson)));
+}
+
+// Words of a query or a fact that are also command names (run, list, show) stay words.
+TEST_F(MemoryCommandTest, CommandNamesInsideTheTextAreJustWords) {
+  ASSERT_EQ(Mend({"memory", "add", "deploy", "run", "list", "show"}), 0) << err();
+  ASSERT_EQ(Mend({"memory", "search", "deploy", "run", "list", "--json"}), 0) << err();
+  ASSERT_EQ(Json()["results"].size(), 1u) << out();
+  EXPECT_EQ(Json()["results"][0]["content"], "deploy run list show");
+  ASSERT_EQ(Mend({"memory", "recall", "show", "the", "deploy", "run", "list"}), 0) << err();
 }
 
 TEST_F(MemoryCommandTest, RmDeletesAndAMissingIdIsAnError) {

@@ -276,6 +276,34 @@ TEST(LessonQueueShutdownTest, WaitsForJobsInFlight) {
   MEND_EXPECT_OK((*queue)->Shutdown(seconds(1)));  // idempotent
 }
 
+// Drain-and-shutdown: a due job that no worker has taken yet is still processed before the
+// workers stop (the lesson of a run that failed just before its process exits).
+TEST(LessonQueueShutdownTest, ProcessesDueJobsNotYetStartedBeforeStopping) {
+  QueueWorld world;
+  QueueOptions options = TestOptions();
+  options.workers = 1;
+  auto queue = LessonQueue::Open(world.env(), options, nullptr);
+  ASSERT_TRUE(queue.ok());
+  testing::Gate gate;
+  ScriptedProcessor processor([&](const Job& job, const JobContext&) -> Result<ProcessResult> {
+    if (job.request == Request(1)) gate.Wait();
+    return ProcessResult::kSuccess;
+  });
+  MEND_ASSERT_OK((*queue)->Start(processor.processor()));
+  ASSERT_TRUE((*queue)->Enqueue(Request(1)).ok());
+  processor.WaitForCalls(1);  // the only worker is busy with job 1
+  ASSERT_TRUE((*queue)->Enqueue(Request(2)).ok());
+  Status shutdown = InternalError("not run");
+  std::thread stopper([&] { shutdown = (*queue)->Shutdown(seconds(30)); });
+  world.clock.BlockUntilWaiters(2);  // the poller, and Shutdown waiting for the queue to drain
+  gate.Open();
+  stopper.join();
+  MEND_EXPECT_OK(shutdown);
+  ASSERT_EQ(processor.calls().size(), 2u);
+  EXPECT_EQ(processor.calls()[1].request, Request(2));
+  EXPECT_THAT((*queue)->Stats(), IsOkAndHolds(Field(&QueueStats::wal_records, 0)));
+}
+
 TEST(LessonQueueShutdownTest, StuckProcessorGivesDeadlineExceededAndKeepsTheRecord) {
   QueueWorld world;
   auto queue = LessonQueue::Open(world.env(), TestOptions(), nullptr);

@@ -133,7 +133,8 @@ class LessonQueue final : public LessonEnqueuer {
   // a transient failure meanwhile are not waited for.
   Result<DrainReport> DrainNow(Duration timeout);
 
-  // Stops dequeuing, waits up to `timeout` for jobs in flight, then signals cancellation and
+  // Until `timeout`, keeps handing out due jobs (not those waiting for a retry) and waits for the
+  // jobs in flight; then stops dequeuing, signals cancellation and
   // joins the workers (a processor that ignores JobContext::cancelled is waited for). Jobs not
   // done stay in the WAL for the next start; an attempt that fails after the cancellation leaves
   // its record unchanged. kDeadlineExceeded when jobs were still in flight at the deadline.
