@@ -175,7 +175,8 @@ Status PosixFileSystem::CreateDirs(const std::string& dir) {
   // Create every prefix ending before a '/', then the whole path.
   for (size_t pos = dir.find('/', 1);; pos = dir.find('/', pos + 1)) {
     const std::string prefix = dir.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0755) < 0 && errno != EEXIST) return PosixError("mkdir", prefix);
+    // Directories mend creates are private to its user, like its files (0700 before the umask).
+    if (::mkdir(prefix.c_str(), 0700) < 0 && errno != EEXIST) return PosixError("mkdir", prefix);
     if (pos == std::string::npos) break;
   }
   struct stat st;

@@ -1,9 +1,38 @@
 #include "store/sqlite_db.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <string>
 #include <utility>
 
 namespace mend::store::internal {
+namespace {
+
+// A database holds prompts, tool output and possibly secrets, so it is private to its user. SQLite
+// would create it 0644 and gives its -wal and -shm files the database's mode: the file is created
+// 0600 first, and an existing one readable by others is narrowed to 0600.
+Status MakePrivate(const std::string& path) {
+  if (path.empty() || path == ":memory:") return OkStatus();
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return ErrnoToStatus(errno, "open " + path);
+  struct stat st;
+  Status status = OkStatus();
+  if (::fstat(fd, &st) < 0) {
+    status = ErrnoToStatus(errno, "stat " + path);
+  } else if ((st.st_mode & 077) != 0 && ::fchmod(fd, 0600) < 0) {
+    status = ErrnoToStatus(errno, "chmod " + path);
+  }
+  ::close(fd);
+  return status;
+}
+
+}  // namespace
 
 Status SqliteError(sqlite3* db, int rc, std::string_view context) {
   std::string message = std::string(context) + ": " + sqlite3_errstr(rc);
@@ -86,6 +115,7 @@ std::string SqliteStmt::Blob(int col) const { return Text(col); }
 
 Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path,
                                                  std::chrono::milliseconds busy_timeout) {
+  MEND_RETURN_IF_ERROR(MakePrivate(path));
   sqlite3* db = nullptr;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);

@@ -201,6 +201,14 @@ TEST_F(PosixFileSystemTest, NewFilesArePrivateToTheirUser) {
   }
 }
 
+TEST_F(PosixFileSystemTest, NewDirectoriesArePrivateToTheirUser) {
+  MEND_ASSERT_OK(fs_.CreateDirs(Path("x/y")));
+  for (const char* name : {"x", "x/y"}) {
+    EXPECT_EQ(std::filesystem::status(Path(name)).permissions(), std::filesystem::perms::owner_all)
+        << name;
+  }
+}
+
 TEST(PosixFileSystemDefaultTest, DefaultIsASingleton) {
   EXPECT_EQ(PosixFileSystem::Default(), PosixFileSystem::Default());
 }

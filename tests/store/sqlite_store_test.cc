@@ -123,6 +123,25 @@ TEST_F(SqliteStoreTest, UsesWalMode) {
   sqlite3_close(db);
 }
 
+// The database and its -wal file are private to their user, also when another program left the
+// database readable by others.
+TEST_F(SqliteStoreTest, TheDatabaseAndItsWalArePrivate) {
+  MakeRunWithTwoSteps("r1");
+  const auto mode = [](const std::string& path) {
+    return std::filesystem::status(path).permissions() & std::filesystem::perms::all;
+  };
+  const auto kPrivate = std::filesystem::perms::owner_read | std::filesystem::perms::owner_write;
+  EXPECT_EQ(mode(options_.path), kPrivate);
+  EXPECT_EQ(mode(options_.path + "-wal"), kPrivate);
+  store_.reset();
+  std::filesystem::permissions(
+      options_.path, std::filesystem::perms::group_read | std::filesystem::perms::others_read,
+      std::filesystem::perm_options::add);
+  store_ = Open();
+  ASSERT_NE(store_, nullptr);
+  EXPECT_EQ(mode(options_.path), kPrivate);
+}
+
 TEST_F(SqliteStoreTest, CorruptMessageIsDataLossForThatRunOnly) {
   MakeRunWithTwoSteps("bad");
   MakeRunWithTwoSteps("good");

@@ -67,7 +67,8 @@ class FileSystem {
   virtual Status Unlink(const std::string& path) = 0;
   // Names (not paths) of the entries of `dir`, without "." and "..", sorted.
   virtual Result<std::vector<std::string>> List(const std::string& dir) = 0;
-  // mkdir -p. Existing directories are fine.
+  // mkdir -p. Existing directories are fine (and keep their mode); PosixFileSystem creates new
+  // ones 0700.
   virtual Status CreateDirs(const std::string& dir) = 0;
   virtual Result<FileInfo> Stat(const std::string& path) = 0;
   // Takes an exclusive lock on `path` (created if missing) without blocking: kUnavailable when
