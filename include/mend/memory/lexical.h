@@ -24,9 +24,10 @@ bool IsStopWord(std::string_view term);
 // so no user text can inject FTS5 syntax (NEAR, *, column filters, parentheses). "" for no terms.
 std::string BuildFtsQuery(const std::vector<std::string>& terms);
 
-// M. F. Porter's stemmer (the algorithm of SQLite's `porter` tokenizer) for one lower-case word:
-// "migrations" and "migrate" become "migrat", "running" becomes "run". A word with anything but
-// the letters a-z, or of two letters or fewer, comes back unchanged.
+// M. F. Porter's stemmer as SQLite's `porter` tokenizer applies it, for one lower-case token:
+// "migrations" and "migrate" become "migrat", "running" becomes "run", "k8s" becomes "k8" (digits
+// are consonants). A token with anything but a-z and 0-9, of two bytes or fewer, or longer than
+// 64 bytes comes back unchanged.
 std::string PorterStem(std::string_view word);
 
 // How much of a query a text holds (TermStatistics::Match).
