@@ -3,6 +3,7 @@
 //
 //   mend_lessonrecall --data DIR [--predictions OUT_DIR] [--option key=value]...
 //                     [--embedder hashing] [--mend MEND_BINARY] [--no-small]
+//                     [--small-draws N]
 //
 // DIR is a LessonRecall split folder. Systems: BM25-only (raw FTS5, the split's own baseline, with
 // and without its dev-chosen threshold), tags-only, and mend's Retriever over two loadings of the
@@ -239,6 +240,7 @@ Status RunSmall(const Split& split, const Args& args, const std::vector<SystemRe
                 const std::vector<Scores>& scores, const std::string& tmp) {
   SmallMemoryOptions options;
   options.retriever = args.options;
+  options.draws = args.small_draws;
   for (LoadMode mode : {LoadMode::kContentOnly, LoadMode::kWithProvenance}) {
     const bool provenance = mode == LoadMode::kWithProvenance;
     const std::string name = provenance ? "mend_provenance" : "mend_content";

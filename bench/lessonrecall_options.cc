@@ -63,7 +63,7 @@ std::optional<Args> ParseArgs(int argc, char** argv, std::string& error) {
   for (size_t i = 0; i < rest.size(); ++i) {
     const std::string& flag = rest[i];
     const bool takes_value = flag == "--data" || flag == "--predictions" || flag == "--option" ||
-                             flag == "--embedder" || flag == "--mend";
+                             flag == "--embedder" || flag == "--mend" || flag == "--small-draws";
     if (takes_value && i + 1 >= rest.size()) {
       error = flag + " needs a value";
       return std::nullopt;
@@ -91,6 +91,15 @@ std::optional<Args> ParseArgs(int argc, char** argv, std::string& error) {
       args.mend_binary = rest[++i];
     } else if (flag == "--no-small") {
       args.small_memories = false;
+    } else if (flag == "--small-draws") {
+      const std::string& value = rest[++i];
+      int draws = 0;
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), draws);
+      if (ec != std::errc() || end != value.data() + value.size() || draws < 1) {
+        error = "--small-draws expects a positive whole number, got " + value;
+        return std::nullopt;
+      }
+      args.small_draws = draws;
     } else if (flag.rfind("--", 0) != 0 && args.data_dir.empty()) {
       args.data_dir = flag;
     } else {

@@ -11,6 +11,7 @@ namespace mend::lessonrecall {
 inline constexpr const char* kUsage =
     "usage: mend_lessonrecall --data DIR [--predictions OUT_DIR] [--option key=value]...\n"
     "                         [--embedder hashing] [--mend MEND_BINARY] [--no-small]\n"
+    "                         [--small-draws N]\n"
     "  --data DIR          a LessonRecall split folder (lessons.jsonl, distractors.jsonl,\n"
     "                      queries.jsonl); also accepted as the only positional argument\n"
     "  --predictions DIR   write one predictions file per system, for the reference scorer\n"
@@ -23,7 +24,9 @@ inline constexpr const char* kUsage =
     "  --mend MEND_BINARY  also run every query through this `mend` executable (import,\n"
     "                      search, recall on a temporary home) and compare with the\n"
     "                      in-process figures; needs the default options and no embedder\n"
-    "  --no-small          skip the small-memory evaluation (5, 20 and 100 facts)\n";
+    "  --no-small          skip the small-memory evaluation (5, 20 and 100 facts)\n"
+    "  --small-draws N     memories drawn per size in the small-memory evaluation\n"
+    "                      (default 3; more draws, finer figures)\n";
 
 struct Args {
   std::string data_dir;
@@ -33,6 +36,7 @@ struct Args {
   bool hashing_embedder = false;
   std::string mend_binary;  // "" = no CLI path
   bool small_memories = true;
+  int small_draws = 3;  // SmallMemoryOptions::draws
 };
 
 // The arguments, or nullopt with `error` set.

@@ -1,9 +1,11 @@
-// PorterStem of mend/memory/lexical.h: M. F. Porter's suffix-stripping algorithm (1980), the one
-// SQLite's `porter` tokenizer applies, so the words mend scores group the way FTS5 matched them.
+// PorterStem of mend/memory/lexical.h: M. F. Porter's suffix-stripping algorithm in the form
+// SQLite's `porter` tokenizer applies (the published revision, whose step 2 maps "bli" to "ble"
+// and "logi" to "log"), so the words mend scores group the way FTS5 matched them.
 //
 // A word is [C](VC)^m[V] over runs of consonants C and vowels V, where `y` is a vowel after a
-// consonant; m is its measure. Each step tries its rules by longest matching suffix; when that
-// rule's condition on the remaining stem fails, the step changes nothing.
+// consonant and a digit is a consonant; m is its measure. Each step tries its rules by longest
+// matching suffix; when that rule's condition on the remaining stem fails, the step changes
+// nothing.
 
 #include <string>
 #include <string_view>
@@ -12,6 +14,9 @@
 
 namespace mend::memory {
 namespace {
+
+// SQLite's porter tokenizer passes longer tokens through unstemmed.
+constexpr size_t kMaxStemmedBytes = 64;
 
 struct Rule {
   std::string_view suffix;
@@ -92,9 +97,10 @@ class Word {
 
 constexpr Rule kStep2[] = {
     {"ational", "ate"}, {"tional", "tion"}, {"enci", "ence"}, {"anci", "ance"}, {"izer", "ize"},
-    {"abli", "able"},   {"alli", "al"},     {"entli", "ent"}, {"eli", "e"},     {"ousli", "ous"},
+    {"bli", "ble"},     {"alli", "al"},     {"entli", "ent"}, {"eli", "e"},     {"ousli", "ous"},
     {"ization", "ize"}, {"ation", "ate"},   {"ator", "ate"},  {"alism", "al"},  {"iveness", "ive"},
     {"fulness", "ful"}, {"ousness", "ous"}, {"aliti", "al"},  {"iviti", "ive"}, {"biliti", "ble"},
+    {"logi", "log"},
 };
 constexpr Rule kStep3[] = {
     {"icate", "ic"}, {"ative", ""}, {"alize", "al"}, {"iciti", "ic"},
@@ -171,11 +177,12 @@ void Step5(Word& w) {
 }  // namespace
 
 std::string PorterStem(std::string_view word) {
-  // Only lower-case ASCII words longer than two letters are stemmed; numbers, identifiers with
-  // digits and other scripts stay as they are.
-  if (word.size() <= 2) return std::string(word);
+  // FTS5 stems tokens of 3 to 64 bytes, digits read as consonants ("k8s" becomes "k8"). Words
+  // with an upper-case letter or another script stay as they are: FTS5 would see them folded
+  // (lower-cased, diacritics removed), which mend does not reproduce.
+  if (word.size() <= 2 || word.size() > kMaxStemmedBytes) return std::string(word);
   for (char c : word) {
-    if (c < 'a' || c > 'z') return std::string(word);
+    if ((c < 'a' || c > 'z') && (c < '0' || c > '9')) return std::string(word);
   }
   Word w(word);
   Step1a(w);

@@ -186,15 +186,16 @@ std::vector<std::string> Retriever::Impl::HintRanking(const std::vector<std::str
 
 RankedList Retriever::Impl::Bm25Ranking(const std::vector<std::string>& terms,
                                         std::vector<LexicalHit> hits, Signals& signals) const {
-  // FTS5 finds the candidates; mend scores them with its own statistics (TermStatistics), whose
-  // IDF keeps the words most facts share worth something. FTS5's order breaks ties.
+  // FTS5 finds the candidates; mend orders them by the BM25 FTS5 computes, recomputed from
+  // mend's own statistics (LexicalMatch::fts_bm25) so that the words most facts share never
+  // weigh nothing. FTS5's order breaks ties.
   const std::vector<TermStatistics::QueryTerm> query = terms_->Query(terms);
   signals.rare_idf = terms_->RareIdf();
   std::vector<std::pair<double, size_t>> order;
   order.reserve(hits.size());
   for (size_t i = 0; i < hits.size(); ++i) {
     LexicalMatch match = terms_->Match(query, hits[i].text);
-    order.push_back({-match.bm25, i});
+    order.push_back({-match.fts_bm25, i});
     signals.lexical.emplace(hits[i].id, match);
   }
   std::stable_sort(order.begin(), order.end(),

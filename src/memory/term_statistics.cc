@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include "memory/words.h"
@@ -16,43 +16,62 @@ namespace {
 constexpr double kK1 = 1.2;
 constexpr double kB = 0.75;
 
+using internal::TokenKind;
+
+double Saturation(double tf, double length, double average) {
+  const double norm = kK1 * (1 - kB + kB * length / (average > 0 ? average : 1));
+  return tf * (kK1 + 1) / (tf + norm);
+}
+
 }  // namespace
 
 std::unique_ptr<TermStatistics> TermStatistics::Build(
     const std::vector<std::vector<std::string_view>>& docs) {
   auto stats = std::unique_ptr<TermStatistics>(new TermStatistics());
   // Stems get dense ids; a memory repeats a small vocabulary many times over, so each distinct
-  // word is stemmed once.
+  // token is stemmed once.
   std::unordered_map<std::string, uint32_t> stem_ids;
-  std::unordered_map<std::string, uint32_t> word_ids;
-  std::vector<uint32_t> frequency;
-  std::vector<uint32_t> doc_terms;
+  std::unordered_map<std::string, uint32_t> token_ids;
+  std::vector<Frequency> frequency;
+  // A document's stems, each shifted left by one with the low bit set when a word (not a stop
+  // word) has it, so one sort groups them.
+  std::vector<uint32_t> doc_stems;
   std::string buffer;
-  uint64_t total_length = 0;
+  uint64_t total_words = 0;
+  uint64_t total_tokens = 0;
   for (const std::vector<std::string_view>& fields : docs) {
-    doc_terms.clear();
+    doc_stems.clear();
     for (std::string_view field : fields) {
-      internal::ForEachToken(field, buffer, [&](std::string_view word) {
-        auto it = word_ids.find(buffer);
-        if (it == word_ids.end()) {
-          auto stem = stem_ids.emplace(PorterStem(word), static_cast<uint32_t>(stem_ids.size()));
-          if (stem.second) frequency.push_back(0);
-          it = word_ids.emplace(word, stem.first->second).first;
+      internal::ForEachToken(field, buffer, [&](std::string_view token, TokenKind kind) {
+        auto it = token_ids.find(buffer);
+        if (it == token_ids.end()) {
+          auto stem = stem_ids.emplace(PorterStem(token), static_cast<uint32_t>(stem_ids.size()));
+          if (stem.second) frequency.emplace_back();
+          it = token_ids.emplace(token, stem.first->second).first;
         }
-        doc_terms.push_back(it->second);
+        const bool word = kind == TokenKind::kWord;
+        total_words += word;
+        doc_stems.push_back(it->second << 1 | (word ? 1u : 0u));
       });
     }
-    total_length += doc_terms.size();
-    // Document frequency counts a document once per term.
-    std::sort(doc_terms.begin(), doc_terms.end());
-    doc_terms.erase(std::unique(doc_terms.begin(), doc_terms.end()), doc_terms.end());
-    for (uint32_t id : doc_terms) ++frequency[id];
+    total_tokens += doc_stems.size();
+    // Document frequency counts a document once per stem.
+    std::sort(doc_stems.begin(), doc_stems.end());
+    for (size_t i = 0; i < doc_stems.size(); ++i) {
+      const uint32_t id = doc_stems[i] >> 1;
+      if (i + 1 < doc_stems.size() && doc_stems[i + 1] >> 1 == id) continue;
+      // The last entry of a stem's group has the word bit if any entry does.
+      ++frequency[id].tokens;
+      frequency[id].words += doc_stems[i] & 1;
+    }
   }
-  for (auto& [stem, id] : stem_ids) id = frequency[id];
-  stats->document_frequency_ = std::move(stem_ids);
+  for (auto& [stem, id] : stem_ids) stats->document_frequency_.emplace(stem, frequency[id]);
   stats->documents_ = docs.size();
-  stats->average_length_ =
-      docs.empty() ? 0 : static_cast<double>(total_length) / static_cast<double>(docs.size());
+  if (!docs.empty()) {
+    const double n = static_cast<double>(docs.size());
+    stats->average_words_ = static_cast<double>(total_words) / n;
+    stats->average_tokens_ = static_cast<double>(total_tokens) / n;
+  }
   return stats;
 }
 
@@ -62,6 +81,16 @@ double TermStatistics::Idf(size_t document_frequency) const {
   return std::log(1 + (total - n + 0.5) / (n + 0.5));
 }
 
+double TermStatistics::FtsIdf(size_t document_frequency) const {
+  const double n = static_cast<double>(std::min(document_frequency, documents_));
+  const double total = static_cast<double>(documents_);
+  // FTS5's where it is at least ln 2, i.e. n ≤ (N − 0.5) / 3; from there on the larger of it and
+  // Lucene's capped at ln 2, Lucene's value for n = N / 2. The two meet at n = (N − 0.5) / 3 and
+  // FTS5's falls to zero at n = N / 2, so the weight is continuous and falls with n.
+  const double fts = std::log((total - n + 0.5) / (n + 0.5));
+  return std::max(fts, std::min(std::numbers::ln2, Idf(document_frequency)));
+}
+
 std::vector<TermStatistics::QueryTerm> TermStatistics::Query(
     const std::vector<std::string>& words) const {
   std::vector<QueryTerm> out;
@@ -69,7 +98,8 @@ std::vector<TermStatistics::QueryTerm> TermStatistics::Query(
   std::string buffer;
   for (const std::string& word : words) {
     // FTS5 cuts a query word as it cuts the text ("‘python3" is "python3"), so mend does too.
-    internal::ForEachToken(word, buffer, [&](std::string_view token) {
+    internal::ForEachToken(word, buffer, [&](std::string_view token, TokenKind kind) {
+      if (kind == TokenKind::kStopWord) return;
       std::string stem = PorterStem(token);
       auto [it, added] = index.emplace(stem, out.size());
       if (!added) {
@@ -79,7 +109,8 @@ std::vector<TermStatistics::QueryTerm> TermStatistics::Query(
         return;
       }
       auto df = document_frequency_.find(stem);
-      out.push_back({std::move(stem), Idf(df == document_frequency_.end() ? 0 : df->second), 1});
+      const Frequency f = df == document_frequency_.end() ? Frequency{} : df->second;
+      out.push_back({std::move(stem), Idf(f.words), FtsIdf(f.tokens), 1});
     });
   }
   return out;
@@ -89,32 +120,40 @@ LexicalMatch TermStatistics::Match(const std::vector<QueryTerm>& query,
                                    std::string_view text) const {
   LexicalMatch match;
   if (query.empty()) return match;
-  // A stem keeps its word's first letter, so only words starting like a query term are stemmed.
-  bool first_letters[256] = {};
+  // A stem keeps its token's first byte, so only tokens starting like a query term are stemmed.
+  bool first_bytes[256] = {};
   for (const QueryTerm& q : query) {
-    if (!q.term.empty()) first_letters[static_cast<unsigned char>(q.term[0])] = true;
+    if (!q.term.empty()) first_bytes[static_cast<unsigned char>(q.term[0])] = true;
   }
-  std::vector<uint32_t> tf(query.size(), 0);
-  size_t length = 0;
+  std::vector<uint32_t> word_tf(query.size(), 0);
+  std::vector<uint32_t> token_tf(query.size(), 0);
+  size_t words = 0;
+  size_t tokens = 0;
   std::string buffer;
-  internal::ForEachToken(text, buffer, [&](std::string_view word) {
-    ++length;
-    if (!first_letters[static_cast<unsigned char>(word[0])]) return;
-    const std::string stem = PorterStem(word);
+  internal::ForEachToken(text, buffer, [&](std::string_view token, TokenKind kind) {
+    ++tokens;
+    const bool word = kind == TokenKind::kWord;
+    words += word;
+    if (!first_bytes[static_cast<unsigned char>(token[0])]) return;
+    const std::string stem = PorterStem(token);
     for (size_t i = 0; i < query.size(); ++i) {
-      if (query[i].term == stem) ++tf[i];
+      if (query[i].term != stem) continue;
+      ++token_tf[i];
+      word_tf[i] += word;
     }
   });
-  const double average = average_length_ > 0 ? average_length_ : 1;
-  const double norm = kK1 * (1 - kB + kB * static_cast<double>(length) / average);
   double total_idf = 0;
   double matched_idf = 0;
   for (size_t i = 0; i < query.size(); ++i) {
-    const double weight = query[i].idf * static_cast<double>(query[i].words);
+    const double repeats = static_cast<double>(query[i].words);
+    if (token_tf[i] > 0) {
+      match.fts_bm25 += query[i].fts_idf * repeats *
+                        Saturation(token_tf[i], static_cast<double>(tokens), average_tokens_);
+    }
+    const double weight = query[i].idf * repeats;
     total_idf += weight;
-    if (tf[i] == 0) continue;
-    const double f = static_cast<double>(tf[i]);
-    match.bm25 += weight * f * (kK1 + 1) / (f + norm);
+    if (word_tf[i] == 0) continue;
+    match.bm25 += weight * Saturation(word_tf[i], static_cast<double>(words), average_words_);
     matched_idf += weight;
     ++match.matched;
   }

@@ -28,9 +28,12 @@ inline size_t WordCharAt(std::string_view text, size_t i) {
   return rune.valid && !IsSeparatorRune(rune.code_point) ? rune.size : 0;
 }
 
-// Calls `fn(token)` for every token of `text` as FTS5's unicode61 tokenizer cuts it (maximal runs
-// of word characters, WordCharAt), ASCII lower-cased, stop words dropped, repeats included, in
-// order. `token` points into `buffer` and is valid during the call only.
+// Whether a token is a stop word (IsStopWord): FTS5 indexes it, mend's query leaves it out.
+enum class TokenKind { kWord, kStopWord };
+
+// Calls `fn(token, kind)` for every token of `text` as FTS5's unicode61 tokenizer cuts it
+// (maximal runs of word characters, WordCharAt), ASCII lower-cased, stop words included, repeats
+// included, in order. `token` points into `buffer` and is valid during the call only.
 template <typename Fn>
 void ForEachToken(std::string_view text, std::string& buffer, Fn&& fn) {
   size_t i = 0;
@@ -50,8 +53,7 @@ void ForEachToken(std::string_view text, std::string& buffer, Fn&& fn) {
     for (char& c : buffer) {
       if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     }
-    if (IsStopWord(buffer)) continue;
-    fn(std::string_view(buffer));
+    fn(std::string_view(buffer), IsStopWord(buffer) ? TokenKind::kStopWord : TokenKind::kWord);
   }
 }
 

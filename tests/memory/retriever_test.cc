@@ -13,6 +13,7 @@
 #include "mend/base/manual_clock.h"
 #include "mend/llm/scripted_provider.h"
 #include "mend/memory/backfill.h"
+#include "mend/memory/lexical.h"
 #include "tests/support/status_matchers.h"
 
 namespace mend::memory {
@@ -241,7 +242,6 @@ TEST_F(RetrieverTest, VectorsJoinOnceBackfilled) {
   EXPECT_EQ((*ranked)[0].fact.id, git_id_);
 }
 
-
 // A new user's memory: a handful of facts about one project, sharing most of their words.
 constexpr const char* kFiveFacts[] = {
     "Deploy payments after running the database migrations",
@@ -334,6 +334,37 @@ std::vector<Fact> FillerFacts(size_t n, Time now) {
     facts.push_back(std::move(f));
   }
   return facts;
+}
+
+TEST_F(RetrieverTest, WithOnlyBm25TheRankingIsFts5sWhileNoWordIsCommon) {
+  MEND_ASSERT_OK(store_->Import(FillerFacts(40, clock_.Now())).status());
+  // One snapshot fact in full sentences, one terse: FTS5 counts the stop words in a fact's
+  // length, so the terse one, with fewer tokens, comes first for "snapshot".
+  const std::string wordy =
+      Add({"The snapshot is cleared when it is full and then it is warmed again from the disk",
+           "project"});
+  const std::string terse =
+      Add({"Snapshot eviction policy tuned for latency budgets under heavy mixed load", "project"});
+  RetrieverOptions bm25_only;
+  bm25_only.trigram_weight = 0;
+  bm25_only.hint_weight = 0;
+  bm25_only.mmr_lambda = 1;
+  Retriever retriever(store_.get(), &clock_, bm25_only);
+  // Each of these words is in fewer than a third of the 47 facts.
+  for (const std::string task :
+       {"the kafka job restarts certificates and rotates secrets for npm", "clear the cache"}) {
+    auto hits = store_->SearchLexical(BuildFtsQuery(QueryTerms(task)), 100, "");
+    ASSERT_THAT(hits.status(), IsOk());
+    ASSERT_GE(hits->size(), 2u);
+    std::vector<std::string> fts5_order;
+    for (const LexicalHit& h : *hits) fts5_order.push_back(h.id);
+    auto ranked = retriever.Search(task, fts5_order.size());
+    ASSERT_THAT(ranked.status(), IsOk());
+    EXPECT_EQ(Ids(*ranked), fts5_order) << task;
+  }
+  auto snapshot = retriever.Search("snapshot", 2);
+  ASSERT_THAT(snapshot.status(), IsOk());
+  EXPECT_EQ(Ids(*snapshot), (std::vector<std::string>{terse, wordy}));
 }
 
 TEST_F(SmallMemoryTest, RelevanceHoldsFromFiveFactsToThousands) {

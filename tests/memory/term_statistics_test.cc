@@ -139,6 +139,28 @@ TEST(TermStatisticsTest, ASingleDocumentMemoryScores) {
   EXPECT_THAT(match.bm25 / stats->RareIdf(), DoubleNear(2.0, 1e-9));
 }
 
+TEST(TermStatisticsTest, StopWordsLengthenATextForFtsBm25Only) {
+  auto stats = Build({"alpha beta", "gamma delta", "epsilon zeta"});
+  const auto query = stats->Query({"alpha"});
+  const LexicalMatch terse = stats->Match(query, "alpha beta");
+  const LexicalMatch wordy = stats->Match(query, "the alpha of the beta and to it");
+  EXPECT_THAT(wordy.bm25, DoubleNear(terse.bm25, 1e-12));
+  EXPECT_LT(wordy.fts_bm25, terse.fts_bm25);
+}
+
+TEST(TermStatisticsTest, AStopWordWithAQueryWordsStemMatchesForFtsBm25Only) {
+  // FTS5 indexes "on" and stems "ones" to "on"; the query word matches the stop word there.
+  auto stats = Build({"put it on the shelf", "alpha beta", "gamma delta", "epsilon zeta"});
+  const auto query = stats->Query({"ones"});
+  ASSERT_EQ(query.size(), 1u);
+  EXPECT_THAT(query[0].fts_idf, DoubleNear(stats->FtsIdf(1), 1e-12));
+  EXPECT_THAT(query[0].idf, DoubleNear(stats->Idf(0), 1e-12));
+  const LexicalMatch match = stats->Match(query, "put it on the shelf");
+  EXPECT_GT(match.fts_bm25, 0.0);
+  EXPECT_EQ(match.bm25, 0.0);
+  EXPECT_EQ(match.matched, 0u);
+}
+
 TEST(TermStatisticsTest, EmptyQueryOrTextMatchesNothing) {
   auto stats = Build({"alpha"});
   EXPECT_EQ(stats->Match({}, "alpha").matched, 0u);

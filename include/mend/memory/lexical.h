@@ -24,33 +24,49 @@ bool IsStopWord(std::string_view term);
 // so no user text can inject FTS5 syntax (NEAR, *, column filters, parentheses). "" for no terms.
 std::string BuildFtsQuery(const std::vector<std::string>& terms);
 
-// M. F. Porter's stemmer (the algorithm of SQLite's `porter` tokenizer) for one lower-case word:
-// "migrations" and "migrate" become "migrat", "running" becomes "run". A word with anything but
-// the letters a-z, or of two letters or fewer, comes back unchanged.
+// M. F. Porter's stemmer as SQLite's `porter` tokenizer applies it, for one lower-case token:
+// "migrations" and "migrate" become "migrat", "running" becomes "run", "k8s" becomes "k8" (digits
+// are consonants). A token with anything but a-z and 0-9, of two bytes or fewer, or longer than
+// 64 bytes comes back unchanged.
 std::string PorterStem(std::string_view word);
 
 // How much of a query a text holds (TermStatistics::Match).
 struct LexicalMatch {
+  // BM25 as FTS5's bm25() computes it for the text (every token FTS5 indexes, stop words
+  // included, and FTS5's IDF), except that no IDF falls below TermStatistics::FtsIdf's floor:
+  // what orders the candidates.
+  double fts_bm25 = 0;
   double bm25 = 0;      // Σ over the query words the text holds of idf × BM25's tf saturation
   double coverage = 0;  // Σ idf of the query words the text holds / Σ idf of all, in [0, 1]
   size_t matched = 0;   // distinct query stems the text holds
 };
 
-// BM25 with term statistics mend keeps itself. Texts are cut into tokens the way FTS5's unicode61
-// tokenizer cuts them (runs of letters and digits of any script; spaces, punctuation and symbols,
-// ASCII or not, separate), ASCII lower-cased, stop words dropped, each reduced by PorterStem, so
-// they group as FTS5's porter tokenizer groups them; a query's words (QueryTerms) are cut the same
-// way. The IDF is Lucene's, ln(1 + (N − n + 0.5) / (n + 0.5)) for n of N documents holding the
-// term: it never reaches zero, unlike FTS5's ln((N − n + 0.5) / (n + 0.5)), which floors a word
-// found in more than half the documents to almost nothing and so makes the words a small memory
-// shares count for nothing. A document's length is its number of tokens; k1 = 1.2 and b = 0.75
-// (the usual values). Built once, then read-only: thread-safe.
+// BM25 with term statistics mend keeps itself, in two forms. Texts are cut into tokens the way
+// FTS5's unicode61 tokenizer cuts them (runs of letters and digits of any script; spaces,
+// punctuation and symbols, ASCII or not, separate), ASCII lower-cased, each reduced by PorterStem,
+// so they group as FTS5's porter tokenizer groups them; a query's words (QueryTerms, stop words
+// already dropped) are cut the same way. k1 = 1.2 and b = 0.75 (FTS5's, and the usual values).
+//
+// `fts_bm25` reproduces FTS5's bm25(): a document's length and the average length count every
+// token, stop words included, a stop word whose stem is a query word's counts as that word (as in
+// FTS5's index), and the IDF is FTS5's, ln((N − n + 0.5) / (n + 0.5)) for n of N documents
+// holding the term, wherever that is at least ln 2 (a term in at most about a third of the
+// documents). FTS5 floors its IDF at 1e-6 once n passes N / 2, so in a memory of a few facts
+// about one project the words they share count for nothing; FtsIdf instead never falls below
+// min(ln 2, ln(1 + (N − n + 0.5) / (n + 0.5))), Lucene's IDF capped at its value for n = N / 2,
+// so the weight goes on falling smoothly with n and never reaches zero.
+//
+// `bm25`, `coverage` and `matched` measure the gate's evidence over the words that carry meaning:
+// stop words neither count nor lengthen a text (a fact written in full sentences needs no more
+// matching words than a terse one), and the IDF is Lucene's, ln(1 + (N − n + 0.5) / (n + 0.5)),
+// at every n. Built once, then read-only: thread-safe.
 class TermStatistics {
  public:
   struct QueryTerm {
-    std::string term;  // stemmed
-    double idf = 0;
-    size_t words = 1;  // words of the query with this stem; each counts
+    std::string term;    // stemmed
+    double idf = 0;      // Idf: for bm25 and coverage
+    double fts_idf = 0;  // FtsIdf: for fts_bm25
+    size_t words = 1;    // words of the query with this stem; each counts
   };
 
   // `docs[i]` holds the texts of document i (content, tags, episodes), counted as one text.
@@ -58,22 +74,32 @@ class TermStatistics {
       const std::vector<std::vector<std::string_view>>& docs);
 
   size_t documents() const { return documents_; }
+  // Lucene's IDF for a term in `document_frequency` documents.
   double Idf(size_t document_frequency) const;
+  // FTS5's IDF for a term in `document_frequency` documents, floored as the class comment says.
+  double FtsIdf(size_t document_frequency) const;
   // The idf of a term found in exactly one document: the most a word of the memory weighs.
   double RareIdf() const { return Idf(1); }
 
-  // The distinct stems of `words` (terms as QueryTerms returns them), in order, with their idf
+  // The distinct stems of `words` (terms as QueryTerms returns them), in order, with their idfs
   // and how many of the words have each.
   std::vector<QueryTerm> Query(const std::vector<std::string>& words) const;
-  // What `text` holds of `query` (from Query), its length counted in scoring words.
+  // What `text` holds of `query` (from Query).
   LexicalMatch Match(const std::vector<QueryTerm>& query, std::string_view text) const;
 
  private:
+  // Documents holding a stem: among their words (stop words left out), and among every token.
+  struct Frequency {
+    uint32_t words = 0;
+    uint32_t tokens = 0;
+  };
+
   TermStatistics() = default;
 
-  std::unordered_map<std::string, uint32_t> document_frequency_;
+  std::unordered_map<std::string, Frequency> document_frequency_;
   size_t documents_ = 0;
-  double average_length_ = 0;
+  double average_words_ = 0;   // words per document, stop words left out
+  double average_tokens_ = 0;  // tokens per document, as FTS5 counts them
 };
 
 // An in-memory character-trigram TF-IDF index (cosine over sublinear tf × idf weights) over

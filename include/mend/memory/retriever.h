@@ -34,10 +34,11 @@ struct RetrieverOptions {
   double usefulness_weight = 0.15;
   double mmr_lambda = 0.75;
   // The injection gate (docs/memory.md, Retrieval). Lexical relevance is mend's BM25 of a fact
-  // (TermStatistics) counted in "rare words' worth": divided by the idf of a word found in one
-  // fact, so the same threshold means the same at any memory size. Something is injected only
-  // when some fact reaches `gate` rare words' worth, or holds at least `coverage_gate` of the
-  // query's idf weight with two or more of its words; an unrelated task gets nothing.
+  // over the words that carry meaning (LexicalMatch::bm25) counted in "rare words' worth":
+  // divided by the idf of a word found in one fact, so the same threshold means the same at any
+  // memory size. Something is injected only when some fact reaches `gate` rare words' worth, or
+  // holds at least `coverage_gate` of the query's idf weight with two or more of its words; an
+  // unrelated task gets nothing.
   double gate = 1.9;
   double coverage_gate = 0.5;
   // Past the gate, a fact is injected only when it reaches `fact_gate` × `gate` rare words' worth
@@ -74,11 +75,11 @@ struct Retrieval {
 };
 
 // Finds the facts a task should receive (DESIGN.md §8; docs/memory.md): candidates from a
-// tag/keyword hint scorer, FTS5 scored by mend's own BM25, a character-trigram index, vectors when
-// an embedder is given, and HyDE when enabled; weighted reciprocal-rank fusion; recency,
-// confidence and usefulness nudges; MMR diversification; workspace scoping; an injection gate.
-// In-memory indexes and term statistics are rebuilt when the store's generation changes.
-// Thread-safe.
+// tag/keyword hint scorer, FTS5 ordered by its BM25 as mend recomputes it, a character-trigram
+// index, vectors when an embedder is given, and HyDE when enabled; weighted reciprocal-rank
+// fusion; recency, confidence and usefulness nudges; MMR diversification; workspace scoping; an
+// injection gate. In-memory indexes and term statistics are rebuilt when the store's generation
+// changes. Thread-safe.
 class Retriever {
  public:
   // `store` and `clock` are required and must outlive the retriever; `embedder` (vectors) and
