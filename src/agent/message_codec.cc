@@ -10,20 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string_view RoleName(llm::Role role) {
-  switch (role) {
-    case llm::Role::kSystem:
-      return "system";
-    case llm::Role::kUser:
-      return "user";
-    case llm::Role::kAssistant:
-      return "assistant";
-    case llm::Role::kTool:
-      return "tool";
-  }
-  return "user";
-}
-
 Result<llm::Role> ParseRole(std::string_view name) {
   if (name == "system") return llm::Role::kSystem;
   if (name == "user") return llm::Role::kUser;
@@ -72,7 +58,7 @@ Result<llm::Message> DecodeFields(const json& j, MessageMeta* meta) {
 
 std::string EncodeMessage(const llm::Message& message, const MessageMeta& meta) {
   json j = json::object();
-  j["role"] = RoleName(message.role);
+  j["role"] = llm::RoleName(message.role);
   if (!message.content.empty()) j["content"] = message.content;
   if (!message.tool_calls.empty()) {
     json calls = json::array();

@@ -17,20 +17,6 @@ using nlohmann::json;
 
 json NullOr(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
-std::string_view RoleName(llm::Role role) {
-  switch (role) {
-    case llm::Role::kSystem:
-      return "system";
-    case llm::Role::kUser:
-      return "user";
-    case llm::Role::kAssistant:
-      return "assistant";
-    case llm::Role::kTool:
-      return "tool";
-  }
-  return "user";
-}
-
 json ModelJson(const agent::RunModel& m) {
   if (m.empty()) return nullptr;
   json j = {{"provider", m.provider}, {"base_url", m.base_url}, {"model", m.model}};
@@ -56,7 +42,7 @@ json CallsJson(const std::vector<llm::ToolCall>& calls) {
 
 json EntryJson(const agent::TranscriptEntry& entry) {
   const llm::Message& m = entry.message;
-  json j = {{"role", std::string(RoleName(m.role))}, {"content", m.content}};
+  json j = {{"role", std::string(llm::RoleName(m.role))}, {"content", m.content}};
   if (!m.tool_calls.empty()) j["tool_calls"] = CallsJson(m.tool_calls);
   if (m.role == llm::Role::kTool) {
     j["tool_call_id"] = m.tool_call_id;
@@ -129,7 +115,7 @@ void PrintHeader(const agent::RunView& v, const app::RunOverview& o, std::ostrea
 void PrintEntry(const agent::TranscriptEntry& entry, size_t index, Detail detail,
                 std::ostream& out) {
   const llm::Message& m = entry.message;
-  std::string title = "[" + std::to_string(index) + "] " + std::string(RoleName(m.role));
+  std::string title = "[" + std::to_string(index) + "] " + std::string(llm::RoleName(m.role));
   if (m.role == llm::Role::kTool) {
     title += " " + m.name + " (" + m.tool_call_id + ")";
     if (m.is_error) title += ", error";

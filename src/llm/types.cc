@@ -37,6 +37,20 @@ Message Message::ToolResult(std::string call_id, std::string tool_name, std::str
   return m;
 }
 
+std::string_view RoleName(Role role) {
+  switch (role) {
+    case Role::kSystem:
+      return "system";
+    case Role::kUser:
+      return "user";
+    case Role::kAssistant:
+      return "assistant";
+    case Role::kTool:
+      return "tool";
+  }
+  return "user";
+}
+
 std::string_view FinishReasonName(FinishReason r) {
   switch (r) {
     case FinishReason::kStop:

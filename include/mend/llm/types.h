@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mend::llm {
@@ -17,6 +18,7 @@ struct ToolCall {
 };
 
 enum class Role { kSystem, kUser, kAssistant, kTool };
+std::string_view RoleName(Role role);  // "system", "user", "assistant", "tool"
 
 // One message of a conversation. An assistant message may carry tool calls; a tool message carries
 // the result of the tool call `tool_call_id` in `content`.
