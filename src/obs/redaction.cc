@@ -19,6 +19,8 @@ bool ReplaceAll(std::string* text, std::string_view secret) {
   return replaced;
 }
 
+}  // namespace
+
 bool ReplaceAllSecrets(std::string* text, const std::vector<std::string>& secrets) {
   bool replaced = false;
   for (const std::string& secret : secrets) {
@@ -26,6 +28,8 @@ bool ReplaceAllSecrets(std::string* text, const std::vector<std::string>& secret
   }
   return replaced;
 }
+
+namespace {
 
 // Rewrites `value` in place. Object keys cannot be renamed in place, so objects are rebuilt.
 void RedactValue(const std::vector<std::string>& secrets, nlohmann::json* value) {

@@ -1,0 +1,256 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "mend/base/clock.h"
+#include "mend/base/random.h"
+#include "mend/base/result.h"
+
+namespace mend::obs {
+
+// The identity of a span as W3C Trace Context carries it: 16-byte trace id and 8-byte span id,
+// both as lowercase hex (32 and 16 characters), and the trace flags byte (bit 0: sampled).
+struct SpanContext {
+  std::string trace_id;
+  std::string span_id;
+  uint8_t flags = 1;
+
+  // Both ids have their length, are lowercase hex and are not all zeros.
+  bool valid() const;
+  bool operator==(const SpanContext&) const = default;
+};
+
+// Parses a `traceparent` header value ("00-<trace id>-<span id>-<flags>"). Version 00 must have
+// exactly four fields; a later version may append fields after the flags (they are ignored), as
+// the W3C specification asks. kInvalidArgument for anything else (wrong lengths, upper-case or
+// non-hex digits, all-zero ids, version ff).
+Result<SpanContext> ParseTraceparent(std::string_view header);
+// "00-<trace id>-<span id>-<flags as 2 hex digits>". `context` must be valid().
+std::string FormatTraceparent(const SpanContext& context);
+
+// 16 random bytes as 32 hex digits, 8 as 16; never all zeros.
+std::string NewTraceId(Random& random);
+std::string NewSpanId(Random& random);
+// True for exactly `hex_len` lowercase hex digits that are not all zeros.
+bool IsSpanIdHex(std::string_view id, size_t hex_len);
+
+// An attribute value: the OpenTelemetry primitive types and a string array (for
+// gen_ai.response.finish_reasons).
+using AttributeValue = std::variant<std::string, int64_t, double, bool, std::vector<std::string>>;
+
+struct Attribute {
+  std::string key;
+  AttributeValue value;
+  bool operator==(const Attribute&) const = default;
+};
+
+// The value of `key` among `attributes`, or nullptr.
+const AttributeValue* FindAttribute(const std::vector<Attribute>& attributes, std::string_view key);
+
+enum class SpanKind : int { kInternal = 1, kServer = 2, kClient = 3, kProducer = 4, kConsumer = 5 };
+// Numbers as OTLP's Status.StatusCode has them.
+enum class SpanStatus : int { kUnset = 0, kOk = 1, kError = 2 };
+
+std::string_view SpanKindName(SpanKind kind);      // "internal", "server", ...
+std::string_view SpanStatusName(SpanStatus code);  // "unset", "ok", "error"
+
+struct SpanEvent {
+  std::string name;
+  Time time{};
+  std::vector<Attribute> attributes;
+  bool operator==(const SpanEvent&) const = default;
+};
+
+struct SpanLink {
+  SpanContext context;
+  std::vector<Attribute> attributes;
+  bool operator==(const SpanLink&) const = default;
+};
+
+// A finished span as the sinks receive it (and as observe.db and OTLP keep it).
+struct SpanData {
+  SpanContext context;
+  std::string parent_span_id;  // "" for a root span
+  std::string name;
+  SpanKind kind = SpanKind::kInternal;
+  Time start{};
+  Time end{};
+  SpanStatus status = SpanStatus::kUnset;
+  std::string status_message;  // set with kError
+  std::vector<Attribute> attributes;
+  std::vector<SpanEvent> events;
+  std::vector<SpanLink> links;
+  // The mend run the span belongs to ("" for none); also the `mend.run.id` attribute. Kept apart
+  // so stores can index it without reading attributes.
+  std::string run_id;
+
+  bool operator==(const SpanData&) const = default;
+};
+
+// Receives finished spans. OnEnd is called on the thread that ended the span and must not block
+// on I/O: sinks that write somewhere queue the span (bounded) and write in the background,
+// dropping what does not fit rather than slowing the run. Thread-safe.
+class SpanProcessor {
+ public:
+  virtual ~SpanProcessor() = default;
+  virtual void OnEnd(const SpanData& span) = 0;
+  // Writes what is queued, waiting at most `timeout`; kDeadlineExceeded when it could not.
+  virtual Status Flush(Duration timeout) = 0;
+  // Flushes (bounded by `timeout`) and stops background work; later spans are dropped.
+  virtual void Shutdown(Duration timeout) = 0;
+};
+
+// Keeps every finished span in memory, for tests and for in-process inspection. Thread-safe.
+class MemorySpanProcessor final : public SpanProcessor {
+ public:
+  void OnEnd(const SpanData& span) override;
+  Status Flush(Duration) override { return OkStatus(); }
+  void Shutdown(Duration) override {}
+
+  std::vector<SpanData> spans() const;
+  void Clear();
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<SpanData> spans_;
+};
+
+struct TracerOptions {
+  Clock* clock = nullptr;    // required
+  Random* random = nullptr;  // required; span and trace ids
+  // Record message and tool content (Span::SetContent) — off by default (observe.capture_content).
+  bool capture_content = false;
+};
+
+class Tracer;
+
+// Where a new span hangs. With no parent (and no active span, see StartSpan) the span starts a new
+// trace, or joins `trace_id` as a root span when that is set.
+struct SpanStart {
+  std::optional<SpanContext> parent;
+  std::string trace_id;  // used when there is no parent: a root span of this trace
+  SpanKind kind = SpanKind::kInternal;
+  std::vector<SpanLink> links;
+  std::string run_id;  // "" inherits the parent's when the parent is a live span of this tracer
+};
+
+// A span being recorded. Move-only; ends (with its current status) when destroyed. A
+// default-constructed Span, or one from a null tracer, records nothing and every method is a
+// cheap no-op, so instrumented code never checks whether tracing is on. Not thread-safe: a span is
+// used by the thread that runs the work it measures.
+class Span {
+ public:
+  Span() = default;
+  ~Span();
+  Span(Span&& other) noexcept;
+  Span& operator=(Span&& other) noexcept;
+  Span(const Span&) = delete;
+  Span& operator=(const Span&) = delete;
+
+  bool recording() const { return data_ != nullptr; }
+  // The context children and outgoing requests carry; invalid when not recording.
+  SpanContext context() const;
+  const std::string& run_id() const;
+  Tracer* tracer() const { return tracer_; }
+
+  Span& SetAttribute(std::string key, AttributeValue value);
+  Span& SetAttribute(std::string key, const char* value) {
+    return SetAttribute(std::move(key), AttributeValue(std::string(value)));
+  }
+  Span& SetAttribute(std::string key, int value) {
+    return SetAttribute(std::move(key), AttributeValue(static_cast<int64_t>(value)));
+  }
+  // Records message or tool content under `key` only when the tracer captures content.
+  Span& SetContent(std::string key, std::string_view text);
+  Span& AddEvent(std::string name, std::vector<Attribute> attributes = {});
+  Span& AddLink(SpanContext context, std::vector<Attribute> attributes = {});
+  // Status ERROR with `message`, and `error.type` = `type` when `type` is not empty.
+  Span& SetError(std::string_view type, std::string_view message);
+  Span& SetOk();
+  void set_run_id(std::string run_id);
+
+  // Stamps the end time and hands the span to the tracer's processors. Idempotent.
+  void End();
+
+ private:
+  friend class Tracer;
+  Span(Tracer* tracer, std::unique_ptr<SpanData> data) : tracer_(tracer), data_(std::move(data)) {}
+
+  Tracer* tracer_ = nullptr;
+  std::unique_ptr<SpanData> data_;
+};
+
+// Makes `span` the thread's active span until destroyed (restoring the previous one). Spans started
+// with obs::StartSpan become its children: code deep below (hooks, heal, memory) adds spans and
+// events to the run without being handed the tracer. Scopes nest and must be destroyed in reverse
+// order of creation on their thread.
+class ActiveSpanScope {
+ public:
+  explicit ActiveSpanScope(Span& span);
+  ~ActiveSpanScope();
+  ActiveSpanScope(const ActiveSpanScope&) = delete;
+  ActiveSpanScope& operator=(const ActiveSpanScope&) = delete;
+
+ private:
+  Span* previous_;
+};
+
+// The thread's active span, or nullptr.
+Span* ActiveSpan();
+// A child of the active span, from the active span's tracer; a no-op Span when none is active.
+Span StartSpan(std::string name, SpanKind kind = SpanKind::kInternal);
+// Adds an event to the active span (no-op when none).
+void AddActiveSpanEvent(std::string name, std::vector<Attribute> attributes = {});
+
+// Creates spans and hands finished ones to its processors. Secrets registered with AddRedactor are
+// replaced by "[REDACTED]" in every string attribute, event attribute, status message and name
+// when a span ends, whether or not content is captured. Thread-safe.
+class Tracer {
+ public:
+  explicit Tracer(TracerOptions options);
+  ~Tracer();
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+
+  // Processors are called in the order added. Add them before spans start.
+  void AddProcessor(std::shared_ptr<SpanProcessor> processor);
+  void AddRedactor(std::string secret);
+  bool capture_content() const { return options_.capture_content; }
+  Clock& clock() const { return *options_.clock; }
+
+  // Without `start.parent`, the thread's active span (when it is this tracer's and belongs to
+  // `start.trace_id` or no trace id is given) is the parent.
+  Span StartSpan(std::string name, SpanStart start = {});
+
+  // Flushes every processor; the first error.
+  Status Flush(Duration timeout);
+  void Shutdown(Duration timeout);
+
+  // How many spans ended (and went to the processors) so far.
+  uint64_t spans_ended() const;
+
+ private:
+  friend class Span;
+  void Finish(SpanData& data);
+
+  TracerOptions options_;
+  mutable std::mutex mu_;
+  std::vector<std::shared_ptr<SpanProcessor>> processors_;
+  std::vector<std::string> secrets_;  // longest first
+  uint64_t ended_ = 0;
+  bool shut_down_ = false;
+};
+
+// Replaces every occurrence of each secret in `span`'s string values (attributes, event
+// attributes, status message, names) with "[REDACTED]". Secrets are applied in order.
+void RedactSpan(const std::vector<std::string>& secrets, SpanData* span);
+
+}  // namespace mend::obs
