@@ -222,6 +222,41 @@ void AddMemoryKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(std::move(key));
 }
 
+void AddObserveKeys(std::vector<ConfigKeySpec>& keys) {
+  keys.push_back(Bool("observe.enabled", true, "MEND_OBSERVE_ENABLED",
+                      "record every run as a trace in observe.db (DESIGN §10)"));
+  keys.push_back(
+      Bool("observe.capture_content", false, "MEND_OBSERVE_CAPTURE_CONTENT",
+           "record message and tool content on spans (secrets are redacted either way)"));
+  keys.push_back(
+      Int("observe.buffer_spans", 8192, 16, 1'000'000, "MEND_OBSERVE_BUFFER_SPANS",
+          "finished spans waiting for observe.db at most; more are dropped and counted"));
+  ConfigKeySpec retention = Duration(
+      "observe.retention", "0s", milliseconds(0), hours(24 * 3650), "MEND_OBSERVE_RETENTION", "",
+      "long-lived processes prune what is older than this on their own; 0s = never");
+  keys.push_back(std::move(retention));
+
+  ConfigKeySpec endpoint =
+      String("observe.otlp.endpoint", "MEND_OTLP_ENDPOINT", "",
+             "OTLP/HTTP traces endpoint (e.g. http://127.0.0.1:4318/v1/traces); empty = no export");
+  endpoint.sensitivity = Sensitivity::kUrl;
+  keys.push_back(std::move(endpoint));
+  ConfigKeySpec headers = String("observe.otlp.headers", "MEND_OTLP_HEADERS", "",
+                                 "extra request headers, \"name=value,name2=value2\" (secret)");
+  headers.sensitivity = Sensitivity::kSecret;
+  keys.push_back(std::move(headers));
+  ConfigKeySpec protocol =
+      String("observe.otlp.protocol", "MEND_OTLP_PROTOCOL", "", "OTLP/HTTP encoding");
+  protocol.type = ConfigType::kEnum;
+  protocol.choices = {"http/protobuf", "http/json"};
+  protocol.default_value = "http/protobuf";
+  keys.push_back(std::move(protocol));
+  keys.push_back(Duration("observe.otlp.timeout", "10s", milliseconds(1), minutes(10),
+                          "MEND_OTLP_TIMEOUT", "", "time limit of one export request"));
+  keys.push_back(Int("observe.otlp.queue_spans", 2048, 16, 1'000'000, "MEND_OTLP_QUEUE_SPANS",
+                     "spans waiting for export at most; more are dropped and counted"));
+}
+
 std::vector<ConfigKeySpec> BuildSchema() {
   std::vector<ConfigKeySpec> keys;
   AddGeneralKeys(keys);
@@ -232,6 +267,7 @@ std::vector<ConfigKeySpec> BuildSchema() {
   AddMemoryKeys(keys);
   AddHealKeys(keys);
   AddRecoverKeys(keys);
+  AddObserveKeys(keys);
   return keys;
 }
 
