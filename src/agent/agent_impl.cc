@@ -7,6 +7,7 @@
 
 #include "agent/held_run.h"
 #include "agent/message_codec.h"
+#include "agent/run_trace.h"
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
 #include "mend/obs/events.h"
@@ -154,6 +155,7 @@ Status AgentImpl::StartConversation(ActiveRun& run, StepLoop& loop, HooksRunner&
   MEND_ASSIGN_OR_RETURN(RunOrigin origin, ParseRunOrigin(run.metadata, run.info.run_id));
   origin.prompt_prefix_bytes = SystemPrompt(spec_, {}).size();
   if (!options_.run_model.empty()) origin.model = options_.run_model;
+  AdoptTrace(origin, obs::ActiveSpan(), run.info.run_id);
   store::RunUpdate update;
   MEND_ASSIGN_OR_RETURN(update.metadata, WriteRunOrigin(run.metadata, origin, run.info.run_id));
   std::vector<llm::Message> first;
@@ -192,7 +194,20 @@ Result<RunResult> AgentImpl::Send(const std::string& task, const SendOptions& op
   origin.model = options_.run_model;
   origin.fingerprint = fingerprint_;
   origin.shadow = options_.shadow;
-  MEND_ASSIGN_OR_RETURN(record.metadata, WriteRunOrigin(DumpJson(metadata), origin, record.id));
+  obs::Span attempt =
+      StartAttemptSpan(options_, spec_, record.id, origin, origin.kind, "", options.trace_parent);
+  AdoptTrace(origin, &attempt, record.id);
+  obs::ActiveSpanScope scope(attempt);
+  Result<RunResult> result = SendTraced(record, origin, DumpJson(metadata), std::move(prior), now);
+  EndAttemptSpan(attempt, result);
+  return result;
+}
+
+Result<RunResult> AgentImpl::SendTraced(store::RunRecord& record, const RunOrigin& origin,
+                                        const std::string& metadata,
+                                        std::vector<llm::Message> prior, Time now) {
+  const std::string& task = record.task;
+  MEND_ASSIGN_OR_RETURN(record.metadata, WriteRunOrigin(metadata, origin, record.id));
   record.created_at = now;
   record.updated_at = now;
   MEND_RETURN_IF_ERROR(options_.store->CreateRun(record));
@@ -268,20 +283,23 @@ Status AgentImpl::AdoptHeld(ActiveRun& run, RunOrigin& origin) {
     e.AddString("run", run_id).AddString("changed", changes.Describe());
     options_.events->Publish(std::move(e));
   }
-  if (options_.run_model.empty() || options_.run_model == origin.model) return OkStatus();
+  // A run from before traces were recorded keeps the trace its first traced attempt starts.
+  bool trace_adopted = AdoptTrace(origin, obs::ActiveSpan(), run_id);
+  bool model_changed = !options_.run_model.empty() && options_.run_model != origin.model;
+  if (!model_changed && !trace_adopted) return OkStatus();
   // The caller chose another model (a flag on this command): the run continues with it, and the
   // record says so for every later command.
   const RunModel previous = origin.model;
-  if (!previous.empty()) {
+  if (model_changed && !previous.empty()) {
     origin.model_changes.push_back(
         {previous, options_.run_model, FormatRfc3339(options_.env.clock->Now())});
   }
-  origin.model = options_.run_model;
+  if (model_changed) origin.model = options_.run_model;
   store::RunUpdate update;
   MEND_ASSIGN_OR_RETURN(update.metadata, WriteRunOrigin(run.metadata, origin, run_id));
   MEND_RETURN_IF_ERROR(options_.store->Update(run.lease, update));
   run.metadata = *update.metadata;
-  if (!previous.empty() && options_.events != nullptr) {
+  if (model_changed && !previous.empty() && options_.events != nullptr) {
     obs::Event e("run.model_changed");
     e.AddString("run", run_id)
         .AddString("from", DescribeRunModel(previous))
@@ -294,6 +312,17 @@ Status AgentImpl::AdoptHeld(ActiveRun& run, RunOrigin& origin) {
 Result<RunResult> AgentImpl::Resume(const std::string& run_id) {
   MEND_ASSIGN_OR_RETURN(store::RunRecord record, options_.store->GetRun(run_id));
   MEND_RETURN_IF_ERROR(CheckResumable(record));
+  obs::Span attempt = StartAttemptSpan(
+      options_, spec_, run_id, ParseRunOrigin(record.metadata, run_id).value_or(RunOrigin{}),
+      "resume", record.parent_id, std::nullopt);
+  obs::ActiveSpanScope scope(attempt);
+  Result<RunResult> result = ResumeTraced(std::move(record));
+  EndAttemptSpan(attempt, result);
+  return result;
+}
+
+Result<RunResult> AgentImpl::ResumeTraced(store::RunRecord record) {
+  const std::string run_id = record.id;
   MEND_ASSIGN_OR_RETURN(store::Lease lease,
                         options_.store->Claim(run_id, options_.holder, options_.lease_ttl));
   // Another process may have saved progress between the read above and the claim.
@@ -343,24 +372,33 @@ Result<RunResult> AgentImpl::DriveHeld(ActiveRun& run, HooksRunner& hooks,
 }
 
 Result<RunResult> AgentImpl::ContinueWaiting(const std::string& run_id, std::string_view kind,
+                                             std::string_view attempt_name,
                                              const Decision& decision) {
   MEND_ASSIGN_OR_RETURN(store::RunRecord record, options_.store->GetRun(run_id));
   Status not_waiting = FailedPreconditionError("run " + run_id + " is not waiting for " +
                                                (kind == "question" ? "an answer" : "approval"));
   if (record.status != store::RunStatus::kWaiting || record.waiting != kind) return not_waiting;
-  MEND_ASSIGN_OR_RETURN(store::Lease lease,
-                        options_.store->Claim(run_id, options_.holder, options_.lease_ttl));
-  MEND_ASSIGN_OR_RETURN(ActiveRun run, LoadHeld(run_id, lease));
-  if (run.state.waiting != kind) {
-    options_.store->Release(lease).IgnoreError();
-    return not_waiting;
-  }
-  HooksRunner hooks = MakeHooksRunner();
-  return DriveHeld(run, hooks, decision);
+  obs::Span attempt = StartAttemptSpan(
+      options_, spec_, run_id, ParseRunOrigin(record.metadata, run_id).value_or(RunOrigin{}),
+      attempt_name, record.parent_id, std::nullopt);
+  obs::ActiveSpanScope scope(attempt);
+  Result<RunResult> result = [&]() -> Result<RunResult> {
+    MEND_ASSIGN_OR_RETURN(store::Lease lease,
+                          options_.store->Claim(run_id, options_.holder, options_.lease_ttl));
+    MEND_ASSIGN_OR_RETURN(ActiveRun run, LoadHeld(run_id, lease));
+    if (run.state.waiting != kind) {
+      options_.store->Release(lease).IgnoreError();
+      return not_waiting;
+    }
+    HooksRunner hooks = MakeHooksRunner();
+    return DriveHeld(run, hooks, decision);
+  }();
+  EndAttemptSpan(attempt, result);
+  return result;
 }
 
 Result<RunResult> AgentImpl::Approve(const std::string& run_id) {
-  return ContinueWaiting(run_id, "approval", [this](ActiveRun& run, StepLoop& loop) {
+  return ContinueWaiting(run_id, "approval", "approve", [this](ActiveRun& run, StepLoop& loop) {
     run.state.approved_call_id = run.state.waiting_call_id;
     run.state.waiting_call_id.clear();
     ClearWait(run.state, options_.env.clock->Now());
@@ -369,17 +407,19 @@ Result<RunResult> AgentImpl::Approve(const std::string& run_id) {
 }
 
 Result<RunResult> AgentImpl::Deny(const std::string& run_id, const std::string& reason) {
-  return ContinueWaiting(run_id, "approval", [this, &reason](ActiveRun& run, StepLoop& loop) {
-    std::string text = "denied by a person";
-    if (!reason.empty()) text += ": " + reason;
-    return ResolveWaitingCall(run, loop, options_.env.clock->Now(), ToolResult::Error(text));
-  });
+  return ContinueWaiting(
+      run_id, "approval", "deny", [this, &reason](ActiveRun& run, StepLoop& loop) {
+        std::string text = "denied by a person";
+        if (!reason.empty()) text += ": " + reason;
+        return ResolveWaitingCall(run, loop, options_.env.clock->Now(), ToolResult::Error(text));
+      });
 }
 
 Result<RunResult> AgentImpl::Answer(const std::string& run_id, const std::string& answer) {
-  return ContinueWaiting(run_id, "question", [this, &answer](ActiveRun& run, StepLoop& loop) {
-    return ResolveWaitingCall(run, loop, options_.env.clock->Now(), ToolResult::Ok(answer));
-  });
+  return ContinueWaiting(
+      run_id, "question", "answer", [this, &answer](ActiveRun& run, StepLoop& loop) {
+        return ResolveWaitingCall(run, loop, options_.env.clock->Now(), ToolResult::Ok(answer));
+      });
 }
 
 Result<std::vector<store::RunRecord>> AgentImpl::Pending() {

@@ -52,8 +52,14 @@ class AgentImpl final : public Agent {
   // records a model chosen by the caller. Errors leave the run as it was.
   Status AdoptHeld(ActiveRun& run, RunOrigin& origin);
   Result<RunResult> DriveHeld(ActiveRun& run, HooksRunner& hooks, const Decision& decision);
+  // `attempt_name` names the attempt in its span ("approve", "deny", "answer").
   Result<RunResult> ContinueWaiting(const std::string& run_id, std::string_view kind,
-                                    const Decision& decision);
+                                    std::string_view attempt_name, const Decision& decision);
+  // Send and Resume once their attempt span is active.
+  Result<RunResult> SendTraced(store::RunRecord& record, const RunOrigin& origin,
+                               const std::string& metadata, std::vector<llm::Message> prior,
+                               Time now);
+  Result<RunResult> ResumeTraced(store::RunRecord record);
   Result<RunResult> DriveReleasingOnError(StepLoop& loop, ActiveRun& run);
 
   const AgentSpec spec_;

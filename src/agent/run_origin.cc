@@ -84,6 +84,10 @@ Result<RunOrigin> ParseOriginFields(const json& j) {
   MEND_ASSIGN_OR_RETURN(auto workspace, GetOptionalString(j, "workspace"));
   MEND_ASSIGN_OR_RETURN(auto shadow, GetOptionalBool(j, "shadow"));
   MEND_ASSIGN_OR_RETURN(auto prefix, GetOptionalInt64(j, "prompt_prefix_bytes"));
+  MEND_ASSIGN_OR_RETURN(auto trace_id, GetOptionalString(j, "trace_id"));
+  MEND_ASSIGN_OR_RETURN(auto root_span_id, GetOptionalString(j, "trace_root_span_id"));
+  origin.trace_id = trace_id.value_or("");
+  origin.trace_root_span_id = root_span_id.value_or("");
   origin.kind = kind.value_or("");
   origin.workspace = workspace.value_or("");
   origin.shadow = shadow.value_or(false);
@@ -219,6 +223,8 @@ Result<std::string> WriteRunOrigin(std::string_view metadata, const RunOrigin& o
   if (origin.prompt_prefix_bytes.has_value()) {
     j["prompt_prefix_bytes"] = static_cast<int64_t>(*origin.prompt_prefix_bytes);
   }
+  if (!origin.trace_id.empty()) j["trace_id"] = origin.trace_id;
+  if (!origin.trace_root_span_id.empty()) j["trace_root_span_id"] = origin.trace_root_span_id;
   return DumpJson(j);
 }
 

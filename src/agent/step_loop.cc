@@ -138,12 +138,17 @@ Result<std::optional<RunResult>> StepLoop::ModelTurn() {
   request.model = deps_.options->model.empty() ? deps_.spec->model : deps_.options->model;
   request.messages = run_.messages;
   request.tools = deps_.tools->Definitions();
+  obs::Span chat = StartChatSpan(request);
   Result<llm::Completion> completion = deps_.options->provider->Complete(request);
   // The turn was not checkpointed, so a later Resume asks the model again.
   if (!completion.ok()) {
+    store::RunError error = ToRunError(completion.status());
+    chat.SetError(error.code, error.message);
+    chat.End();
     MEND_ASSIGN_OR_RETURN(RunResult failed, Fail(completion.status()));
     return std::optional<RunResult>(std::move(failed));
   }
+  EndChatSpan(chat, *completion);
   RunState& s = run_.state;
   s.steps++;
   s.input_tokens += completion->usage.input_tokens;
@@ -177,6 +182,21 @@ Result<std::optional<RunResult>> StepLoop::ModelTurn() {
 
 Result<StepLoop::CallOutcome> StepLoop::NextToolCall() {
   const llm::ToolCall call = run_.state.pending.front();
+  // Heal actions taken on this call become events of its span (the span is active meanwhile).
+  obs::Span span = obs::StartSpan("execute_tool " + call.name);
+  span.SetAttribute("gen_ai.operation.name", "execute_tool")
+      .SetAttribute("gen_ai.tool.name", call.name)
+      .SetAttribute("gen_ai.tool.call.id", call.id)
+      .SetAttribute("mend.step", run_.state.steps)
+      .SetContent("gen_ai.tool.call.arguments", call.arguments);
+  obs::ActiveSpanScope scope(span);
+  tool_span_ = &span;
+  Result<CallOutcome> outcome = ToolCallTraced(call);
+  tool_span_ = nullptr;
+  return outcome;
+}
+
+Result<StepLoop::CallOutcome> StepLoop::ToolCallTraced(const llm::ToolCall& call) {
   ToolCallInfo info{&run_.info, run_.state.steps, call.id,
                     call.name,  call.arguments,   deps_.tools->Find(call.name)};
   if (run_.state.approved_call_id != call.id) {
@@ -194,8 +214,8 @@ Result<StepLoop::CallOutcome> StepLoop::NextToolCall() {
       case PreToolDecision::Kind::kStopRun:
         // The call gets an error result first so the conversation stays well-formed for a
         // person who resumes the failed run later.
-        MEND_RETURN_IF_ERROR(RecordResult(call, ToolResult::Error(decision.text), "stopped"));
         stop_error_ = LimitError(decision.detail_code, decision.text);
+        MEND_RETURN_IF_ERROR(RecordResult(call, ToolResult::Error(decision.text), "stopped"));
         return CallOutcome::kStopped;
       case PreToolDecision::Kind::kAllow:
         break;
@@ -268,6 +288,7 @@ Status StepLoop::RecordResult(const llm::ToolCall& call, const ToolResult& resul
   MEND_RETURN_IF_ERROR(
       Checkpoint({llm::Message::ToolResult(call.id, call.name, result.content, result.is_error)},
                  {}, MessageMeta{result.replaced_by_hook, hook_decision}));
+  TraceToolResult(result, hook_decision);
   if (result.replaced_by_hook) {
     obs::Event replaced("tool.replaced");
     replaced.AddString("run", run_.info.run_id)
@@ -280,8 +301,58 @@ Status StepLoop::RecordResult(const llm::ToolCall& call, const ToolResult& resul
   return OkStatus();
 }
 
+obs::Span StepLoop::StartChatSpan(llm::CompletionRequest& request) {
+  std::string model = request.model;
+  if (model.empty()) model = deps_.options->run_model.model;
+  obs::Span span = obs::StartSpan(model.empty() ? "chat" : "chat " + model, obs::SpanKind::kClient);
+  if (!span.recording()) return span;
+  span.SetAttribute("gen_ai.operation.name", "chat")
+      .SetAttribute("gen_ai.provider.name", std::string(deps_.options->provider->name()))
+      .SetAttribute("mend.step", run_.state.steps + 1);
+  if (!model.empty()) span.SetAttribute("gen_ai.request.model", model);
+  if (!run_.messages.empty())
+    span.SetContent("gen_ai.input.messages", run_.messages.back().content);
+  request.traceparent = obs::FormatTraceparent(span.context());
+  return span;
+}
+
+void StepLoop::EndChatSpan(obs::Span& span, const llm::Completion& completion) {
+  if (!span.recording()) return;
+  if (!completion.model.empty()) span.SetAttribute("gen_ai.response.model", completion.model);
+  if (!completion.id.empty()) span.SetAttribute("gen_ai.response.id", completion.id);
+  span.SetAttribute("gen_ai.usage.input_tokens", completion.usage.input_tokens)
+      .SetAttribute("gen_ai.usage.output_tokens", completion.usage.output_tokens)
+      .SetAttribute(
+          "gen_ai.response.finish_reasons",
+          std::vector<std::string>{std::string(FinishReasonName(completion.finish_reason))})
+      .SetAttribute("mend.cost_usd", completion.cost_usd)
+      .SetAttribute("mend.tool_calls", static_cast<int64_t>(completion.tool_calls.size()))
+      .SetContent("gen_ai.output.messages", completion.text);
+  span.SetOk();
+  span.End();
+}
+
+void StepLoop::TraceToolResult(const ToolResult& result, const std::string& hook_decision) {
+  if (tool_span_ == nullptr || !tool_span_->recording()) return;
+  obs::Span& span = *tool_span_;
+  if (result.replaced_by_hook) span.SetAttribute("mend.tool.replaced_by_hook", true);
+  if (!hook_decision.empty()) span.SetAttribute("mend.tool.hook_decision", hook_decision);
+  span.SetContent("gen_ai.tool.call.result", result.content);
+  if (hook_decision == "stopped") {
+    std::string_view code = stop_error_.detail_code();
+    span.SetError(code.empty() ? "stopped" : code, Clip(result.content, kExcerptLineBytes));
+  } else if (hook_decision == "denied") {
+    span.SetError("denied", Clip(result.content, kExcerptLineBytes));
+  } else if (result.is_error) {
+    span.SetError("tool_error", Clip(result.content, kExcerptLineBytes));
+  } else {
+    span.SetOk();
+  }
+}
+
 Result<StepLoop::CallOutcome> StepLoop::Wait(const std::string& kind, const std::string& call_id,
                                              const std::string& question) {
+  if (tool_span_ != nullptr) tool_span_->SetAttribute("mend.run.waiting", kind);
   run_.state.waiting = kind;
   run_.state.waiting_call_id = call_id;
   run_.state.question = question;

@@ -12,6 +12,7 @@
 #include "mend/agent/agent.h"
 #include "mend/llm/types.h"
 #include "mend/obs/events.h"
+#include "mend/obs/trace.h"
 #include "mend/store/checkpoint_store.h"
 
 namespace mend::agent {
@@ -66,6 +67,12 @@ class StepLoop {
   Result<std::optional<RunResult>> ModelTurn();
   // kStopped: a pre-tool hook stopped the run; the error to fail it with is in stop_error_.
   Result<CallOutcome> NextToolCall();
+  Result<CallOutcome> ToolCallTraced(const llm::ToolCall& call);
+  // The `chat` span of a model turn; sets the request's traceparent to it.
+  obs::Span StartChatSpan(llm::CompletionRequest& request);
+  void EndChatSpan(obs::Span& span, const llm::Completion& completion);
+  // Marks the current tool span with how the call ended (docs/observe.md).
+  void TraceToolResult(const ToolResult& result, const std::string& hook_decision);
   Result<CallOutcome> Wait(const std::string& kind, const std::string& call_id,
                            const std::string& question);
   // The context of `call`: the run's workspace and env, with the agent's tool_options for the tool.
@@ -87,6 +94,7 @@ class StepLoop {
   HooksRunner& hooks_;
   ActiveRun& run_;
   Status stop_error_;
+  obs::Span* tool_span_ = nullptr;  // the span of the tool call in progress
 };
 
 // The RunError recorded for `error` (code: a MEND_ detail code or the StatusCode name).

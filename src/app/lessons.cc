@@ -7,6 +7,7 @@
 
 #include "app/lessons_internal.h"
 #include "mend/app/runtime.h"
+#include "mend/obs/trace.h"
 
 namespace mend::app {
 namespace {
@@ -82,8 +83,38 @@ Status OpenLessons(Runtime& runtime) {
 lessonq::Processor LessonProcessor(Runtime& runtime) {
   obs::Counter* failures = &runtime.metrics->counter("mend_lessonq_persist_failures_total",
                                                      "lessons the fact store failed to take");
-  return reflexion::MakeLessonProcessor(*runtime.lessons.generator, *runtime.lessons.sink,
-                                        [failures] { failures->Inc(); });
+  lessonq::Processor process = reflexion::MakeLessonProcessor(
+      *runtime.lessons.generator, *runtime.lessons.sink, [failures] { failures->Inc(); });
+  obs::Tracer* tracer = runtime.tracer.get();
+  if (tracer == nullptr) return process;
+  // Each processing attempt is a span of the trace of the run that asked for the lesson (a root
+  // span linked to the enqueue span), or of a trace of its own for jobs without one.
+  return [tracer, process = std::move(process)](
+             const lessonq::Job& job,
+             const lessonq::JobContext& context) -> Result<lessonq::ProcessResult> {
+    obs::SpanStart start;
+    start.kind = obs::SpanKind::kConsumer;
+    start.run_id = job.request.run_id;
+    if (Result<obs::SpanContext> enqueued = obs::ParseTraceparent(job.request.traceparent);
+        enqueued.ok()) {
+      start.trace_id = enqueued->trace_id;
+      start.links.push_back(obs::SpanLink{*enqueued, {{"mend.link", std::string("enqueued_by")}}});
+    }
+    obs::Span span = tracer->StartSpan("mend.lesson.job", std::move(start));
+    span.SetAttribute("mend.lesson.job_id", job.id)
+        .SetAttribute("mend.lesson.trigger", job.request.trigger)
+        .SetAttribute("mend.lesson.attempt", job.attempts + 1);
+    obs::ActiveSpanScope scope(span);
+    Result<lessonq::ProcessResult> result = process(job, context);
+    if (!result.ok()) {
+      span.SetError(StatusCodeName(result.status().code()), result.status().message());
+    } else {
+      span.SetAttribute("mend.lesson.outcome",
+                        *result == lessonq::ProcessResult::kSuccess ? "stored" : "skipped");
+      span.SetOk();
+    }
+    return result;
+  };
 }
 
 Status StartLessonWorkers(Runtime& runtime) {

@@ -8,6 +8,7 @@
 
 #include "mend/app/runtime.h"
 #include "mend/obs/events.h"
+#include "mend/obs/trace.h"
 
 namespace mend::app {
 
@@ -39,7 +40,16 @@ Result<std::string> MemoryContextHook::ContextSection(const agent::RunInfo& run)
   std::vector<std::string> ids;
   ids.reserve(retrieval.selected.size());
   for (const memory::ScoredFact& scored : retrieval.selected) ids.push_back(scored.fact.id);
-  MEND_RETURN_IF_ERROR(runtime_.facts->RecordInjection(run.run_id, ids));
+  // Only a recall that injected something is a span: the hook acted (docs/observe.md).
+  obs::Span span = obs::StartSpan("mend.memory.recall");
+  span.SetAttribute("mend.memory.fact_ids", ids)
+      .SetAttribute("mend.memory.section_chars", static_cast<int64_t>(retrieval.section.size()))
+      .SetContent("mend.memory.section", retrieval.section);
+  if (Status s = runtime_.facts->RecordInjection(run.run_id, ids); !s.ok()) {
+    span.SetError(StatusCodeName(s.code()), s.message());
+    return s;
+  }
+  span.SetOk();
   return std::move(retrieval.section);
 }
 

@@ -40,6 +40,7 @@ heal::RecoveryOptions RecoveryOptionsFor(Runtime& runtime) {
   options.store = runtime.store.get();
   options.clock = runtime.env.clock;
   options.events = runtime.events.get();
+  options.tracer = runtime.tracer.get();
   options.interval = runtime.config.GetDuration("recover.interval");
   options.max_attempts = static_cast<int>(runtime.config.GetInt("recover.max_attempts"));
   options.retry_with_diagnosis = runtime.config.GetBool("recover.retry_with_diagnosis");

@@ -62,6 +62,22 @@ std::string EmbeddingsApiKey(const Config& config) {
   return key.empty() ? config.GetString("provider.api_key") : key;
 }
 
+// The tracer and where its spans go: the injected processor (tests) and, with observe.enabled,
+// observe.db and the OTLP exporter (docs/observe.md).
+Status OpenTracer(Runtime& runtime, std::shared_ptr<obs::SpanProcessor> injected) {
+  const bool enabled = runtime.config.GetBool("observe.enabled");
+  if (!enabled && injected == nullptr) return OkStatus();
+  obs::TracerOptions options;
+  options.clock = runtime.env.clock;
+  options.random = runtime.env.random != nullptr ? runtime.env.random : SystemRandom::Default();
+  options.capture_content = runtime.config.GetBool("observe.capture_content");
+  runtime.tracer = std::make_unique<obs::Tracer>(options);
+  runtime.tracer->AddRedactor(runtime.config.GetString("provider.api_key"));
+  runtime.tracer->AddRedactor(runtime.config.GetString("memory.embeddings.api_key"));
+  if (injected != nullptr) runtime.tracer->AddProcessor(std::move(injected));
+  return OkStatus();
+}
+
 Status OpenEvents(Runtime& runtime, EventLog log) {
   runtime.events = std::make_unique<obs::EventBus>(*runtime.env.clock);
   runtime.events->AddRedactor(runtime.config.GetString("provider.api_key"));
@@ -163,6 +179,7 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
   }
   MEND_RETURN_IF_ERROR(OpenMemory(*runtime, std::move(options.facts)));
   runtime->metrics = std::make_unique<obs::MetricsRegistry>();
+  MEND_RETURN_IF_ERROR(OpenTracer(*runtime, std::move(options.span_processor)));
   MEND_RETURN_IF_ERROR(internal::OpenLessons(*runtime));
   return runtime;
 }
@@ -177,6 +194,8 @@ Runtime::~Runtime() {
     e.AddString("error", std::string(stopped.message()));
     events->Publish(std::move(e));
   }
+  // Spans still buffered get a bounded moment to reach observe.db and the collector.
+  if (tracer != nullptr) tracer->Shutdown(std::chrono::seconds(2));
 }
 
 void StartBackgroundWork(Runtime& runtime) {
@@ -224,6 +243,7 @@ Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::Agent
   }
   options.store = runtime.store.get();
   options.events = runtime.events.get();
+  options.tracer = runtime.tracer.get();
   options.holder = runtime.holder;
   options.caller_dir = runtime.caller_dir;
   options.run_model = model;

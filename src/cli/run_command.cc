@@ -1,16 +1,18 @@
-// `mend run AGENT_DIR [TASK] [--id ID] [--shadow]`: starts a durable run and drives it until it
-// completes, fails or waits for a person.
+// `mend run AGENT_DIR [TASK] [--id ID] [--shadow] [--traceparent TP]`: starts a durable run and
+// drives it until it completes, fails or waits for a person.
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <istream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 
 #include "cli/command.h"
 #include "mend/agent/agent.h"
 #include "mend/app/runtime.h"
+#include "mend/obs/trace.h"
 
 namespace mend::cli {
 namespace {
@@ -20,6 +22,7 @@ struct RunArgs {
   std::string task;
   std::string id;
   std::string record;
+  std::string traceparent;
 };
 
 std::string Trim(const std::string& text) {
@@ -43,8 +46,28 @@ Result<std::string> TaskOf(const CliContext& ctx, const RunArgs& args) {
   return task;
 }
 
+// The caller's trace: --traceparent (a bad value is a usage error), else the TRACEPARENT
+// environment variable (a bad value is ignored with a warning: a stray variable must not stop
+// runs), else none.
+Result<std::optional<obs::SpanContext>> CallerTrace(CliContext& ctx, const RunArgs& args) {
+  if (!args.traceparent.empty()) {
+    Result<obs::SpanContext> parsed = obs::ParseTraceparent(args.traceparent);
+    if (!parsed.ok()) return UsageError("--traceparent: " + std::string(parsed.status().message()));
+    return std::optional<obs::SpanContext>(*parsed);
+  }
+  auto env = ctx.env.find("TRACEPARENT");
+  if (env == ctx.env.end() || env->second.empty()) return std::optional<obs::SpanContext>();
+  Result<obs::SpanContext> parsed = obs::ParseTraceparent(env->second);
+  if (!parsed.ok()) {
+    ctx.err << "mend: ignoring TRACEPARENT: " << parsed.status().message() << "\n";
+    return std::optional<obs::SpanContext>();
+  }
+  return std::optional<obs::SpanContext>(*parsed);
+}
+
 Status RunAgent(CliContext& ctx, const RunArgs& args) {
   MEND_ASSIGN_OR_RETURN(std::string task, TaskOf(ctx, args));
+  MEND_ASSIGN_OR_RETURN(std::optional<obs::SpanContext> caller, CallerTrace(ctx, args));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
   runtime->record_path = args.record;
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
@@ -52,6 +75,7 @@ Status RunAgent(CliContext& ctx, const RunArgs& args) {
   app::StartBackgroundWork(*runtime);
   agent::SendOptions options;
   options.run_id = args.id;
+  options.trace_parent = caller;
   MEND_ASSIGN_OR_RETURN(agent::RunResult result, agent->Send(task, options));
   const Status reported = ReportRun(ctx, result);
   for (const auto& recorder : runtime->recorders) {
@@ -86,6 +110,11 @@ void AddRunCommand(CLI::App& app, CliContext& ctx) {
                   "write every model response of the run to FILE in the scripted provider's "
                   "format (a cassette to replay with --provider scripted --script-file FILE)")
       ->type_name("FILE");
+  run->add_option(
+         "--traceparent", args->traceparent,
+         "make the run's trace a child of this W3C trace context "
+         "(00-<trace id>-<span id>-<flags>; default: the TRACEPARENT environment variable)")
+      ->type_name("TRACEPARENT");
   AddProviderFlags(*run, ctx);
   AddConfigFlags(*run, ctx, "heal.shadow");
   run->callback([&ctx, args] { ctx.action = [&ctx, args] { return RunAgent(ctx, *args); }; });

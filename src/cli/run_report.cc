@@ -48,7 +48,8 @@ nlohmann::json RunJson(const agent::RunResult& r) {
           {"cost_usd", r.cost_usd},
           {"error", error},
           {"waiting", NullOr(r.waiting)},
-          {"question", NullOr(r.question)}};
+          {"question", NullOr(r.question)},
+          {"trace_id", NullOr(r.trace_id)}};
 }
 
 std::string Summary(const agent::RunResult& r) {

@@ -4,11 +4,17 @@
 
 #include "mend/base/utf8.h"
 #include "mend/obs/events.h"
+#include "mend/obs/trace.h"
 
 namespace mend::heal {
 
 void PublishHealAction(obs::EventBus* events, const agent::ToolCallInfo& call,
                        std::string_view action, std::string_view reason) {
+  // The tool call's span is the active one while its hooks run (docs/observe.md).
+  obs::AddActiveSpanEvent("heal.action", {{"heal.action", std::string(action)},
+                                          {"heal.reason", std::string(reason)},
+                                          {"gen_ai.tool.name", call.tool},
+                                          {"mend.step", call.step}});
   if (events == nullptr) return;
   obs::Event e("heal.action");
   e.AddString("run", call.run == nullptr ? "" : call.run->run_id)

@@ -29,13 +29,16 @@ class RecoveryImpl final : public Recovery {
   enum class Decision { kResume, kWaiting, kNonRetryable, kBackoff, kLeaveAlone, kGivenUp };
   // How one call to the driver went.
   enum class Outcome { kCompleted, kWaiting, kProviderFailure, kOtherFailure, kLeased, kError };
+  static std::string_view OutcomeName(Outcome outcome);  // "completed", "leased", ...
 
   // recovery_pass.cc: the rules for one run.
   Decision Classify(const store::RunRecord& run, Time now) const;
   void NormalPass(const std::vector<store::RunRecord>& runs, Time now, TickReport& report);
   // Returns true when the probe ended the outage.
   bool ProbePass(const std::vector<store::RunRecord>& runs, Time now, TickReport& report);
+  // One recovery attempt on `run`, as a `mend.recovery.attempt` span of the run's trace.
   Outcome ResumeOne(const store::RunRecord& run, TickReport& report);
+  Outcome ResumeOneTraced(const store::RunRecord& run, TickReport& report);
   Result<agent::RunResult> CallResume(const store::RunRecord& run);
   Outcome OutcomeOf(const agent::RunResult& result) const;
   void OnCompleted(const store::RunRecord& run, TickReport& report);

@@ -5,6 +5,8 @@
 
 #include "heal/recovery_impl.h"
 #include "heal/recovery_policy.h"
+#include "mend/agent/run_origin.h"
+#include "mend/obs/trace.h"
 
 namespace mend::heal {
 namespace {
@@ -102,7 +104,46 @@ Result<agent::RunResult> RecoveryImpl::CallResume(const store::RunRecord& run) {
   }
 }
 
+std::string_view RecoveryImpl::OutcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kCompleted:
+      return "completed";
+    case Outcome::kWaiting:
+      return "waiting";
+    case Outcome::kProviderFailure:
+      return "provider_failure";
+    case Outcome::kOtherFailure:
+      return "failed";
+    case Outcome::kLeased:
+      return "leased";
+    case Outcome::kError:
+      return "error";
+  }
+  return "error";
+}
+
 RecoveryImpl::Outcome RecoveryImpl::ResumeOne(const store::RunRecord& run, TickReport& report) {
+  if (options_.tracer == nullptr) return ResumeOneTraced(run, report);
+  obs::SpanStart start;
+  start.run_id = run.id;
+  start.trace_id =
+      agent::ParseRunOrigin(run.metadata, run.id).value_or(agent::RunOrigin{}).trace_id;
+  obs::Span span = options_.tracer->StartSpan("mend.recovery.attempt", std::move(start));
+  span.SetAttribute("mend.recovery.attempt", run.attempts + 1);
+  if (IsHealFork(run.id)) span.SetAttribute("mend.recovery.heal_fork", true);
+  obs::ActiveSpanScope scope(span);
+  Outcome outcome = ResumeOneTraced(run, report);
+  span.SetAttribute("mend.recovery.outcome", std::string(OutcomeName(outcome)));
+  if (outcome == Outcome::kError) {
+    span.SetError("recovery_error", "the resume failed; see the recovery.error event");
+  } else {
+    span.SetOk();
+  }
+  return outcome;
+}
+
+RecoveryImpl::Outcome RecoveryImpl::ResumeOneTraced(const store::RunRecord& run,
+                                                    TickReport& report) {
   attempted_.insert(run.id);
   Result<agent::RunResult> result = CallResume(run);
   if (!result.ok()) {

@@ -64,6 +64,8 @@ Result<LessonRequest> DecodeRequest(const json& job) {
   MEND_ASSIGN_OR_RETURN(r.attempt, StringField(**request, "Attempt", true));
   MEND_ASSIGN_OR_RETURN(r.outcome, StringField(**request, "Outcome", true));
   MEND_ASSIGN_OR_RETURN(r.trigger, StringField(**request, "Trigger", true));
+  MEND_ASSIGN_OR_RETURN(r.run_id, StringField(**request, "RunID", false));
+  MEND_ASSIGN_OR_RETURN(r.traceparent, StringField(**request, "Traceparent", false));
   return r;
 }
 
@@ -112,6 +114,8 @@ std::string EncodeWalPayload(const Job& job) {
                   {"Attempt", job.request.attempt},
                   {"Outcome", job.request.outcome},
                   {"Trigger", job.request.trigger}};
+  if (!job.request.run_id.empty()) request["RunID"] = job.request.run_id;
+  if (!job.request.traceparent.empty()) request["Traceparent"] = job.request.traceparent;
   json body = {{"ID", job.id},
                {"Request", std::move(request)},
                {"EnqueuedAt", FormatRfc3339(job.enqueued_at)},

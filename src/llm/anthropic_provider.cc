@@ -145,6 +145,7 @@ Result<Completion> AnthropicProvider::CompleteUnguarded(const CompletionRequest&
   MEND_ASSIGN_OR_RETURN(std::string body, RequestBody(request, model));
   std::vector<std::string> headers = {"anthropic-version: 2023-06-01"};
   if (!config_.api_key.empty()) headers.push_back("x-api-key: " + config_.api_key);
+  if (!request.traceparent.empty()) headers.push_back("traceparent: " + request.traceparent);
   MEND_ASSIGN_OR_RETURN(
       HttpResponse response,
       http_.PostJson(EndpointUrl(config_.base_url, "/v1/messages"), headers, body, request.cancel));

@@ -151,6 +151,7 @@ Result<Completion> OpenAiProvider::CompleteUnguarded(const CompletionRequest& re
   MEND_ASSIGN_OR_RETURN(std::string body, RequestBody(request, model));
   std::vector<std::string> headers;
   if (!config_.api_key.empty()) headers.push_back("Authorization: Bearer " + config_.api_key);
+  if (!request.traceparent.empty()) headers.push_back("traceparent: " + request.traceparent);
   MEND_ASSIGN_OR_RETURN(HttpResponse response,
                         http_.PostJson(EndpointUrl(config_.base_url, "/v1/chat/completions"),
                                        headers, body, request.cancel));

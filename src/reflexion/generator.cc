@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "mend/base/utf8.h"
+#include "reflexion/quality_call.h"
 #include "reflexion/tag_block.h"
 
 namespace mend::reflexion {
@@ -120,7 +121,7 @@ Result<std::optional<Lesson>> LessonGenerator::Generate(const lessonq::LessonReq
   call.messages.push_back(llm::Message::User(LessonUserMessage(request)));
   call.temperature = kTemperature;
   call.max_tokens = kMaxTokens;
-  MEND_ASSIGN_OR_RETURN(llm::Completion completion, provider_.Complete(call));
+  MEND_ASSIGN_OR_RETURN(llm::Completion completion, internal::TracedComplete(provider_, call));
   return ParseLessonReply(completion.text, request.trigger, clock_.Now());
 }
 

@@ -12,4 +12,8 @@ namespace mend::reflexion::internal {
 Result<llm::Completion> AskModel(llm::LlmProvider& provider, const std::string& model,
                                  std::string system, std::string user, int max_tokens);
 
+// provider.Complete(request) as a `chat` span, child of the thread's active span (no span when
+// none is active); the request carries the span as its traceparent.
+Result<llm::Completion> TracedComplete(llm::LlmProvider& provider, llm::CompletionRequest request);
+
 }  // namespace mend::reflexion::internal

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "mend/base/utf8.h"
+#include "mend/obs/trace.h"
 #include "mend/reflexion/hooks.h"
 #include "reflexion/quality_call.h"
 #include "reflexion/quality_prompts.h"
@@ -37,6 +38,22 @@ RefineHook::RefineHook(llm::LlmProvider& provider, RefineOptions options)
 
 Status RefineHook::AfterRun(agent::RunOutcome& outcome) {
   if (!outcome.error.ok() || outcome.output.empty()) return OkStatus();
+  obs::Span span = obs::StartSpan("mend.refine");
+  obs::ActiveSpanScope scope(span);
+  const std::string before = outcome.output;
+  Status refined = Refine(outcome);
+  auto flag = outcome.flags.find(std::string(kFlagRefineLowQuality));
+  span.SetAttribute("mend.refine.low_quality", flag != outcome.flags.end() && flag->second)
+      .SetAttribute("mend.refine.replaced", outcome.output != before);
+  if (!refined.ok()) {
+    span.SetError(StatusCodeName(refined.code()), refined.message());
+  } else {
+    span.SetOk();
+  }
+  return refined;
+}
+
+Status RefineHook::Refine(agent::RunOutcome& outcome) {
   const std::string task = outcome.run == nullptr ? "" : outcome.run->task;
   const std::string draft = TruncateUtf8Chars(outcome.output, internal::kMaxDraftChars);
   const std::string task_and_draft = "TASK:\n" + task + "\n\nDRAFT ANSWER:\n" + draft;

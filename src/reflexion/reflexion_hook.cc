@@ -1,6 +1,7 @@
 #include <utility>
 
 #include "mend/base/utf8.h"
+#include "mend/obs/trace.h"
 #include "mend/reflexion/generator.h"
 #include "mend/reflexion/hooks.h"
 
@@ -69,7 +70,19 @@ Status ReflexionHook::AfterRun(agent::RunOutcome& outcome) {
   request.attempt = outcome.attempt;
   request.outcome = OutcomeText(outcome, *trigger);
   request.trigger = std::string(*trigger);
-  MEND_RETURN_IF_ERROR(enqueuer_.Enqueue(request));
+  request.run_id = outcome.run == nullptr ? "" : outcome.run->run_id;
+  obs::Span span = obs::StartSpan("mend.reflexion.enqueue", obs::SpanKind::kProducer);
+  span.SetAttribute("mend.lesson.trigger", request.trigger);
+  if (span.recording()) request.traceparent = obs::FormatTraceparent(span.context());
+  Result<lessonq::EnqueueResult> enqueued = enqueuer_.Enqueue(request);
+  if (!enqueued.ok()) {
+    span.SetError(StatusCodeName(enqueued.status().code()), enqueued.status().message());
+    return enqueued.status();
+  }
+  span.SetAttribute("mend.lesson.job_id", enqueued->id)
+      .SetAttribute("mend.lesson.enqueue",
+                    std::string(lessonq::EnqueueOutcomeName(enqueued->outcome)))
+      .SetOk();
   return OkStatus();
 }
 

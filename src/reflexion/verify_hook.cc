@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "mend/base/utf8.h"
+#include "mend/obs/trace.h"
 #include "mend/reflexion/hooks.h"
 #include "reflexion/quality_call.h"
 #include "reflexion/quality_prompts.h"
@@ -85,6 +86,20 @@ Status VerifyHook::AfterRun(agent::RunOutcome& outcome) {
   if (!outcome.error.ok() || outcome.output.empty() || options_.max_questions <= 0) {
     return OkStatus();
   }
+  obs::Span span = obs::StartSpan("mend.verify");
+  obs::ActiveSpanScope scope(span);
+  Status verified = Verify(outcome);
+  auto flag = outcome.flags.find(std::string(kFlagVerifiedWithDiscrepancy));
+  span.SetAttribute("mend.verify.flagged", flag != outcome.flags.end() && flag->second);
+  if (!verified.ok()) {
+    span.SetError(StatusCodeName(verified.code()), verified.message());
+  } else {
+    span.SetOk();
+  }
+  return verified;
+}
+
+Status VerifyHook::Verify(agent::RunOutcome& outcome) {
   const std::string task = outcome.run == nullptr ? "" : outcome.run->task;
   const std::string draft = TruncateUtf8Chars(outcome.output, internal::kMaxDraftChars);
 

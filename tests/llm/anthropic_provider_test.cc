@@ -24,6 +24,14 @@ class AnthropicProviderTest : public test::HttpProviderTest {
   AnthropicProviderTest() : HttpProviderTest("anthropic", "claude-sonnet-4-20250514") {}
 };
 
+TEST_F(AnthropicProviderTest, TraceparentHeader) {
+  server_->Enqueue(FakeResponse{});
+  CompletionRequest request = UserAsks("hi");
+  request.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  MEND_ASSERT_OK(provider_->Complete(request));
+  EXPECT_EQ(server_->requests().back().Header("traceparent"), request.traceparent);
+}
+
 TEST_F(AnthropicProviderTest, TextCompletionWithUsageAndCost) {
   FakeResponse r;
   r.text = "Bonjour";

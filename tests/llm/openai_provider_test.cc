@@ -155,6 +155,17 @@ TEST_F(OpenAiProviderTest, NoAuthorizationHeaderWithoutKey) {
   EXPECT_EQ(server_->requests().back().Header("Authorization"), "");
 }
 
+TEST_F(OpenAiProviderTest, TraceparentIsSentOnlyWhenSet) {
+  auto p = MakeProvider(HttpOptions("openai", *server_, "m"));
+  ASSERT_NE(p, nullptr);
+  MEND_ASSERT_OK(p->Complete(UserAsks("hi")));
+  EXPECT_EQ(server_->requests().back().Header("traceparent"), "");
+  CompletionRequest request = UserAsks("hi");
+  request.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  MEND_ASSERT_OK(p->Complete(request));
+  EXPECT_EQ(server_->requests().back().Header("traceparent"), request.traceparent);
+}
+
 TEST_F(OpenAiProviderTest, ConcurrentCompletions) {
   std::vector<std::thread> threads;
   std::atomic<int> ok{0};

@@ -147,6 +147,24 @@ TEST_F(TraceTest, ContentIsRecordedOnlyWhenCaptured) {
   EXPECT_NE(FindAttribute(sink->spans()[0].attributes, "gen_ai.output.messages"), nullptr);
 }
 
+TEST_F(TraceTest, AttributesKeepTheirTypes) {
+  Span span = tracer_.StartSpan("types");
+  span.SetAttribute("b", true)
+      .SetAttribute("d", 0.25)
+      .SetAttribute("i", int64_t{1} << 40)
+      .SetAttribute("n", 3)
+      .SetAttribute("s", std::string("x"))
+      .SetAttribute("c", "y");
+  span.End();
+  const SpanData d = sink_->spans()[0];
+  EXPECT_EQ(std::get<bool>(*FindAttribute(d.attributes, "b")), true);
+  EXPECT_EQ(std::get<double>(*FindAttribute(d.attributes, "d")), 0.25);
+  EXPECT_EQ(std::get<int64_t>(*FindAttribute(d.attributes, "i")), int64_t{1} << 40);
+  EXPECT_EQ(std::get<int64_t>(*FindAttribute(d.attributes, "n")), 3);
+  EXPECT_EQ(std::get<std::string>(*FindAttribute(d.attributes, "s")), "x");
+  EXPECT_EQ(std::get<std::string>(*FindAttribute(d.attributes, "c")), "y");
+}
+
 TEST_F(TraceTest, SpansAfterShutdownAreNotDelivered) {
   tracer_.Shutdown(std::chrono::seconds(1));
   tracer_.StartSpan("late").End();

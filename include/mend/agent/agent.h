@@ -12,6 +12,7 @@
 #include "mend/base/env.h"
 #include "mend/base/result.h"
 #include "mend/llm/provider.h"
+#include "mend/obs/trace.h"
 #include "mend/store/checkpoint_store.h"
 
 namespace mend::obs {
@@ -25,8 +26,11 @@ struct AgentOptions {
   llm::LlmProvider* provider = nullptr;     // not owned; must outlive the Agent
   store::CheckpointStore* store = nullptr;  // not owned; must outlive the Agent
   obs::EventBus* events = nullptr;          // optional, not owned
-  std::string model;                        // overrides the agent's model when not empty
-  store::LeaseHolder holder;                // who this process is, for leases
+  // Optional, not owned: every attempt on a run becomes spans of the run's trace
+  // (docs/observe.md). Null: nothing is traced.
+  obs::Tracer* tracer = nullptr;
+  std::string model;          // overrides the agent's model when not empty
+  store::LeaseHolder holder;  // who this process is, for leases
   Duration lease_ttl = std::chrono::seconds(30);
   std::string workspace;  // overrides the spec's workspace when not empty
   // The workspace of new runs whose agent folder names none: the caller's current directory
@@ -46,6 +50,9 @@ struct AgentOptions {
 struct SendOptions {
   std::string run_id;         // empty: a new unique id
   std::string continue_from;  // session turns (mend chat): start from that run's conversation
+  // The caller's span (W3C traceparent): the new run's trace continues it. Without one, the run
+  // joins the thread's active span's trace, or starts a trace of its own.
+  std::optional<obs::SpanContext> trace_parent;
 };
 
 // The result of driving a run until it completes, fails or waits for a person. A run that fails
@@ -64,6 +71,7 @@ struct RunResult {
   // What the person is asked (the tool call awaiting approval, or the question).
   std::string question;
   std::map<std::string, bool> flags;  // set by post-run hooks (RunOutcome::flags)
+  std::string trace_id;               // the run's trace (docs/observe.md); "" when not traced
 };
 
 // Runs one agent durably (DESIGN.md §6). Every model turn and every tool result is checkpointed

@@ -85,6 +85,11 @@ struct RunOrigin {
   // The bytes of the stored system prompt that came from the instructions and skills (the rest
   // came from pre-run hooks), so a resume can put changed instructions in their place.
   std::optional<size_t> prompt_prefix_bytes;
+  // The run's trace (docs/observe.md): every attempt adds spans to it; "" before the run's first
+  // traced attempt. The root span is the first attempt's; forks keep both, so a fork's attempts
+  // join the trace and link to that span.
+  std::string trace_id;
+  std::string trace_root_span_id;
 };
 
 // Reads the origin from `metadata` (a JSON object; "" or "{}" give an empty origin). Unknown keys

@@ -18,15 +18,16 @@ struct Runtime;
 agent::RunModel NewRunModel(const Runtime& runtime, const agent::AgentSpec& spec);
 
 // The model run `origin` continues with (DESIGN.md §6): what it recorded, except what a flag of
-// this invocation (--provider, --base-url, --model, --script-file) sets. When --provider names another provider
-// than the recorded one, the recorded base URL and model do not carry over: they come from the
-// configuration and the folder as for a new run. A run that recorded nothing gets NewRunModel.
+// this invocation (--provider, --base-url, --model, --script-file) sets. When --provider names
+// another provider than the recorded one, the recorded base URL and model do not carry over: they
+// come from the configuration and the folder as for a new run. A run that recorded nothing gets
+// NewRunModel.
 agent::RunModel RunModelFor(const Runtime& runtime, const agent::AgentSpec& spec,
                             const agent::RunOrigin& origin);
 
 // OK when `model` can be built from the configuration: a model for openai and anthropic, a script
-// file for scripted (the run's, else provider.script_file). Otherwise kInvalidArgument with detail code kConfigInvalidDetail (a usage
-// error, exit 2) naming the missing key and where it can be set.
+// file for scripted (the run's, else provider.script_file). Otherwise kInvalidArgument with detail
+// code kConfigInvalidDetail (a usage error, exit 2) naming the missing key and where it can be set.
 Status CheckRunModel(const Runtime& runtime, const agent::RunModel& model);
 
 // The provider for `model`, built on first use from the provider.* keys with the model's

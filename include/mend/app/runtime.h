@@ -20,6 +20,7 @@
 #include "mend/memory/retriever.h"
 #include "mend/obs/events.h"
 #include "mend/obs/metrics.h"
+#include "mend/obs/trace.h"
 #include "mend/store/checkpoint_store.h"
 
 namespace mend::app {
@@ -41,6 +42,8 @@ struct RuntimeOptions {
   // Used instead of the fact store at <home>/mend.db when set.
   std::unique_ptr<memory::FactStore> facts;
   EventLog event_log = EventLog::kJsonlFile;
+  // Finished spans also go here (tests, in-process inspection), whatever observe.* says.
+  std::shared_ptr<obs::SpanProcessor> span_processor;
   // The start of this process's lease holder id ("<prefix>-<pid>@<host>").
   std::string holder_prefix = "mend";
   // The workspace of new runs whose agent folder names none; empty: the process's current
@@ -74,6 +77,10 @@ struct Runtime {
   std::vector<std::unique_ptr<llm::RecordingProvider>> recorders;
   std::unique_ptr<store::CheckpointStore> store;
   std::unique_ptr<obs::EventBus> events;
+  // Every run as a trace (docs/observe.md): agents, recovery and lesson workers start their spans
+  // here. Null when observe.enabled is off and no span processor was injected. Declared before
+  // everything that ends spans, so it outlives them; ~Runtime flushes it.
+  std::unique_ptr<obs::Tracer> tracer;
   store::LeaseHolder holder;  // who this process is, for leases
 
   // Long-term memory (DESIGN.md §8). The declaration order is the teardown order in reverse:

@@ -10,6 +10,7 @@
 #include "mend/base/clock.h"
 #include "mend/base/result.h"
 #include "mend/obs/events.h"
+#include "mend/obs/trace.h"
 #include "mend/store/checkpoint_store.h"
 
 namespace mend::heal {
@@ -33,6 +34,9 @@ struct RecoveryOptions {
   RunDriver* driver = nullptr;              // required, not owned
   Clock* clock = nullptr;                   // required, not owned
   obs::EventBus* events = nullptr;          // optional: recovery.* events
+  // Optional: each attempt is a `mend.recovery.attempt` span in the run's trace, the parent of
+  // the resumed attempt's spans (docs/observe.md).
+  obs::Tracer* tracer = nullptr;
   Duration interval = std::chrono::seconds(30);
   Duration max_backoff = std::chrono::minutes(15);
   int max_attempts = 10;

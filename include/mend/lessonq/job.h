@@ -15,6 +15,11 @@ struct LessonRequest {
   std::string attempt;
   std::string outcome;
   std::string trigger;
+  // mend's own additions (not part of the job id; chatcli ignores them): the run that asked for
+  // the lesson and the W3C traceparent of the span that enqueued it, so the job's processing
+  // joins the run's trace (docs/observe.md). Empty when not known.
+  std::string run_id;
+  std::string traceparent;
 
   bool operator==(const LessonRequest&) const = default;
 };

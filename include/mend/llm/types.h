@@ -55,6 +55,9 @@ struct CompletionRequest {
   // also while waiting for the server): Complete() then returns kCancelled. Not owned; must
   // outlive the call.
   const std::atomic<bool>* cancel = nullptr;
+  // W3C trace context of the model turn ("00-<trace>-<span>-<flags>"); HTTP providers send it as
+  // the `traceparent` request header. Empty: no header.
+  std::string traceparent;
 };
 
 struct Usage {

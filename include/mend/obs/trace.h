@@ -162,11 +162,27 @@ class Span {
   Tracer* tracer() const { return tracer_; }
 
   Span& SetAttribute(std::string key, AttributeValue value);
+  // Exact overloads, so that a bool, a double or an int64_t never converts to another type.
   Span& SetAttribute(std::string key, const char* value) {
     return SetAttribute(std::move(key), AttributeValue(std::string(value)));
   }
+  Span& SetAttribute(std::string key, std::string value) {
+    return SetAttribute(std::move(key), AttributeValue(std::move(value)));
+  }
   Span& SetAttribute(std::string key, int value) {
     return SetAttribute(std::move(key), AttributeValue(static_cast<int64_t>(value)));
+  }
+  Span& SetAttribute(std::string key, int64_t value) {
+    return SetAttribute(std::move(key), AttributeValue(value));
+  }
+  Span& SetAttribute(std::string key, double value) {
+    return SetAttribute(std::move(key), AttributeValue(value));
+  }
+  Span& SetAttribute(std::string key, bool value) {
+    return SetAttribute(std::move(key), AttributeValue(value));
+  }
+  Span& SetAttribute(std::string key, std::vector<std::string> value) {
+    return SetAttribute(std::move(key), AttributeValue(std::move(value)));
   }
   // Records message or tool content under `key` only when the tracer captures content.
   Span& SetContent(std::string key, std::string_view text);

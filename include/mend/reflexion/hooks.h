@@ -66,6 +66,7 @@ class VerifyHook final : public agent::PostRunHook {
   Status AfterRun(agent::RunOutcome& outcome) override;
 
  private:
+  Status Verify(agent::RunOutcome& outcome);
   llm::LlmProvider& provider_;
   VerifyOptions options_;
 };
@@ -87,6 +88,7 @@ class RefineHook final : public agent::PostRunHook {
   Status AfterRun(agent::RunOutcome& outcome) override;
 
  private:
+  Status Refine(agent::RunOutcome& outcome);
   llm::LlmProvider& provider_;
   RefineOptions options_;
 };
