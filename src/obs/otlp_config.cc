@@ -48,6 +48,9 @@ std::optional<std::string> PercentDecode(std::string_view text) {
   return out;
 }
 
+// Longer than any backoff cap; keeps arithmetic on far-off values from overflowing.
+constexpr std::chrono::seconds kLongestWait(int64_t{60} * 60 * 24 * 365 * 30);
+
 Status MemberError(size_t index, std::string_view what) {
   return InvalidArgumentError("observe.otlp.headers: member " + std::to_string(index) + " " +
                               std::string(what) + " (expected \"name=value,name2=value2\")");
@@ -138,7 +141,7 @@ std::optional<Duration> ParseRetryAfter(std::string_view value, Time now) {
   if (std::all_of(value.begin(), value.end(),
                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
     // Beyond nine digits (about 31 years) the value only matters as "very long".
-    if (value.size() > 9) return std::chrono::hours(24 * 365 * 30);
+    if (value.size() > 9) return kLongestWait;
     int64_t seconds = 0;
     for (char c : value) seconds = seconds * 10 + (c - '0');
     return std::chrono::seconds(seconds);
@@ -147,7 +150,11 @@ std::optional<Duration> ParseRetryAfter(std::string_view value, Time now) {
   const std::string text(value);
   const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &parts);
   if (end == nullptr || *end != '\0') return std::nullopt;
-  const Time when = std::chrono::system_clock::from_time_t(timegm(&parts));
+  // Compared in whole seconds first: a far-future date does not fit a nanosecond time point.
+  const int64_t ahead = static_cast<int64_t>(timegm(&parts)) -
+                        static_cast<int64_t>(std::chrono::system_clock::to_time_t(now));
+  if (ahead > kLongestWait.count()) return kLongestWait;
+  const Time when = std::chrono::floor<std::chrono::seconds>(now) + std::chrono::seconds(ahead);
   if (when <= now) return Duration::zero();
   return std::chrono::duration_cast<Duration>(when - now);
 }

@@ -68,7 +68,6 @@ void OtlpExporter::OnEnd(const SpanData& span) {
 Status OtlpExporter::Flush(Duration timeout) {
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t target = accepted_;
-  const uint64_t undelivered_before = undelivered_;
   flush_target_ = std::max(flush_target_, target);
   work_cv_.notify_one();
   const bool drained =
@@ -77,7 +76,9 @@ Status OtlpExporter::Flush(Duration timeout) {
   if (!drained || handled_ < target) {
     return DeadlineExceededError("OTLP export: queued spans not sent within the flush timeout");
   }
-  if (undelivered_ != undelivered_before) {
+  const bool lost = undelivered_ != undelivered_reported_;
+  undelivered_reported_ = undelivered_;
+  if (lost) {
     return UnavailableError(
         "OTLP export: some spans could not be delivered (see the "
         "mend_otlp_spans_dropped_total metric)");

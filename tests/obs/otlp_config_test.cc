@@ -68,6 +68,9 @@ TEST(RetryAfterTest, ParsesSecondsAndHttpDates) {
   EXPECT_EQ(ParseRetryAfter("soon", now), std::nullopt);
   EXPECT_EQ(ParseRetryAfter("-5", now), std::nullopt);
   EXPECT_EQ(ParseRetryAfter("", now), std::nullopt);
+  // Beyond what a nanosecond time point holds: a very long wait, not an overflow.
+  EXPECT_GT(ParseRetryAfter("Fri, 31 Dec 9999 23:59:59 GMT", now).value(),
+            std::chrono::hours(24 * 365));
 }
 
 }  // namespace

@@ -88,7 +88,8 @@ class OtlpExporter final : public SpanProcessor {
 
   void OnEnd(const SpanData& span) override;
   // Sends everything queued before the call, waiting at most `timeout`. kDeadlineExceeded when it
-  // was not all handled in time; kUnavailable when some of it could not be delivered.
+  // was not all handled in time; kUnavailable when spans were dropped after a failed export since
+  // the previous Flush (the queue-full drops of OnEnd are only counted).
   Status Flush(Duration timeout) override;
   // Sends what is queued for at most `timeout` (a request in flight is cancelled at the deadline),
   // then stops the worker; what is left is dropped. Later spans are dropped. Idempotent; a second
@@ -120,9 +121,10 @@ class OtlpExporter final : public SpanProcessor {
   std::condition_variable work_cv_;  // the worker: spans queued, flush, shutdown
   std::condition_variable done_cv_;  // Flush: spans handled
   std::deque<SpanData> queue_;
-  uint64_t accepted_ = 0;     // spans ever queued
-  uint64_t handled_ = 0;      // spans ever taken off the queue and exported or dropped
-  uint64_t undelivered_ = 0;  // of those, dropped after export failed
+  uint64_t accepted_ = 0;              // spans ever queued
+  uint64_t handled_ = 0;               // spans ever taken off the queue and exported or dropped
+  uint64_t undelivered_ = 0;           // of those, dropped after export failed
+  uint64_t undelivered_reported_ = 0;  // undelivered_ as the last Flush reported it
   uint64_t flush_target_ = 0;
   bool stopping_ = false;
   bool worker_done_ = false;
