@@ -46,6 +46,8 @@ OtlpExporter::OtlpExporter(OtlpExporterOptions options) : options_(std::move(opt
   dropped_ =
       &m.counter_family("mend_otlp_spans_dropped_total",
                         "Spans never delivered to the OTLP collector, by reason.", {"reason"});
+  dropped_queue_full_ = &dropped_->WithLabels({"queue_full"});
+  dropped_shutdown_ = &dropped_->WithLabels({"shutdown"});
 }
 
 OtlpExporter::~OtlpExporter() { Shutdown(Duration::zero()); }
@@ -58,7 +60,7 @@ void OtlpExporter::OnEnd(const SpanData& span) {
       ++accepted_;
       if (queue_.size() < options_.max_batch_spans) return;
     } else {
-      dropped_->WithLabels({stopping_ ? "shutdown" : "queue_full"}).Inc();
+      (stopping_ ? dropped_shutdown_ : dropped_queue_full_)->Inc();
       return;
     }
   }

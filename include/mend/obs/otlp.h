@@ -113,9 +113,12 @@ class OtlpExporter final : public SpanProcessor {
 
   OtlpExporterOptions options_;
   std::unique_ptr<MetricsRegistry> own_metrics_;
-  Counter* exported_;
-  Counter* failures_;
-  CounterFamily* dropped_;
+  Counter* exported_ = nullptr;
+  Counter* failures_ = nullptr;
+  CounterFamily* dropped_ = nullptr;
+  Counter* dropped_queue_full_ =
+      nullptr;  // looked up once: OnEnd's drop path takes no registry lock
+  Counter* dropped_shutdown_ = nullptr;
 
   std::mutex mu_;
   std::condition_variable work_cv_;  // the worker: spans queued, flush, shutdown
