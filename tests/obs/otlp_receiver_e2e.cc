@@ -1,0 +1,187 @@
+// The OTLP exporter, its libcurl transport and both encoders against a receiver that decodes each
+// request with the protobuf definitions generated from opentelemetry-proto (as shipped in the
+// @opentelemetry/otlp-transformer npm package): every field of every span must come back as sent.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "mend/base/clock.h"
+#include "mend/obs/otlp.h"
+#include "tests/e2e/child_process.h"
+#include "tests/obs/otlp_sample.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::obs {
+namespace {
+
+using ::mend::testing::IsOk;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+const std::string kSupportDir = MEND_OTLP_SUPPORT_DIR;
+
+std::string Nanos(Time t) {
+  return std::to_string(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+
+void ExpectValue(const json& v, const AttributeValue& expected, const std::string& key) {
+  SCOPED_TRACE(key);
+  if (const auto* s = std::get_if<std::string>(&expected)) {
+    EXPECT_EQ(v.value("stringValue", "<absent>"), *s);
+  } else if (const auto* i = std::get_if<int64_t>(&expected)) {
+    EXPECT_EQ(v.value("intValue", "<absent>"), std::to_string(*i));
+  } else if (const auto* d = std::get_if<double>(&expected)) {
+    ASSERT_TRUE(v.contains("doubleValue"));
+    EXPECT_EQ(v["doubleValue"].get<double>(), *d);
+  } else if (const auto* b = std::get_if<bool>(&expected)) {
+    ASSERT_TRUE(v.contains("boolValue"));
+    EXPECT_EQ(v["boolValue"].get<bool>(), *b);
+  } else {
+    const auto& items = std::get<std::vector<std::string>>(expected);
+    const json values = v["arrayValue"].value("values", json::array());
+    ASSERT_EQ(values.size(), items.size());
+    for (size_t i = 0; i < items.size(); ++i) EXPECT_EQ(values[i]["stringValue"], items[i]);
+  }
+}
+
+void ExpectAttributes(const json& object, const std::vector<Attribute>& expected) {
+  const json attrs = object.value("attributes", json::array());
+  ASSERT_EQ(attrs.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(attrs[i]["key"], expected[i].key);
+    ExpectValue(attrs[i]["value"], expected[i].value, expected[i].key);
+  }
+}
+
+void ExpectSpan(const json& s, const SpanData& want) {
+  SCOPED_TRACE(want.name);
+  EXPECT_EQ(s.value("traceId", ""), want.context.trace_id);
+  EXPECT_EQ(s.value("spanId", ""), want.context.span_id);
+  EXPECT_EQ(s.value("parentSpanId", ""), want.parent_span_id);
+  EXPECT_EQ(s.value("flags", 0), want.context.flags);
+  EXPECT_EQ(s.value("name", ""), want.name);
+  EXPECT_EQ(s.value("kind", 0), static_cast<int>(want.kind));
+  EXPECT_EQ(s.value("startTimeUnixNano", ""), Nanos(want.start));
+  EXPECT_EQ(s.value("endTimeUnixNano", ""), Nanos(want.end));
+  ExpectAttributes(s, want.attributes);
+  const json events = s.value("events", json::array());
+  ASSERT_EQ(events.size(), want.events.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].value("name", ""), want.events[i].name);
+    EXPECT_EQ(events[i].value("timeUnixNano", ""), Nanos(want.events[i].time));
+    ExpectAttributes(events[i], want.events[i].attributes);
+  }
+  const json links = s.value("links", json::array());
+  ASSERT_EQ(links.size(), want.links.size());
+  for (size_t i = 0; i < links.size(); ++i) {
+    EXPECT_EQ(links[i].value("traceId", ""), want.links[i].context.trace_id);
+    EXPECT_EQ(links[i].value("spanId", ""), want.links[i].context.span_id);
+    EXPECT_EQ(links[i].value("flags", 0), want.links[i].context.flags);
+    ExpectAttributes(links[i], want.links[i].attributes);
+  }
+  const json status = s.value("status", json::object());
+  EXPECT_EQ(status.value("code", 0), static_cast<int>(want.status));
+  EXPECT_EQ(status.value("message", ""), want.status_message);
+}
+
+class OtlpReceiverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string(MEND_NODE_EXECUTABLE).empty()) {
+      GTEST_SKIP() << "node is not installed (scripts/bootstrap installs it)";
+    }
+    if (!std::filesystem::exists(kSupportDir +
+                                 "/node_modules/@opentelemetry/otlp-transformer/build/src/"
+                                 "generated/root.js")) {
+      GTEST_SKIP() << "the npm packages of tests/support/otlp are not installed (run "
+                      "scripts/bootstrap, or npm ci in tests/support/otlp)";
+    }
+  }
+
+  // Starts the receiver and returns its base URL (no path: the exporter appends /v1/traces).
+  std::string StartReceiver(std::vector<std::string> args) {
+    std::vector<std::string> argv = {MEND_NODE_EXECUTABLE, kSupportDir + "/receiver.js"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Result<std::unique_ptr<mend::testing::ChildProcess>> child =
+        mend::testing::ChildProcess::Spawn(argv, {"PATH=/usr/bin:/bin"});
+    EXPECT_TRUE(child.ok()) << child.status();
+    receiver_ = std::move(child).value();
+    Result<std::string> line = receiver_->ReadStdoutLine(20s);
+    EXPECT_TRUE(line.ok()) << line.status();
+    const std::string prefix = "listening on ";
+    EXPECT_EQ(line->rfind(prefix, 0), 0u) << *line;
+    return "http://" + line->substr(prefix.size());
+  }
+
+  json NextRequest() {
+    Result<std::string> line = receiver_->ReadStdoutLine(20s);
+    EXPECT_TRUE(line.ok()) << line.status();
+    return line.ok() ? json::parse(*line) : json::object();
+  }
+
+  std::unique_ptr<OtlpExporter> Exporter(const std::string& base, OtlpProtocol protocol) {
+    OtlpExporterOptions options;
+    options.url = OtlpTracesUrl(base).value();
+    options.headers = ParseOtlpHeaders("x-test=a%2Cb").value();
+    options.protocol = protocol;
+    options.resource = testing::SampleResource();
+    options.transport = NewCurlOtlpTransport();
+    options.clock = SystemClock::Default();
+    options.random = &random_;
+    options.initial_backoff = 10ms;
+    options.max_backoff = 50ms;  // caps the receiver's Retry-After: 1
+    return OtlpExporter::Create(std::move(options)).value();
+  }
+
+  void ExpectRequest(const json& line, std::string_view content_type) {
+    ASSERT_EQ(line.value("status", 0), 200) << line.dump();
+    EXPECT_EQ(line.value("contentType", ""), content_type);
+    EXPECT_EQ(line["headers"].value("x-test", ""), "a,b");
+    const json& rs = line["request"]["resourceSpans"];
+    ASSERT_EQ(rs.size(), 1u);
+    ExpectAttributes(rs[0]["resource"], testing::SampleResource().attributes);
+    const json& ss = rs[0]["scopeSpans"];
+    ASSERT_EQ(ss.size(), 1u);
+    EXPECT_EQ(ss[0]["scope"].value("name", ""), "mend");
+    EXPECT_EQ(ss[0]["scope"].value("version", ""), "0.9.0");
+    const std::vector<SpanData> sent = testing::SampleSpans();
+    const json spans = ss[0].value("spans", json::array());
+    ASSERT_EQ(spans.size(), sent.size());
+    for (size_t i = 0; i < sent.size(); ++i) ExpectSpan(spans[i], sent[i]);
+  }
+
+  SeededRandom random_{11};
+  std::unique_ptr<mend::testing::ChildProcess> receiver_;
+};
+
+TEST_F(OtlpReceiverTest, ProtobufRequestDecodesToEveryFieldSent) {
+  auto exporter = Exporter(StartReceiver({}), OtlpProtocol::kHttpProtobuf);
+  for (const SpanData& s : testing::SampleSpans()) exporter->OnEnd(s);
+  ASSERT_THAT(exporter->Flush(20s), IsOk());
+  ExpectRequest(NextRequest(), "application/x-protobuf");
+}
+
+TEST_F(OtlpReceiverTest, JsonRequestDecodesToEveryFieldSent) {
+  auto exporter = Exporter(StartReceiver({}), OtlpProtocol::kHttpJson);
+  for (const SpanData& s : testing::SampleSpans()) exporter->OnEnd(s);
+  ASSERT_THAT(exporter->Flush(20s), IsOk());
+  ExpectRequest(NextRequest(), "application/json");
+}
+
+TEST_F(OtlpReceiverTest, A503IsRetriedAndTheBatchDeliveredOnce) {
+  auto exporter = Exporter(StartReceiver({"--fail-first", "1"}), OtlpProtocol::kHttpProtobuf);
+  for (const SpanData& s : testing::SampleSpans()) exporter->OnEnd(s);
+  ASSERT_THAT(exporter->Flush(20s), IsOk());
+  EXPECT_EQ(NextRequest().value("status", 0), 503);
+  ExpectRequest(NextRequest(), "application/x-protobuf");
+  EXPECT_EQ(exporter->spans_exported(), testing::SampleSpans().size());
+  EXPECT_EQ(exporter->export_failures(), 1u);
+  EXPECT_EQ(exporter->spans_dropped(), 0u);
+}
+
+}  // namespace
+}  // namespace mend::obs
