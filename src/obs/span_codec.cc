@@ -2,6 +2,7 @@
 // throws); building and dumping values does not throw for the types written here.
 #include "obs/span_codec.h"
 
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -100,6 +101,56 @@ Result<json> ParseList(std::string_view text, std::string_view what) {
   return parsed;
 }
 
+// The fast path of EncodeAttributes: plain ASCII text is copied as is; anything else (escapes,
+// control characters, non-ASCII bytes that may be invalid UTF-8) goes through DumpJson.
+void AppendString(std::string& out, std::string_view text) {
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') {
+      out += DumpJson(json(std::string(text)));
+      return;
+    }
+  }
+  out += '"';
+  out += text;
+  out += '"';
+}
+
+void AppendNumber(std::string& out, const AttributeValue& value) {
+  char buf[32];
+  if (const auto* i = std::get_if<int64_t>(&value)) {
+    out.append(buf, std::to_chars(buf, buf + sizeof(buf), *i).ptr);
+    return;
+  }
+  const double d = std::get<double>(value);
+  if (!std::isfinite(d)) {
+    out += std::isnan(d) ? "\"NaN\"" : (d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+    return;
+  }
+  // Shortest text that reads back as the same double; it must also read back as a double.
+  const std::string_view text(buf, std::to_chars(buf, buf + sizeof(buf), d).ptr - buf);
+  out += text;
+  if (text.find_first_of(".eE") == std::string_view::npos) out += ".0";
+}
+
+void AppendValue(std::string& out, const AttributeValue& value) {
+  if (const auto* s = std::get_if<std::string>(&value)) return AppendString(out, *s);
+  if (const auto* b = std::get_if<bool>(&value)) {
+    out += *b ? "true" : "false";
+    return;
+  }
+  if (const auto* list = std::get_if<std::vector<std::string>>(&value)) {
+    out += '[';
+    for (size_t i = 0; i < list->size(); ++i) {
+      if (i > 0) out += ',';
+      AppendString(out, (*list)[i]);
+    }
+    out += ']';
+    return;
+  }
+  AppendNumber(out, value);
+}
+
 }  // namespace
 
 int64_t UnixNanos(Time t) {
@@ -111,10 +162,24 @@ Time FromUnixNanos(int64_t ns) {
 }
 
 std::string EncodeAttributes(const std::vector<Attribute>& attributes) {
-  return DumpJson(AttributesJson(attributes));
+  // Hand-written: this runs for every span written, and building nlohmann values costs more than
+  // the SQLite insert.
+  std::string out = "[";
+  for (size_t i = 0; i < attributes.size(); ++i) {
+    out += i == 0 ? "{\"k\":" : ",{\"k\":";
+    AppendString(out, attributes[i].key);
+    out += ",\"";
+    out += TagOf(attributes[i].value);
+    out += "\":";
+    AppendValue(out, attributes[i].value);
+    out += '}';
+  }
+  out += ']';
+  return out;
 }
 
 std::string EncodeEvents(const std::vector<SpanEvent>& events) {
+  if (events.empty()) return "[]";
   json list = json::array();
   for (const SpanEvent& e : events) {
     list.push_back({{"name", e.name},
@@ -125,6 +190,7 @@ std::string EncodeEvents(const std::vector<SpanEvent>& events) {
 }
 
 std::string EncodeLinks(const std::vector<SpanLink>& links) {
+  if (links.empty()) return "[]";
   json list = json::array();
   for (const SpanLink& l : links) {
     list.push_back({{"trace_id", l.context.trace_id},

@@ -39,6 +39,8 @@ SpanData RichSpan() {
                      {"whole.double", 3.0},
                      {"nan", std::numeric_limits<double>::infinity()},
                      {"flag", true},
+                     {"text", std::string("a\"b\\\n\xE2\x9C\x93")},
+                     {"negzero", -0.0},
                      {"gen_ai.response.finish_reasons", std::vector<std::string>{"stop", "len"}},
                      {"big", int64_t{-9007199254740993}}};
   span.events = {{"heal.action", At(11), {{"heal.action", std::string("deny")}}},
