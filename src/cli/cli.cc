@@ -57,6 +57,7 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   AddAnswerCommand(app, ctx);
   AddMemoryCommand(app, ctx);
   AddReflectCommand(app, ctx);
+  AddTracesCommand(app, ctx);
   AddPlannedCommands(app, ctx);
 }
 

@@ -104,6 +104,7 @@ void AddAnswerCommand(CLI::App& app, CliContext& ctx);
 void AddChatCommand(CLI::App& app, CliContext& ctx);
 void AddMemoryCommand(CLI::App& app, CliContext& ctx);
 void AddReflectCommand(CLI::App& app, CliContext& ctx);
+void AddTracesCommand(CLI::App& app, CliContext& ctx);
 
 // The configuration as a KEY / VALUE / SOURCE table (secrets masked), keeping only the keys that
 // start with one of `prefixes` (every key when `prefixes` is empty). `mend config show` and chat's

@@ -16,7 +16,6 @@ struct Planned {
 
 constexpr Planned kPlanned[] = {
     {"improve", "propose tested improvements to an agent's instructions"},
-    {"traces", "spans and heal actions of recent runs"},
     {"serve", "HTTP API, /metrics, web UI, recovery loop and lesson workers"},
 };
 

@@ -177,7 +177,7 @@ TEST_F(CliTest, PlannedCommandExitsOneAndSaysSo) {
   EXPECT_EQ(Run({"improve", "list"}), 1);
   EXPECT_EQ(err(), "mend: improve is not implemented yet\n");
 
-  EXPECT_EQ(Run({"traces", "--json"}), 1);
+  EXPECT_EQ(Run({"serve", "--json"}), 1);
   nlohmann::json doc = nlohmann::json::parse(out());
   EXPECT_EQ(doc["error"]["code"], "UNIMPLEMENTED");
 }

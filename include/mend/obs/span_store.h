@@ -1,0 +1,125 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mend/base/clock.h"
+#include "mend/base/result.h"
+#include "mend/obs/trace.h"
+
+namespace mend::obs {
+
+namespace internal {
+class SqliteConn;
+}  // namespace internal
+
+// The observe.db schema this build writes (docs/observe.md, "observe.db").
+inline constexpr int64_t kSpanStoreSchemaVersion = 1;
+// The largest page ListRuns returns.
+inline constexpr size_t kMaxRunTracePageSize = 1000;
+
+// A position in the newest-first list of runs: the page after it starts with the next older run.
+// Runs are ordered by their first span's start time, then by run id (both descending).
+struct RunTraceCursor {
+  Time start{};
+  std::string run_id;
+  bool operator==(const RunTraceCursor&) const = default;
+};
+// "<start in unix nanoseconds>:<run id>"; opaque to users.
+std::string FormatRunTraceCursor(const RunTraceCursor& cursor);
+// kInvalidArgument for text FormatRunTraceCursor cannot have produced.
+Result<RunTraceCursor> ParseRunTraceCursor(std::string_view text);
+
+struct RunTraceQuery {
+  size_t limit = 20;  // 1..kMaxRunTracePageSize
+  std::optional<RunTraceCursor> before;
+};
+
+// What the spans of one run add up to (spans with an empty run id belong to no run).
+struct RunTraceSummary {
+  std::string run_id;
+  std::string trace_id;      // the trace of its invoke_agent spans (else of its first span written)
+  std::string agent;         // gen_ai.agent.name of its invoke_agent spans
+  std::string status;        // mend.run.status of the invoke_agent span that ended last
+  Time start{};              // earliest span start
+  Time end{};                // latest span end
+  int64_t attempts = 0;      // invoke_agent spans
+  int64_t model_turns = 0;   // chat spans
+  int64_t tool_calls = 0;    // execute_tool spans
+  int64_t tool_errors = 0;   // execute_tool spans with status ERROR
+  int64_t heal_actions = 0;  // heal.action events on any of its spans
+  double cost_usd = 0;       // sum of mend.cost_usd over chat spans
+  int64_t input_tokens = 0;  // sums over chat spans
+  int64_t output_tokens = 0;
+  bool operator==(const RunTraceSummary&) const = default;
+};
+
+struct RunTracePage {
+  std::vector<RunTraceSummary> runs;   // newest first
+  std::optional<RunTraceCursor> next;  // set when older runs exist
+};
+
+// What DeleteEndedBefore removed (or, in a dry run, would remove).
+struct SpanPruneResult {
+  int64_t spans = 0;  // spans that ended before the cutoff
+  int64_t runs = 0;   // runs left with no span at all
+  // Bytes the file shrank by; in a dry run, an estimate (the size of the spans' columns).
+  int64_t bytes_reclaimed = 0;
+};
+
+// observe.db: finished spans in SQLite (WAL mode, synchronous=NORMAL), with a per-run summary the
+// writer keeps up to date in the same transaction, so listing runs does not scan spans. The
+// format is in docs/observe.md. Errors: kUnavailable when the database is busy (locked),
+// kResourceExhausted when the disk is full, kDataLoss when it is corrupt, kInternal for other
+// SQLite failures (I/O errors included). All methods are thread-safe (one connection behind a
+// mutex); several processes may open the same file (SQLite's locking).
+class SpanStore {
+ public:
+  // Opens or creates `path` (its directory is created 0700 when missing; the file is made 0600)
+  // and brings its schema to kSpanStoreSchemaVersion. `vfs` names a registered SQLite VFS (tests
+  // inject faults through one); empty is SQLite's default. kFailedPrecondition when the file was
+  // written by a newer schema.
+  static Result<std::unique_ptr<SpanStore>> Open(const std::string& path,
+                                                 const std::string& vfs = "");
+  // Opens an existing file read-only; writes fail. kNotFound when `path` does not exist,
+  // kFailedPrecondition when it has no schema or a newer one.
+  static Result<std::unique_ptr<SpanStore>> OpenReadOnly(const std::string& path);
+  ~SpanStore();
+  SpanStore(const SpanStore&) = delete;
+  SpanStore& operator=(const SpanStore&) = delete;
+
+  // Writes `spans` in one transaction, replacing a span stored with the same trace and span id,
+  // and adds `newly_dropped` to the persisted dropped-span total in the same transaction. On error
+  // nothing of it is stored.
+  Status Write(const std::vector<SpanData>& spans, int64_t newly_dropped = 0);
+
+  // Every span of `trace_id`, by start time (then span id); empty when there is none.
+  Result<std::vector<SpanData>> SpansOfTrace(const std::string& trace_id);
+  // The trace of run `run_id`; kNotFound when no span of the run is stored.
+  Result<std::string> TraceIdOfRun(const std::string& run_id);
+  // The summary of one run; kNotFound when no span of the run is stored.
+  Result<RunTraceSummary> RunSummary(const std::string& run_id);
+  // A page of runs, newest first. kInvalidArgument for a limit outside 1..kMaxRunTracePageSize.
+  Result<RunTracePage> ListRuns(const RunTraceQuery& query);
+
+  // Deletes the spans that ended before `cutoff` (nothing with kDryRun), updates the summaries of
+  // the runs they belonged to, then runs `PRAGMA incremental_vacuum` and a WAL checkpoint
+  // (TRUNCATE) so the file shrinks.
+  enum class Mode { kDelete, kDryRun };
+  Result<SpanPruneResult> DeleteEndedBefore(Time cutoff, Mode mode = Mode::kDelete);
+
+  // Spans that never reached the file (buffer full, failed writes), as writers recorded them.
+  Result<int64_t> dropped_spans();
+
+ private:
+  explicit SpanStore(std::unique_ptr<internal::SqliteConn> conn);
+
+  std::mutex mu_;
+  std::unique_ptr<internal::SqliteConn> conn_;
+};
+
+}  // namespace mend::obs

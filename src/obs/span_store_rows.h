@@ -1,0 +1,25 @@
+#pragma once
+
+#include <string>
+
+#include "mend/obs/span_store.h"
+#include "obs/run_summary.h"
+#include "obs/sqlite_conn.h"
+
+namespace mend::obs::internal {
+
+// Binds `span` to a statement with MEND_SPAN_VALUES' parameters.
+void BindSpan(SqliteStmt& stmt, const SpanData& span);
+// The span of a row selected with MEND_SPAN_COLUMNS; kDataLoss for malformed JSON columns.
+Result<SpanData> SpanOfRow(const SqliteStmt& stmt);
+
+// Binds `acc` to kUpsertRun's parameters.
+void BindRun(SqliteStmt& stmt, const RunAccumulator& acc);
+// The summary of a row selected with MEND_RUN_COLUMNS.
+RunTraceSummary RunOfRow(const SqliteStmt& stmt);
+
+// Rebuilds the stored summary of `run_id` from its spans (deleting it when none is left). Called
+// inside a write transaction.
+Status RecomputeRun(SqliteConn& conn, const std::string& run_id);
+
+}  // namespace mend::obs::internal
