@@ -84,6 +84,9 @@ class CountingStore final : public store::CheckpointStore {
                                 const std::string& new_id) override {
     return Write([&] { return inner_.Fork(run_id, step, new_id); });
   }
+  Result<store::PruneReport> Prune(const store::PruneRequest& request) override {
+    return Write([&] { return inner_.Prune(request); });
+  }
 
  private:
   static double Elapsed(std::chrono::steady_clock::time_point t0) {

@@ -7,6 +7,7 @@
 #include <system_error>
 #include <utility>
 
+#include "app/event_log.h"
 #include "app/lessons_internal.h"
 #include "app/unavailable_fact_store.h"
 #include "mend/agent/agent_spec.h"
@@ -22,7 +23,7 @@ namespace mend::app {
 namespace {
 
 constexpr char kDatabaseFile[] = "mend.db";
-constexpr char kEventsFile[] = "events.jsonl";
+using internal::kEventsFile;
 
 // "" when the current directory cannot be read (it was removed, say): runs then need a
 // `workspace` in their agent folder.
@@ -83,6 +84,12 @@ Status OpenEvents(Runtime& runtime, EventLog log) {
   runtime.events->AddRedactor(runtime.config.GetString("provider.api_key"));
   runtime.events->AddRedactor(runtime.config.GetString("memory.embeddings.api_key"));
   if (log == EventLog::kNone) return OkStatus();
+  // Rotated here only, before this process appends: a log is never renamed under our own sink.
+  MEND_RETURN_IF_ERROR(internal::RotateEventLog(
+                           *runtime.env.fs, runtime.home,
+                           static_cast<uint64_t>(runtime.config.GetInt("observe.events.max_bytes")),
+                           runtime.env.clock->Now())
+                           .status());
   MEND_ASSIGN_OR_RETURN(
       std::unique_ptr<obs::JsonlFileSink> sink,
       obs::JsonlFileSink::Open(*runtime.env.fs, JoinPath(runtime.home, kEventsFile)));

@@ -1,4 +1,5 @@
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -235,6 +236,10 @@ void AddObserveKeys(std::vector<ConfigKeySpec>& keys) {
       "observe.retention", "0s", milliseconds(0), hours(24 * 3650), "MEND_OBSERVE_RETENTION", "",
       "long-lived processes prune what is older than this on their own; 0s = never");
   keys.push_back(std::move(retention));
+  keys.push_back(Int("observe.events.max_bytes", std::int64_t{64} << 20, 4096,
+                     std::int64_t{1} << 40, "MEND_OBSERVE_EVENTS_MAX_BYTES",
+                     "events.jsonl larger than this at start-up is renamed to "
+                     "events-<UTC time>.jsonl and a new one begun (docs/events_format.md)"));
 
   ConfigKeySpec endpoint =
       String("observe.otlp.endpoint", "MEND_OTLP_ENDPOINT", "",

@@ -128,6 +128,9 @@ std::uint64_t UnitNanoseconds(std::string_view unit) {
   if (unit == "s") return 1'000'000'000;
   if (unit == "m") return 60'000'000'000;
   if (unit == "h") return 3'600'000'000'000;
+  // Not in Go: a day of exactly 24 hours (no calendar, no daylight saving), for retention limits
+  // such as "30d". FormatDuration never writes it, so its output stays Go's.
+  if (unit == "d") return 86'400'000'000'000;
   return 0;
 }
 

@@ -97,6 +97,7 @@ void AddRunCommand(CLI::App& app, CliContext& ctx);
 void AddPendingCommand(CLI::App& app, CliContext& ctx);
 void AddShowCommand(CLI::App& app, CliContext& ctx);
 void AddRecoverCommand(CLI::App& app, CliContext& ctx);
+void AddPruneCommand(CLI::App& app, CliContext& ctx);
 void AddResumeCommand(CLI::App& app, CliContext& ctx);
 void AddForkCommand(CLI::App& app, CliContext& ctx);
 void AddApproveCommand(CLI::App& app, CliContext& ctx);

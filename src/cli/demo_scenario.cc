@@ -257,6 +257,9 @@ class CrashingStore final : public store::CheckpointStore {
                                 const std::string& new_id) override {
     return inner_->Fork(id, step, new_id);
   }
+  Result<store::PruneReport> Prune(const store::PruneRequest& r) override {
+    return inner_->Prune(r);
+  }
 
  private:
   static Status Dead() { return UnavailableError("simulated crash: the process is gone"); }

@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "mend/app/recovery.h"
+#include "mend/app/retention.h"
 #include "mend/app/runtime.h"
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
@@ -93,7 +94,17 @@ Status Recover(CliContext& ctx, const RecoverFlags& flags) {
       << FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(options.interval))
       << " as " << runtime->holder.id << " (Ctrl-C stops)\n";
   recovery->Start();
+  // observe.retention (0s: never): this long-lived process also prunes, once an hour.
+  std::unique_ptr<app::RetentionLoop> retention;
+  if (const auto keep = runtime->config.GetDuration("observe.retention"); keep.count() > 0) {
+    retention = std::make_unique<app::RetentionLoop>(
+        *runtime, keep, app::kRetentionInterval, [&log](const Result<app::RetentionReport>& r) {
+          if (!r.ok()) log << "prune: " << r.status().ToString() << "\n";
+        });
+    retention->Start();
+  }
   WaitForStopSignal(signals);
+  if (retention != nullptr) retention->Stop();
   recovery->Stop();
   log << "stopped\n";
   return OkStatus();

@@ -39,6 +39,7 @@ class PgStore final : public CheckpointStore {
   Result<std::vector<CheckpointInfo>> History(const std::string& run_id) override;
   Result<RunRecord> Fork(const std::string& run_id, int64_t step,
                          const std::string& new_id) override;
+  Result<PruneReport> Prune(const PruneRequest& request) override;
 
  private:
   enum class TxKind { kRead, kWrite };
@@ -72,6 +73,9 @@ class PgStore final : public CheckpointStore {
                                const std::optional<RunCursor>& from);
   Result<RunSnapshot> LoadIn(PgConn& conn, const std::string& run_id, std::optional<int64_t> step,
                              RowLock lock);
+  // Prunes one run Prune chose and adds what it removed (or would remove) to `report`.
+  Status PruneRun(PgConn& conn, const std::string& run_id, const PruneRequest& request,
+                  PruneReport& report);
   Status LoadMessages(PgConn& conn, const std::string& run_id, int64_t count,
                       std::vector<std::string>& out);
 

@@ -120,6 +120,9 @@ Status SqliteStore::Init() {
   // page_size only takes effect on a new, empty database. 8 KiB pages hold a 4 KiB message
   // without an overflow page.
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA page_size = 8192"));
+  // Like page_size, only a new database takes it (or an old one at its next VACUUM): pages that
+  // a prune frees can then be handed back with PRAGMA incremental_vacuum (sqlite_prune.cc).
+  MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA auto_vacuum = INCREMENTAL"));
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA journal_mode = WAL"));
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA synchronous = FULL"));
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA foreign_keys = ON"));

@@ -42,6 +42,7 @@ class SqliteStore final : public CheckpointStore {
   Result<std::vector<CheckpointInfo>> History(const std::string& run_id) override;
   Result<RunRecord> Fork(const std::string& run_id, int64_t step,
                          const std::string& new_id) override;
+  Result<PruneReport> Prune(const PruneRequest& request) override;
 
   // The body of a Save, for running in a batch; it refers to the arguments, which must outlive it.
   std::function<Status()> SaveBody(const Lease& lease, const Checkpoint& checkpoint,
@@ -85,6 +86,10 @@ class SqliteStore final : public CheckpointStore {
   Result<RunSnapshot> LoadLocked(const std::string& run_id, std::optional<int64_t> step);
   Status LoadMessages(const std::string& run_id, int64_t count, std::vector<std::string>& out);
   Status SaveLocked(const Lease& lease, const Checkpoint& checkpoint, const RunUpdate& update);
+  // Prunes one run Prune chose and adds what it removed (or would remove) to `report`.
+  Status PruneRun(const std::string& run_id, const PruneRequest& request, PruneReport& report);
+  // Gives the database's free pages back to the file system (outside any transaction; takes mu_).
+  Status ReclaimSpace();
 
   SqliteStoreOptions options_;
   Clock& clock_;

@@ -199,6 +199,10 @@ class CrashingStore final : public store::CheckpointStore {
     if (dead_) return Dead();
     return inner_.Fork(id, step, new_id);
   }
+  Result<store::PruneReport> Prune(const store::PruneRequest& r) override {
+    if (dead_) return Dead();
+    return inner_.Prune(r);
+  }
 
  private:
   static Status Dead() { return InternalError("simulated crash"); }

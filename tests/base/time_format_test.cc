@@ -123,6 +123,16 @@ TEST(ParseDurationTest, ParsesGoDurations) {
   EXPECT_EQ(ParseDuration("1h2m3s4ms").value(), milliseconds{3723004});
 }
 
+TEST(ParseDurationTest, ADayIsTwentyFourHours) {
+  EXPECT_EQ(ParseDuration("30d").value(), hours{24 * 30});
+  EXPECT_EQ(ParseDuration("1d12h").value(), hours{36});
+  EXPECT_EQ(ParseDuration("0.5d").value(), hours{12});
+  EXPECT_EQ(ParseDuration("-2d").value(), hours{-48});
+  EXPECT_EQ(ParseDuration("106751d").value(), hours{24 * 106751});
+  // FormatDuration stays Go's: days are written as hours, and read back exactly.
+  EXPECT_EQ(FormatDuration(ParseDuration("30d").value()), "720h0m0s");
+}
+
 TEST(ParseDurationTest, TruncatesBelowAMillisecond) {
   EXPECT_EQ(ParseDuration("1500us").value(), milliseconds{1});
   EXPECT_EQ(ParseDuration("2000\xC2\xB5s").value(), milliseconds{2});
@@ -132,23 +142,11 @@ TEST(ParseDurationTest, TruncatesBelowAMillisecond) {
 }
 
 TEST(ParseDurationTest, RejectsInvalidInput) {
-  const std::vector<std::string> bad = {"",
-                                        "s",
-                                        "10",
-                                        "1d",
-                                        "1 h",
-                                        " 1h",
-                                        "1h ",
-                                        "-",
-                                        ".",
-                                        ".s",
-                                        "1.2.3s",
-                                        "h1",
-                                        "1hh",
-                                        "--1s",
-                                        "1e3s",
-                                        "3000000h",
-                                        "9223372036854775808ns"};
+  const std::vector<std::string> bad = {"",     "s",      "10",       "d",
+                                        "1dd",  "1D",     "106752d",  "1 h",
+                                        " 1h",  "1h ",    "-",        ".",
+                                        ".s",   "1.2.3s", "h1",       "1hh",
+                                        "--1s", "1e3s",   "3000000h", "9223372036854775808ns"};
   for (const std::string& s : bad) {
     EXPECT_THAT(ParseDuration(s), StatusIs(StatusCode::kInvalidArgument)) << s;
   }

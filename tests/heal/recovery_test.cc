@@ -278,6 +278,9 @@ class UnlistableStore final : public store::CheckpointStore {
                                 const std::string& new_id) override {
     return inner_.Fork(id, step, new_id);
   }
+  Result<store::PruneReport> Prune(const store::PruneRequest& r) override {
+    return inner_.Prune(r);
+  }
 
  private:
   store::CheckpointStore& inner_;

@@ -224,6 +224,41 @@ class FakeCheckpointStore final : public store::CheckpointStore {
     runs_[new_id] = e;
     return e.record;
   }
+  Result<store::PruneReport> Prune(const store::PruneRequest& request) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    store::PruneReport report;
+    const bool whole = request.scope == store::PruneScope::kWholeRuns;
+    for (auto it = runs_.begin(); it != runs_.end();) {
+      Entry& e = it->second;
+      // kHistory keeps the newest checkpoint; kWholeRuns removes them all and the messages.
+      const size_t keep = whole || e.checkpoints.empty() ? 0 : 1;
+      const size_t gone = e.checkpoints.size() - keep;
+      if (!store::OldEnoughToPrune(e.record, request.cutoff) || HeldByLive(e) ||
+          (!whole && gone == 0)) {
+        ++it;
+        continue;
+      }
+      report.runs += 1;
+      report.checkpoints += static_cast<int64_t>(gone);
+      for (size_t i = 0; i < gone; ++i) {
+        report.bytes += static_cast<int64_t>(e.checkpoints[i].state.size());
+      }
+      if (whole) {
+        report.runs_deleted += 1;
+        report.messages += static_cast<int64_t>(e.messages.size());
+        for (const std::string& m : e.messages) report.bytes += static_cast<int64_t>(m.size());
+      }
+      if (request.mode == store::PruneMode::kDryRun) {
+        ++it;
+      } else if (whole) {
+        it = runs_.erase(it);
+      } else {
+        e.checkpoints.erase(e.checkpoints.begin(), e.checkpoints.end() - 1);
+        ++it;
+      }
+    }
+    return report;
+  }
 
  private:
   struct Cp {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,8 +31,10 @@ class DeferredProvider;
 
 // Where the runtime's events go.
 enum class EventLog {
-  kJsonlFile,  // $MEND_HOME/events.jsonl (one JSON object per line)
-  kNone,       // nowhere: the bus exists but has no sink
+  // $MEND_HOME/events.jsonl (one JSON object per line); a log larger than
+  // observe.events.max_bytes is first renamed to events-<UTC time>.jsonl (docs/events_format.md)
+  kJsonlFile,
+  kNone,  // nowhere: the bus exists but has no sink
 };
 
 // Substitutions for tests and `mend demo`; the defaults build everything from the configuration.
@@ -82,6 +86,9 @@ struct Runtime {
   // everything that ends spans, so it outlives them; ~Runtime flushes it.
   std::unique_ptr<obs::Tracer> tracer;
   store::LeaseHolder holder;  // who this process is, for leases
+  // Retention of spans (PruneOlderThan in retention.h): removes the spans that ended before the
+  // cutoff (kDryRun: counts them) and returns how many. Empty when there is no span store.
+  std::function<Result<int64_t>(Time cutoff, store::PruneMode mode)> prune_spans;
 
   // Long-term memory (DESIGN.md §8). The declaration order is the teardown order in reverse:
   // the backfill thread stops before the retriever, embedder and fact store it uses go away.

@@ -29,13 +29,15 @@ Result<Time> ParseRfc3339(std::string_view text);
 
 // Parses a duration the way Go's time.ParseDuration does: an optional sign, then one or more
 // decimal numbers (with optional fraction) each followed by a unit "ns", "us", "µs", "ms", "s",
-// "m" or "h", e.g. "30s", "1h30m", "1.5h", "-250ms"; a bare "0" is allowed. Parts below a
+// "m" or "h", e.g. "30s", "1h30m", "1.5h", "-250ms"; a bare "0" is allowed. Beyond Go, the unit
+// "d" is exactly 24 hours ("30d", "1d12h"), for retention limits. Parts below a
 // millisecond are truncated toward zero. Anything else (empty text, a missing or unknown unit,
 // spaces, magnitudes beyond about 292 years) yields kInvalidArgument.
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
 
 // Formats `d` as Go's time.Duration.String does: "0s", "250ms", "1.5s", "1m30s", "1h30m0s",
-// "168h0m0s", with a leading '-' when negative. ParseDuration reads every result back exactly.
+// "168h0m0s", with a leading '-' when negative (never the unit "d"). ParseDuration reads every
+// result back exactly.
 std::string FormatDuration(std::chrono::milliseconds d);
 
 }  // namespace mend

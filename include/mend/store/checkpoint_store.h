@@ -7,6 +7,7 @@
 
 #include "mend/base/clock.h"
 #include "mend/base/result.h"
+#include "mend/store/prune.h"
 #include "mend/store/run_page.h"
 #include "mend/store/run_record.h"
 
@@ -113,6 +114,14 @@ class CheckpointStore {
   // status running, no lease, parent_id/parent_step set, and a first checkpoint numbered `step`.
   virtual Result<RunRecord> Fork(const std::string& run_id, int64_t step,
                                  const std::string& new_id) = 0;
+
+  // Retention (prune.h): in one transaction, for every run OldEnoughToPrune(run, request.cutoff)
+  // accepts whose lease no live holder has, removes every checkpoint but the newest (kHistory:
+  // Load, the conversation and the final state stay as they were, and updated_at is not touched)
+  // or the whole run (kWholeRuns). Other runs, and corrupt rows, are left alone. kDryRun reports
+  // the same counts and changes nothing. After a prune that removed something a store may reclaim
+  // the space (the SQLite store does; docs/store_schema.md). Errors: the database's.
+  virtual Result<PruneReport> Prune(const PruneRequest& request) = 0;
 };
 
 }  // namespace mend::store
