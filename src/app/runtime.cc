@@ -16,6 +16,11 @@
 #include "mend/app/memory_hooks.h"
 #include "mend/app/run_model.h"
 #include "mend/heal/progress_guard.h"
+#include "mend/obs/otlp.h"
+#include "mend/obs/otlp_encode.h"
+#include "mend/obs/otlp_transport.h"
+#include "mend/obs/span_store.h"
+#include "mend/obs/span_writer.h"
 #include "mend/store/postgres_store.h"
 #include "mend/store/sqlite_store.h"
 
@@ -24,6 +29,9 @@ namespace {
 
 constexpr char kDatabaseFile[] = "mend.db";
 using internal::kEventsFile;
+constexpr char kObserveFile[] = "observe.db";
+// The version in OTLP resources (service.version).
+constexpr char kMendVersion[] = MEND_VERSION;
 
 // "" when the current directory cannot be read (it was removed, say): runs then need a
 // `workspace` in their agent folder.
@@ -76,6 +84,61 @@ Status OpenTracer(Runtime& runtime, std::shared_ptr<obs::SpanProcessor> injected
   runtime.tracer->AddRedactor(runtime.config.GetString("provider.api_key"));
   runtime.tracer->AddRedactor(runtime.config.GetString("memory.embeddings.api_key"));
   if (injected != nullptr) runtime.tracer->AddProcessor(std::move(injected));
+  if (!enabled) return OkStatus();
+
+  // observe.db: a store that cannot be opened (a corrupt file, a full disk) costs the traces,
+  // never the run; the event log says why.
+  Result<std::unique_ptr<obs::SpanStore>> store =
+      obs::SpanStore::Open(JoinPath(runtime.home, kObserveFile));
+  if (store.ok()) {
+    std::shared_ptr<obs::SpanStore> shared = std::move(store).value();
+    runtime.prune_spans = [shared](Time cutoff, store::PruneMode mode) -> Result<int64_t> {
+      MEND_ASSIGN_OR_RETURN(obs::SpanPruneResult pruned,
+                            shared->DeleteEndedBefore(cutoff, mode == store::PruneMode::kDryRun
+                                                                  ? obs::SpanStore::Mode::kDryRun
+                                                                  : obs::SpanStore::Mode::kDelete));
+      return pruned.spans;
+    };
+    obs::BatchSpanWriterOptions writer;
+    writer.clock = runtime.env.clock;
+    writer.metrics = runtime.metrics.get();
+    writer.buffer_spans = static_cast<size_t>(runtime.config.GetInt("observe.buffer_spans"));
+    runtime.tracer->AddProcessor(std::make_shared<obs::BatchSpanWriter>(std::move(shared), writer));
+  } else if (runtime.events != nullptr) {
+    obs::Event e("observe.unavailable");
+    e.AddString("error", std::string(store.status().message()));
+    runtime.events->Publish(std::move(e));
+  }
+
+  const std::string& endpoint = runtime.config.GetString("observe.otlp.endpoint");
+  if (endpoint.empty()) return OkStatus();
+  // A wrong export setting is a configuration error (exit 2), reported before any run starts.
+  auto config_error = [](std::string_view key, const Status& s) {
+    return InvalidArgumentError(std::string(key) + ": " + std::string(s.message()))
+        .WithDetailCode(kConfigInvalidDetail);
+  };
+  obs::OtlpExporterOptions otlp;
+  Result<std::string> url = obs::OtlpTracesUrl(endpoint);
+  if (!url.ok()) return config_error("observe.otlp.endpoint", url.status());
+  otlp.url = std::move(url).value();
+  Result<std::vector<obs::HttpHeader>> headers =
+      obs::ParseOtlpHeaders(runtime.config.GetString("observe.otlp.headers"));
+  if (!headers.ok()) return config_error("observe.otlp.headers", headers.status());
+  otlp.headers = std::move(headers).value();
+  Result<obs::OtlpProtocol> protocol =
+      obs::ParseOtlpProtocol(runtime.config.GetString("observe.otlp.protocol"));
+  if (!protocol.ok()) return config_error("observe.otlp.protocol", protocol.status());
+  otlp.protocol = *protocol;
+  otlp.timeout = runtime.config.GetDuration("observe.otlp.timeout");
+  otlp.queue_capacity = static_cast<size_t>(runtime.config.GetInt("observe.otlp.queue_spans"));
+  otlp.resource = obs::MakeOtlpResource(kMendVersion, obs::LocalHostName());
+  otlp.transport = obs::NewCurlOtlpTransport();
+  otlp.clock = runtime.env.clock;
+  otlp.random = options.random;
+  otlp.metrics = runtime.metrics.get();
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<obs::OtlpExporter> exporter,
+                        obs::OtlpExporter::Create(std::move(otlp)));
+  runtime.tracer->AddProcessor(std::move(exporter));
   return OkStatus();
 }
 

@@ -64,10 +64,14 @@ TEST_F(RunCommandsTest, RunJsonHasTheStableShape) {
              {"text": "Tuesday", "input_tokens": 20, "output_tokens": 3}])");
   EXPECT_EQ(MendWithModel({"run", agent_, "when?", "--id", "r1", "--json"}), 0) << err();
   const nlohmann::json doc = Json();
-  EXPECT_EQ(JsonKeys(doc), (std::set<std::string>{"run_id", "status", "output", "steps", "usage",
-                                                  "cost_usd", "error", "waiting", "question"}));
+  EXPECT_EQ(JsonKeys(doc),
+            (std::set<std::string>{"run_id", "status", "output", "steps", "usage", "cost_usd",
+                                   "error", "waiting", "question", "trace_id"}));
   EXPECT_EQ(doc["run_id"], "r1");
   EXPECT_EQ(doc["status"], "completed");
+  // The run's trace is in observe.db under that id.
+  EXPECT_TRUE(doc["trace_id"].is_string() && doc["trace_id"].get<std::string>().size() == 32)
+      << doc["trace_id"];
   EXPECT_EQ(doc["output"], "Tuesday");
   EXPECT_EQ(doc["steps"], 2);
   EXPECT_EQ(doc["usage"]["input_tokens"], 30);

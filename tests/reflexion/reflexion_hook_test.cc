@@ -175,7 +175,8 @@ TEST(ReflexionHookTest, EnqueuesTheRequestFields) {
   ASSERT_EQ(enqueuer.requests.size(), 1u);
   EXPECT_EQ(enqueuer.requests[0],
             (lessonq::LessonRequest{"Edit main.go", "called write with the whole file",
-                                    "UNAVAILABLE: provider timed out (detail timeout)", "error"}));
+                                    "UNAVAILABLE: provider timed out (detail timeout)", "error",
+                                    "run-1", /*traceparent=*/""}));
 }
 
 TEST(ReflexionHookTest, NoTriggerNoEnqueue) {
