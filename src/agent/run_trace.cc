@@ -11,6 +11,7 @@ obs::Span StartAttemptSpan(const AgentOptions& options, const AgentSpec& spec,
   if (options.tracer == nullptr) return obs::Span();
   obs::SpanStart start;
   start.run_id = run_id;
+  start.announce = true;
   if (caller.has_value() && caller->valid()) {
     start.parent = *caller;
   } else {
@@ -19,15 +20,16 @@ obs::Span StartAttemptSpan(const AgentOptions& options, const AgentSpec& spec,
   if (!fork_parent.empty()) {
     obs::SpanContext root{origin.trace_id, origin.trace_root_span_id};
     if (root.valid()) {
-      start.links.push_back(
-          obs::SpanLink{std::move(root), {{"mend.link", std::string("fork_of")}}});
+      start.links.push_back(obs::SpanLink{
+          std::move(root), {{"mend.link", std::string("fork_of")}, {"mend.run.id", fork_parent}}});
     }
   }
   obs::Span span = options.tracer->StartSpan("invoke_agent " + spec.name, std::move(start));
   const RunModel& model = origin.model.empty() ? options.run_model : origin.model;
   span.SetAttribute("gen_ai.operation.name", "invoke_agent")
       .SetAttribute("gen_ai.agent.name", spec.name)
-      .SetAttribute("mend.attempt", std::string(attempt));
+      .SetAttribute("mend.attempt", std::string(attempt))
+      .SetAttribute("mend.run.status", "running");
   if (!model.provider.empty()) span.SetAttribute("gen_ai.provider.name", model.provider);
   std::string requested = !options.model.empty() ? options.model : model.model;
   if (requested.empty()) requested = spec.model;

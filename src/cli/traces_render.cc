@@ -114,11 +114,18 @@ std::string Details(const obs::SpanData& s, const Paint& paint) {
     parts.push_back(paint(kRed, text));
   }
   for (const obs::SpanLink& l : s.links) {
+    const obs::AttributeValue* kind = obs::FindAttribute(l.attributes, "mend.link");
+    const auto* link = kind == nullptr ? nullptr : std::get_if<std::string>(kind);
     const obs::AttributeValue* run = obs::FindAttribute(l.attributes, "mend.run.id");
     const auto* run_id = run == nullptr ? nullptr : std::get_if<std::string>(run);
-    std::string parent = run_id != nullptr ? *run_id : Text(s, "mend.fork.parent_run_id");
-    parts.push_back(parent.empty() ? "linked to " + l.context.trace_id + "/" + l.context.span_id
-                                   : "fork of " + parent);
+    const std::string parent = run_id != nullptr ? *run_id : Text(s, "mend.fork.parent_run_id");
+    if (link != nullptr && *link == "enqueued_by") {
+      parts.push_back("enqueued by span " + l.context.span_id);
+    } else if (!parent.empty()) {
+      parts.push_back("fork of " + parent);
+    } else {
+      parts.push_back("linked to " + l.context.trace_id + "/" + l.context.span_id);
+    }
   }
   std::string out;
   for (const std::string& p : parts) out += "  " + p;
@@ -129,7 +136,11 @@ void PrintSpan(const obs::SpanData& s, size_t depth,
                const std::map<std::string, std::vector<const obs::SpanData*>>& children,
                const Paint& paint, std::ostream& out) {
   const std::string indent(2 * depth, ' ');
-  out << indent << paint(kBold, s.name) << "  " << paint(kDim, DurationText(s.end - s.start))
+  // A snapshot that was never replaced: the process that ran it died (or still runs).
+  const bool unended = Text(s, obs::kInProgressAttribute) == "true";
+  out << indent << paint(kBold, s.name) << "  "
+      << (unended ? paint(kYellow, "did not end (process killed, or still running)")
+                  : paint(kDim, DurationText(s.end - s.start)))
       << Details(s, paint) << "\n";
   for (const obs::SpanEvent& e : s.events) {
     if (e.name != "heal.action") continue;

@@ -126,6 +126,7 @@ RecoveryImpl::Outcome RecoveryImpl::ResumeOne(const store::RunRecord& run, TickR
   if (options_.tracer == nullptr) return ResumeOneTraced(run, report);
   obs::SpanStart start;
   start.run_id = run.id;
+  start.announce = true;
   start.trace_id =
       agent::ParseRunOrigin(run.metadata, run.id).value_or(agent::RunOrigin{}).trace_id;
   obs::Span span = options_.tracer->StartSpan("mend.recovery.attempt", std::move(start));

@@ -301,7 +301,22 @@ Span Tracer::StartSpan(std::string name, SpanStart start) {
     data->attributes.push_back(Attribute{"mend.run.id", start.run_id});
     data->run_id = std::move(start.run_id);
   }
+  if (start.announce) Announce(*data);
   return Span(this, std::move(data));
+}
+
+void Tracer::Announce(const SpanData& data) {
+  SpanData snapshot = data;
+  snapshot.end = snapshot.start;
+  snapshot.attributes.push_back(Attribute{std::string(kInProgressAttribute), true});
+  std::vector<std::shared_ptr<SpanProcessor>> processors;
+  {
+    std::lock_guard lock(mu_);
+    if (shut_down_) return;
+    RedactSpan(secrets_, &snapshot);
+    processors = processors_;
+  }
+  for (const auto& p : processors) p->OnStart(snapshot);
 }
 
 void Tracer::Finish(SpanData& data) {

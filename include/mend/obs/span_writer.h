@@ -44,6 +44,8 @@ class BatchSpanWriter final : public SpanProcessor {
   BatchSpanWriter& operator=(const BatchSpanWriter&) = delete;
 
   void OnEnd(const SpanData& span) override;
+  // Queued like an ended span; the ended span replaces it in observe.db.
+  void OnStart(const SpanData& snapshot) override { OnEnd(snapshot); }
   // Waits until every span accepted before the call is written or counted as dropped (a failed
   // write), at most `timeout` on the options' clock: kDeadlineExceeded when time ran out,
   // kFailedPrecondition after Shutdown.

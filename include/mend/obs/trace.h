@@ -102,6 +102,11 @@ class SpanProcessor {
  public:
   virtual ~SpanProcessor() = default;
   virtual void OnEnd(const SpanData& span) = 0;
+  // A snapshot of a span that announces itself when it starts (SpanStart::announce): its end
+  // equals its start and it carries `mend.span.in_progress = true`. The ended span has the same
+  // ids and replaces it; a span whose process died never ends, and its snapshot says so. Only
+  // sinks that keep spans (observe.db) care; exporters ignore it (the default).
+  virtual void OnStart(const SpanData& snapshot) { (void)snapshot; }
   // Writes what is queued, waiting at most `timeout`; kDeadlineExceeded when it could not.
   virtual Status Flush(Duration timeout) = 0;
   // Flushes (bounded by `timeout`) and stops background work; later spans are dropped.
@@ -140,7 +145,13 @@ struct SpanStart {
   SpanKind kind = SpanKind::kInternal;
   std::vector<SpanLink> links;
   std::string run_id;  // "" inherits the parent's when the parent is a live span of this tracer
+  // Hand processors a snapshot at once (SpanProcessor::OnStart), for long spans a crash may cut
+  // short: a run's attempts and recovery attempts.
+  bool announce = false;
 };
+
+// The attribute of a started span's snapshot (SpanProcessor::OnStart).
+inline constexpr std::string_view kInProgressAttribute = "mend.span.in_progress";
 
 // A span being recorded. Move-only; ends (with its current status) when destroyed. A
 // default-constructed Span, or one from a null tracer, records nothing and every method is a
@@ -256,6 +267,7 @@ class Tracer {
  private:
   friend class Span;
   void Finish(SpanData& data);
+  void Announce(const SpanData& data);
 
   TracerOptions options_;
   mutable std::mutex mu_;
