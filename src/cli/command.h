@@ -106,6 +106,9 @@ void AddChatCommand(CLI::App& app, CliContext& ctx);
 void AddMemoryCommand(CLI::App& app, CliContext& ctx);
 void AddReflectCommand(CLI::App& app, CliContext& ctx);
 void AddTracesCommand(CLI::App& app, CliContext& ctx);
+// Prints the span tree of `run_id`'s trace from <home>/observe.db as `mend traces RUN_ID` does
+// (text, colour on a terminal). kNotFound when there is no observe.db or no trace of the run.
+Status PrintRunTrace(CliContext& ctx, const std::string& home, const std::string& run_id);
 
 // The configuration as a KEY / VALUE / SOURCE table (secrets masked), keeping only the keys that
 // start with one of `prefixes` (every key when `prefixes` is empty). `mend config show` and chat's

@@ -147,6 +147,7 @@ nlohmann::json ToJson(const DemoReport& r) {
           {"home", r.home},
           {"agent_dir", r.agent_dir},
           {"run_id", r.run_id},
+          {"trace_id", r.final.trace_id},
           {"status", std::string(store::RunStatusName(f.status))},
           {"output", f.output},
           {"steps", f.steps},
@@ -222,6 +223,12 @@ Status RunDemo(CliContext& ctx) {
     ctx.out << DumpJson(ToJson(report)) << "\n";
   } else {
     PrintText(report, ctx.out);
+    // The story of the crashed-and-resumed run as its trace tells it (docs/observe.md).
+    ctx.out << "\ntrace of " << report.run_id << " (mend --home " << report.home << " traces "
+            << report.run_id << "):\n";
+    if (Status shown = PrintRunTrace(ctx, report.home, report.run_id); !shown.ok()) {
+      ctx.out << "  (no trace: " << shown.message() << ")\n";
+    }
   }
   return OkStatus();
 }

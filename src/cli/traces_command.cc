@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "cli/command.h"
 #include "cli/traces_render.h"
@@ -102,6 +103,15 @@ Status RunTraces(CliContext& ctx, const TracesArgs& args) {
 }
 
 }  // namespace
+
+Status PrintRunTrace(CliContext& ctx, const std::string& home, const std::string& run_id) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<obs::SpanStore> store,
+                        obs::SpanStore::OpenReadOnly(home + "/observe.db"));
+  const bool json = std::exchange(ctx.json, false);
+  Status shown = ShowTrace(ctx, store.get(), run_id);
+  ctx.json = json;
+  return shown;
+}
 
 void AddTracesCommand(CLI::App& app, CliContext& ctx) {
   auto args = std::make_shared<TracesArgs>();
