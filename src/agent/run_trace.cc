@@ -11,7 +11,6 @@ obs::Span StartAttemptSpan(const AgentOptions& options, const AgentSpec& spec,
   if (options.tracer == nullptr) return obs::Span();
   obs::SpanStart start;
   start.run_id = run_id;
-  start.announce = true;
   if (caller.has_value() && caller->valid()) {
     start.parent = *caller;
   } else {
@@ -35,6 +34,7 @@ obs::Span StartAttemptSpan(const AgentOptions& options, const AgentSpec& spec,
   if (requested.empty()) requested = spec.model;
   if (!requested.empty()) span.SetAttribute("gen_ai.request.model", requested);
   if (!fork_parent.empty()) span.SetAttribute("mend.fork.parent_run_id", fork_parent);
+  span.Announce();
   return span;
 }
 

@@ -126,12 +126,12 @@ RecoveryImpl::Outcome RecoveryImpl::ResumeOne(const store::RunRecord& run, TickR
   if (options_.tracer == nullptr) return ResumeOneTraced(run, report);
   obs::SpanStart start;
   start.run_id = run.id;
-  start.announce = true;
   start.trace_id =
       agent::ParseRunOrigin(run.metadata, run.id).value_or(agent::RunOrigin{}).trace_id;
   obs::Span span = options_.tracer->StartSpan("mend.recovery.attempt", std::move(start));
   span.SetAttribute("mend.recovery.attempt", run.attempts + 1);
   if (IsHealFork(run.id)) span.SetAttribute("mend.recovery.heal_fork", true);
+  span.Announce();
   obs::ActiveSpanScope scope(span);
   Outcome outcome = ResumeOneTraced(run, report);
   span.SetAttribute("mend.recovery.outcome", std::string(OutcomeName(outcome)));

@@ -225,6 +225,10 @@ void Span::set_run_id(std::string run_id) {
   data_->run_id = std::move(run_id);
 }
 
+void Span::Announce() {
+  if (data_ != nullptr) tracer_->Announce(*data_);
+}
+
 void Span::End() {
   if (data_ == nullptr) return;
   std::unique_ptr<SpanData> data = std::move(data_);
@@ -301,7 +305,6 @@ Span Tracer::StartSpan(std::string name, SpanStart start) {
     data->attributes.push_back(Attribute{"mend.run.id", start.run_id});
     data->run_id = std::move(start.run_id);
   }
-  if (start.announce) Announce(*data);
   return Span(this, std::move(data));
 }
 

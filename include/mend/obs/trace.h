@@ -102,7 +102,7 @@ class SpanProcessor {
  public:
   virtual ~SpanProcessor() = default;
   virtual void OnEnd(const SpanData& span) = 0;
-  // A snapshot of a span that announces itself when it starts (SpanStart::announce): its end
+  // A snapshot of a span that announces itself when it starts (Span::Announce): its end
   // equals its start and it carries `mend.span.in_progress = true`. The ended span has the same
   // ids and replaces it; a span whose process died never ends, and its snapshot says so. Only
   // sinks that keep spans (observe.db) care; exporters ignore it (the default).
@@ -145,12 +145,9 @@ struct SpanStart {
   SpanKind kind = SpanKind::kInternal;
   std::vector<SpanLink> links;
   std::string run_id;  // "" inherits the parent's when the parent is a live span of this tracer
-  // Hand processors a snapshot at once (SpanProcessor::OnStart), for long spans a crash may cut
-  // short: a run's attempts and recovery attempts.
-  bool announce = false;
 };
 
-// The attribute of a started span's snapshot (SpanProcessor::OnStart).
+// The attribute of a started span's snapshot (Span::Announce).
 inline constexpr std::string_view kInProgressAttribute = "mend.span.in_progress";
 
 // A span being recorded. Move-only; ends (with its current status) when destroyed. A
@@ -203,6 +200,11 @@ class Span {
   Span& SetError(std::string_view type, std::string_view message);
   Span& SetOk();
   void set_run_id(std::string run_id);
+
+  // Hands the processors a snapshot of the span as it is now (SpanProcessor::OnStart), for long
+  // spans a crash may cut short: a run's attempts and recovery attempts. Call it once the start
+  // attributes are set.
+  void Announce();
 
   // Stamps the end time and hands the span to the tracer's processors. Idempotent.
   void End();
