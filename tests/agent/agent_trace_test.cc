@@ -6,8 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "mend/obs/span_store.h"
+#include "mend/obs/span_writer.h"
 #include "mend/obs/trace.h"
 #include "tests/agent/agent_test_support.h"
+#include "tests/obs/fault_vfs.h"
 #include "tests/support/status_matchers.h"
 
 namespace mend::agent::testing {
@@ -219,6 +222,61 @@ TEST(AgentTraceTest, ForksJoinTheTraceAndLinkTheRunTheyCameFrom) {
   EXPECT_EQ(Str(f, "mend.fork.parent_run_id"), r.run_id);
   ASSERT_THAT(f.links, SizeIs(1));
   EXPECT_EQ(f.links[0].context.span_id, attempts[0].context.span_id);
+}
+
+TEST(AgentTraceTest, CapturedContentIsRedactedToo) {
+  Harness h;
+  TurnProvider model{{Calls({Call("c1", "touch", "{\"key\":\"sk-live-123\"}")}),
+                      Answer("the key is sk-live-123")}};
+  auto spans = std::make_shared<obs::MemorySpanProcessor>();
+  obs::Tracer tracer(obs::TracerOptions{&h.clock, &h.random, /*capture_content=*/true});
+  tracer.AddProcessor(spans);
+  tracer.AddRedactor("sk-live-123");
+  AgentOptions options = h.Options(model);
+  options.tracer = &tracer;
+  options.extra_tools = {std::make_shared<RecordingTool>("touch", h.log)};
+  auto agent = std::move(Agent::Create(Harness::Spec(), options)).value();
+  RunResult r = Must(agent->Send("use the key", {}));
+  ASSERT_EQ(r.status, store::RunStatus::kCompleted);
+  int captured = 0;
+  for (const obs::SpanData& s : spans->spans()) {
+    for (const obs::Attribute& a : s.attributes) {
+      const auto* text = std::get_if<std::string>(&a.value);
+      if (text == nullptr) continue;
+      EXPECT_EQ(text->find("sk-live-123"), std::string::npos) << s.name << " " << a.key;
+      if (a.key == "gen_ai.tool.call.arguments" || a.key == "gen_ai.output.messages") {
+        captured += text->find("[REDACTED]") != std::string::npos;
+      }
+    }
+  }
+  EXPECT_EQ(captured, 2);  // the arguments and the answer were captured, redacted
+}
+
+TEST(AgentTraceTest, RunsCompleteWhenObserveDbWritesFail) {
+  obs::testing::FaultVfs& vfs = obs::testing::RegisterFaultVfs();
+  vfs.Reset();
+  Harness h(StoreKind::kSqlite);
+  auto store = obs::SpanStore::Open(h.dir + "/observe.db", obs::testing::kFaultVfsName);
+  ASSERT_TRUE(store.ok()) << store.status();
+  vfs.fail_writes = true;
+  obs::BatchSpanWriterOptions writer_options;
+  writer_options.clock = &h.clock;
+  auto writer = std::make_shared<obs::BatchSpanWriter>(std::move(store).value(), writer_options);
+  obs::Tracer tracer(obs::TracerOptions{&h.clock, &h.random});
+  tracer.AddProcessor(writer);
+  TurnProvider model{{Calls({Call("c1", "touch", "{}")}), Answer("done")}};
+  AgentOptions options = h.Options(model);
+  options.tracer = &tracer;
+  options.extra_tools = {std::make_shared<RecordingTool>("touch", h.log)};
+  auto agent = std::move(Agent::Create(Harness::Spec(), options)).value();
+  RunResult r = Must(agent->Send("do it", {}));
+  EXPECT_EQ(r.status, store::RunStatus::kCompleted);
+  EXPECT_EQ(r.output, "done");
+  writer->Flush(std::chrono::seconds(20)).IgnoreError();
+  EXPECT_GT(writer->dropped(), 0u);  // the spans were lost and counted, the run was not
+  EXPECT_GT(writer->write_errors(), 0u);
+  vfs.Reset();
+  writer->Shutdown(std::chrono::seconds(20));
 }
 
 TEST(AgentTraceTest, WithoutATracerNothingIsTracedAndRunsWork) {
