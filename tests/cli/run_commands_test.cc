@@ -58,6 +58,28 @@ TEST_F(RunCommandsTest, RunPrintsOutputOnStdoutAndSummaryOnStderr) {
   EXPECT_THAT(err(), StartsWith("run r1 completed in 1 step, 1,234 tokens, $"));
 }
 
+TEST_F(RunCommandsTest, TraceparentMakesTheRunAChildOfTheCallersTrace) {
+  Script(R"([{"text": "one"}, {"text": "two"}, {"text": "three"}])");
+  constexpr char kTrace[] = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const std::string parent = std::string("00-") + kTrace + "-00f067aa0ba902b7-01";
+  EXPECT_EQ(MendWithModel({"run", agent_, "a", "--id", "r1", "--json", "--traceparent", parent}), 0)
+      << err();
+  EXPECT_EQ(Json()["trace_id"], kTrace);
+
+  // From the environment when there is no flag.
+  env_["TRACEPARENT"] = parent;
+  EXPECT_EQ(MendWithModel({"run", agent_, "b", "--id", "r2", "--json"}), 0) << err();
+  EXPECT_EQ(Json()["trace_id"], kTrace);
+
+  // A bad flag is a usage error; a bad variable is ignored with a warning.
+  EXPECT_EQ(MendWithModel({"run", agent_, "c", "--traceparent", "00-nope"}), 2);
+  EXPECT_THAT(err(), HasSubstr("--traceparent"));
+  env_["TRACEPARENT"] = "garbage";
+  EXPECT_EQ(MendWithModel({"run", agent_, "c", "--id", "r3", "--json"}), 0) << err();
+  EXPECT_THAT(err(), HasSubstr("ignoring TRACEPARENT"));
+  EXPECT_NE(Json()["trace_id"], kTrace);
+}
+
 TEST_F(RunCommandsTest, RunJsonHasTheStableShape) {
   Script(R"([{"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "notes.txt"}}],
               "input_tokens": 10, "output_tokens": 5},
