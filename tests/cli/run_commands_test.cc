@@ -372,6 +372,15 @@ TEST_F(RunCommandsTest, DemoCrashesAndResumesWithoutRepeatingSteps) {
                            HasSubstr("the reflexion hook wrote lesson job "),
                            HasSubstr("a new process replayed the WAL: 1 lesson stored"),
                            HasSubstr("it received no long-term memory")));
+  // It ends with the trace of the crashed-and-resumed run: both attempts, in one trace.
+  const std::string text = out();
+  const size_t trace = text.find("\ntrace of run-");
+  ASSERT_NE(trace, std::string::npos) << text;
+  const std::string tree = text.substr(trace);
+  EXPECT_THAT(tree, AllOf(HasSubstr("attempt=send"), HasSubstr("simulated crash"),
+                          HasSubstr("attempt=resume  status=completed"),
+                          HasSubstr("execute_tool edit_file"),
+                          HasSubstr("ERROR tool_error: no such file or directory")));
   EXPECT_EQ(err(), "");
 }
 
@@ -386,6 +395,7 @@ TEST_F(RunCommandsTest, DemoJsonCountsRequestsAndToolExecutions) {
   EXPECT_GT(requests["after_resume"].get<int>(), 0);
   for (const auto& [id, n] : doc["tool_executions"].items()) EXPECT_EQ(n, 1) << id;
   EXPECT_EQ(doc["tool_failures"], 1);
+  EXPECT_EQ(doc["trace_id"].get<std::string>().size(), 32u);
   EXPECT_EQ(doc["crash"]["status"], "running");
   EXPECT_GT(doc["cost_usd"].get<double>(), 0.0);
   // The agent really edited its workspace, once.
