@@ -4,9 +4,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "mend/base/clock.h"
 #include "mend/obs/otlp.h"
@@ -181,6 +184,52 @@ TEST_F(OtlpReceiverTest, A503IsRetriedAndTheBatchDeliveredOnce) {
   EXPECT_EQ(exporter->spans_exported(), testing::SampleSpans().size());
   EXPECT_EQ(exporter->export_failures(), 1u);
   EXPECT_EQ(exporter->spans_dropped(), 0u);
+}
+
+// The real `mend run`, configured with observe.otlp.endpoint, sends its run's spans to the
+// collector: every span of the trace arrives, decoded by the official definitions, when the
+// process exits.
+TEST_F(OtlpReceiverTest, MendRunExportsItsTrace) {
+  const std::string base = StartReceiver({});
+  std::string dir = (std::filesystem::temp_directory_path() / "mend-otlp-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  std::filesystem::create_directories(dir + "/agent/ws");
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+  };
+  write("agent/agent.toml", "name = \"exported\"\ntools = [\"read_file\"]\nworkspace = \"ws\"\n");
+  write("agent/instructions.md", "Answer.\n");
+  write("agent/ws/notes.txt", "Tuesday\n");
+  write("script.json", R"([
+    {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "notes.txt"}}]},
+    {"text": "Tuesday"}])");
+  Result<mend::testing::ChildOutput> run = mend::testing::RunProcess(
+      {MEND_BINARY, "--home", dir + "/home", "--json", "run", dir + "/agent", "when?", "--id", "r1",
+       "--provider", "scripted", "--script-file", dir + "/script.json"},
+      {"PATH=/usr/bin:/bin", "HOME=" + dir, "MEND_OTLP_ENDPOINT=" + base}, 20s);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE(run->status.exited && run->status.code == 0) << run->err;
+  const std::string trace_id = json::parse(run->out).value("trace_id", "");
+  ASSERT_EQ(trace_id.size(), 32u) << run->out;
+
+  // Attempt, two model turns, one tool call; maybe in several requests.
+  std::multiset<std::string> names;
+  while (names.size() < 4) {
+    const json line = NextRequest();
+    ASSERT_EQ(line.value("status", 0), 200) << line.dump();
+    EXPECT_EQ(line.value("contentType", ""), "application/x-protobuf");
+    for (const json& rs : line["request"]["resourceSpans"]) {
+      for (const json& ss : rs["scopeSpans"]) {
+        for (const json& span : ss["spans"]) {
+          EXPECT_EQ(span.value("traceId", ""), trace_id) << span.dump();
+          names.insert(span.value("name", ""));
+        }
+      }
+    }
+  }
+  EXPECT_EQ(names, (std::multiset<std::string>{"invoke_agent exported", "chat", "chat",
+                                               "execute_tool read_file"}));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
