@@ -219,8 +219,11 @@ bool OtlpExporter::Export(const std::vector<SpanData>& batch) {
 
     std::unique_lock<std::mutex> lock(mu_);
     const Time retry_at = clock.Now() + Backoff(retry, reply);
-    // Shutdown cuts the wait short when its deadline comes before the retry would.
-    auto gives_up = [&] { return shutdown_deadline_ && *shutdown_deadline_ < retry_at; };
+    // Once shutting down, a failed batch is not retried: the process is exiting, and waiting out
+    // a backoff for an unreachable collector would only delay that exit.
+    auto gives_up = [&] {
+      return stopping_ || (shutdown_deadline_ && *shutdown_deadline_ < retry_at);
+    };
     clock.WaitUntil(work_cv_, lock, retry_at, gives_up);
     if (gives_up()) {
       Drop(batch.size(), "shutdown");

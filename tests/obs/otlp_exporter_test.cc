@@ -288,6 +288,17 @@ TEST_F(OtlpExporterTest, ShutdownSendsWhatIsQueuedWhenTheCollectorAnswers) {
   EXPECT_EQ(transport_->calls().size(), 3u);
 }
 
+TEST_F(OtlpExporterTest, ShutdownDoesNotWaitOutABackoffForAnUnreachableCollector) {
+  transport_->Script(Status(503));
+  auto exporter = Start();
+  exporter->OnEnd(span_);
+  // No clock advance: a shutdown that waited for the retry would never return.
+  exporter->Shutdown(60s);
+  EXPECT_EQ(transport_->calls().size(), 1u);
+  EXPECT_EQ(Dropped("shutdown"), 1.0);
+  EXPECT_EQ(exporter->spans_exported(), 0u);
+}
+
 TEST_F(OtlpExporterTest, CreateRejectsIncompleteOptions) {
   OtlpExporterOptions bad = options_;
   bad.transport = nullptr;
