@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -122,6 +123,14 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// CPU time of the calling thread: what the run's thread itself spent, apart from background
+// threads (the writer, the exporter) competing for the cores.
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 enum class Mode { kOff, kOn, kOnOtlp };
 
 struct Bench {
@@ -134,6 +143,7 @@ struct Bench {
   int runs = 0;
   uint64_t otlp_dropped = 0;
   std::vector<double> flush_s;  // the writer's tail after Send returned (on, on+otlp)
+  double last_cpu_s = 0;        // CPU time of the run's own thread during the last Send
 
   // One 1,000-step run; returns Send's wall time and the run id in `run_id`.
   double Run(Mode mode, std::string& run_id) {
@@ -180,9 +190,11 @@ struct Bench {
 
     agent::SendOptions send;
     send.run_id = "bench-" + std::to_string(++runs);
+    const double cpu0 = ThreadCpuSeconds();
     const auto t0 = std::chrono::steady_clock::now();
     Result<agent::RunResult> result = (*agent)->Send("Run the script.", send);
     const double wall = Seconds(std::chrono::steady_clock::now() - t0);
+    last_cpu_s = ThreadCpuSeconds() - cpu0;
     if (!result.ok()) Die(result.status().ToString());
     if (result->status != store::RunStatus::kCompleted || result->steps != kSteps) {
       Die("run " + result->run_id + " ended after " + std::to_string(result->steps) + " steps");
@@ -262,13 +274,15 @@ int main(int argc, char** argv) {
 
   std::string run_id, traced_run;
   bench.Run(Mode::kOn, traced_run);  // warm-up: caches, statement preparation, file growth
-  std::vector<double> off, on, otlp;
+  std::vector<double> off, on, otlp, off_cpu, on_cpu;
   const Mode order[] = {Mode::kOff, Mode::kOn, Mode::kOnOtlp};
   for (int r = 0; r < reps; ++r) {
     for (int k = 0; k < 3; ++k) {
       const Mode mode = order[(r + k) % 3];
       const double s = bench.Run(mode, run_id);
       (mode == Mode::kOff ? off : mode == Mode::kOn ? on : otlp).push_back(s);
+      if (mode != Mode::kOnOtlp)
+        (mode == Mode::kOff ? off_cpu : on_cpu).push_back(bench.last_cpu_s);
       std::fprintf(stderr, "rep %d %s %.3f s\n", r,
                    mode == Mode::kOff  ? "off"
                    : mode == Mode::kOn ? "on"
@@ -284,6 +298,8 @@ int main(int argc, char** argv) {
   std::printf("off_min_s %.4f\n", *std::min_element(off.begin(), off.end()));
   std::printf("on_min_s %.4f\n", *std::min_element(on.begin(), on.end()));
   std::printf("on_otlp_min_s %.4f\n", *std::min_element(otlp.begin(), otlp.end()));
+  std::printf("off_cpu_s %.4f\n", Median(off_cpu));
+  std::printf("on_cpu_s %.4f\n", Median(on_cpu));
   std::printf("flush_tail_s %.4f\n", Median(bench.flush_s));
   std::printf("otlp_dropped %llu\n", static_cast<unsigned long long>(bench.otlp_dropped));
   auto summary = bench.spans->RunSummary(traced_run);
