@@ -10,7 +10,8 @@
 // The three are alternated (rotating their order) in one process, `--reps` times each; the wall
 // time of a run is Send() until it returns (the writer's background flush is timed apart). Then
 // `mend traces RUN_ID` and `mend show RUN_ID` (the reference) are timed on the real binary given
-// with `--mend`, against the same home. Output: one `name value` line per figure.
+// with `--mend`, against the same home. Output: one `name value` line per figure. `--only off`
+// (`on`, `otlp`) runs that mode alone, for a profiler, and prints nothing.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <spawn.h>
@@ -26,6 +27,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mend/agent/agent.h"
@@ -245,16 +247,20 @@ int main(int argc, char** argv) {
   int reps = 5;
   int cli_reps = 7;
   std::string mend_binary;
+  std::string only;  // "off", "on" or "otlp": runs of that mode only, for a profiler
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--reps")
+    if (flag == "--reps") {
       reps = std::atoi(argv[i + 1]);
-    else if (flag == "--cli-reps")
+    } else if (flag == "--cli-reps") {
       cli_reps = std::atoi(argv[i + 1]);
-    else if (flag == "--mend")
+    } else if (flag == "--mend") {
       mend_binary = argv[i + 1];
-    else
+    } else if (flag == "--only") {
+      only = argv[i + 1];
+    } else {
       Die("unknown flag " + flag);
+    }
   }
   if (reps < 1 || cli_reps < 1) Die("--reps and --cli-reps must be at least 1");
 
@@ -273,12 +279,15 @@ int main(int argc, char** argv) {
   bench.spans = std::move(spans).value();
 
   std::string run_id, traced_run;
-  bench.Run(Mode::kOn, traced_run);  // warm-up: caches, statement preparation, file growth
+  // Warm-up (caches, statement preparation, file growth); its run is the one `mend traces` reads.
+  bench.Run(only == "off" ? Mode::kOff : Mode::kOn, traced_run);
   std::vector<double> off, on, otlp, off_cpu, on_cpu;
   const Mode order[] = {Mode::kOff, Mode::kOn, Mode::kOnOtlp};
   for (int r = 0; r < reps; ++r) {
     for (int k = 0; k < 3; ++k) {
       const Mode mode = order[(r + k) % 3];
+      if (!only.empty() && only != (mode == Mode::kOff ? "off" : mode == Mode::kOn ? "on" : "otlp"))
+        continue;
       const double s = bench.Run(mode, run_id);
       (mode == Mode::kOff ? off : mode == Mode::kOn ? on : otlp).push_back(s);
       if (mode != Mode::kOnOtlp)
@@ -290,14 +299,19 @@ int main(int argc, char** argv) {
                    s);
     }
   }
+  if (!only.empty()) {
+    std::filesystem::remove_all(bench.home);
+    return 0;
+  }
   std::printf("steps %d\n", kSteps);
   std::printf("reps %d\n", reps);
   std::printf("off_s %.4f\n", Median(off));
   std::printf("on_s %.4f\n", Median(on));
   std::printf("on_otlp_s %.4f\n", Median(otlp));
-  std::printf("off_min_s %.4f\n", *std::min_element(off.begin(), off.end()));
-  std::printf("on_min_s %.4f\n", *std::min_element(on.begin(), on.end()));
-  std::printf("on_otlp_min_s %.4f\n", *std::min_element(otlp.begin(), otlp.end()));
+  for (const auto& [name, v] : {std::pair{"off", &off}, {"on", &on}, {"on_otlp", &otlp}}) {
+    std::printf("%s_min_s %.4f\n", name, *std::min_element(v->begin(), v->end()));
+    std::printf("%s_max_s %.4f\n", name, *std::max_element(v->begin(), v->end()));
+  }
   std::printf("off_cpu_s %.4f\n", Median(off_cpu));
   std::printf("on_cpu_s %.4f\n", Median(on_cpu));
   std::printf("flush_tail_s %.4f\n", Median(bench.flush_s));
