@@ -1,6 +1,8 @@
 // observe.db throughput and `mend traces RUN_ID` latency; bench/run_observe_bench prints them.
 //
 //   BM_WriterSpans    spans/s through BatchSpanWriter into observe.db (8 attributes per span)
+//   BM_StoreWrite     SpanStore::Write alone on the calling thread in batches of 512, by CPU time:
+//                     the store's share of the writer's work, apart from the buffer and disk waits
 //   BM_RawInsert      the reference: the same rows inserted with plain SQLite in one transaction
 //                     per batch, attributes pre-encoded (no JSON work), no summary table
 //   BM_TraceOf1000StepRun  RunSummary + SpansOfTrace + PrintTrace for a run of ~3,000 spans
@@ -87,6 +89,29 @@ void BM_WriterSpans(benchmark::State& state) {
   std::filesystem::remove_all(dir);
 }
 BENCHMARK(BM_WriterSpans)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_StoreWrite(benchmark::State& state) {
+  const std::string dir = TempDir();
+  auto store = SpanStore::Open(dir + "/observe.db");
+  if (!store.ok()) std::abort();
+  std::vector<SpanData> spans;
+  for (uint64_t i = 0; i < 10'000; ++i) spans.push_back(RealisticSpan(i / 3000, i));
+  uint64_t total = 0;
+  for (auto _ : state) {
+    for (size_t b = 0; b < spans.size(); b += 512) {
+      state.PauseTiming();
+      std::vector<SpanData> batch(
+          spans.begin() + static_cast<ptrdiff_t>(b),
+          spans.begin() + static_cast<ptrdiff_t>(std::min(spans.size(), b + 512)));
+      for (SpanData& s : batch) s.context.trace_id = Hex(total++ / 3000 + 1, 32);
+      state.ResumeTiming();
+      if (!(*store)->Write(batch).ok()) std::abort();
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(total));
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_StoreWrite)->Unit(benchmark::kMillisecond);
 
 void BM_RawInsert(benchmark::State& state) {
   const std::string dir = TempDir();

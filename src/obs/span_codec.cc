@@ -2,8 +2,10 @@
 // throws); building and dumping values does not throw for the types written here.
 #include "obs/span_codec.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -101,19 +103,29 @@ Result<json> ParseList(std::string_view text, std::string_view what) {
   return parsed;
 }
 
+// Bytes a JSON string cannot hold as they are (control characters, '"', '\\') and bytes that
+// may start invalid UTF-8 (non-ASCII): a string holding any goes through DumpJson.
+constexpr std::array<bool, 256> kSlowBytes = [] {
+  std::array<bool, 256> slow{};
+  for (int c = 0; c < 256; ++c) slow[c] = c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
+  return slow;
+}();
+
 // The fast path of EncodeAttributes: plain ASCII text is copied as is; anything else (escapes,
 // control characters, non-ASCII bytes that may be invalid UTF-8) goes through DumpJson.
 void AppendString(std::string& out, std::string_view text) {
   for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') {
+    if (kSlowBytes[static_cast<unsigned char>(c)]) {
       out += DumpJson(json(std::string(text)));
       return;
     }
   }
-  out += '"';
-  out += text;
-  out += '"';
+  const size_t at = out.size();
+  out.resize(at + text.size() + 2);
+  char* p = out.data() + at;
+  *p = '"';
+  std::memcpy(p + 1, text.data(), text.size());
+  p[text.size() + 1] = '"';
 }
 
 void AppendNumber(std::string& out, const AttributeValue& value) {
@@ -161,36 +173,41 @@ Time FromUnixNanos(int64_t ns) {
   return Time(std::chrono::duration_cast<Time::duration>(std::chrono::nanoseconds(ns)));
 }
 
-std::string EncodeAttributes(const std::vector<Attribute>& attributes) {
+void EncodeAttributesTo(const std::vector<Attribute>& attributes, std::string& out) {
   // Hand-written: this runs for every span written, and building nlohmann values costs more than
   // the SQLite insert.
-  std::string out = "[";
+  out.assign(1, '[');
   for (size_t i = 0; i < attributes.size(); ++i) {
-    out += i == 0 ? "{\"k\":" : ",{\"k\":";
+    out.append(i == 0 ? std::string_view("{\"k\":") : std::string_view(",{\"k\":"));
     AppendString(out, attributes[i].key);
-    out += ",\"";
-    out += TagOf(attributes[i].value);
-    out += "\":";
+    out.append(",\"");
+    out += *TagOf(attributes[i].value);
+    out.append("\":");
     AppendValue(out, attributes[i].value);
     out += '}';
   }
   out += ']';
-  return out;
 }
 
-std::string EncodeEvents(const std::vector<SpanEvent>& events) {
-  if (events.empty()) return "[]";
+void EncodeEventsTo(const std::vector<SpanEvent>& events, std::string& out) {
+  if (events.empty()) {
+    out.assign("[]");
+    return;
+  }
   json list = json::array();
   for (const SpanEvent& e : events) {
     list.push_back({{"name", e.name},
                     {"time", UnixNanos(e.time)},
                     {"attributes", AttributesJson(e.attributes)}});
   }
-  return DumpJson(list);
+  out = DumpJson(list);
 }
 
-std::string EncodeLinks(const std::vector<SpanLink>& links) {
-  if (links.empty()) return "[]";
+void EncodeLinksTo(const std::vector<SpanLink>& links, std::string& out) {
+  if (links.empty()) {
+    out.assign("[]");
+    return;
+  }
   json list = json::array();
   for (const SpanLink& l : links) {
     list.push_back({{"trace_id", l.context.trace_id},
@@ -198,7 +215,25 @@ std::string EncodeLinks(const std::vector<SpanLink>& links) {
                     {"flags", l.context.flags},
                     {"attributes", AttributesJson(l.attributes)}});
   }
-  return DumpJson(list);
+  out = DumpJson(list);
+}
+
+std::string EncodeAttributes(const std::vector<Attribute>& attributes) {
+  std::string out;
+  EncodeAttributesTo(attributes, out);
+  return out;
+}
+
+std::string EncodeEvents(const std::vector<SpanEvent>& events) {
+  std::string out;
+  EncodeEventsTo(events, out);
+  return out;
+}
+
+std::string EncodeLinks(const std::vector<SpanLink>& links) {
+  std::string out;
+  EncodeLinksTo(links, out);
+  return out;
 }
 
 Result<std::vector<Attribute>> DecodeAttributes(std::string_view text) {

@@ -21,6 +21,11 @@ namespace mend::obs::internal {
 std::string EncodeAttributes(const std::vector<Attribute>& attributes);
 std::string EncodeEvents(const std::vector<SpanEvent>& events);
 std::string EncodeLinks(const std::vector<SpanLink>& links);
+// The same texts written into `out` (replacing what it held), so that a caller encoding many spans
+// reuses one buffer's capacity instead of allocating a string per span.
+void EncodeAttributesTo(const std::vector<Attribute>& attributes, std::string& out);
+void EncodeEventsTo(const std::vector<SpanEvent>& events, std::string& out);
+void EncodeLinksTo(const std::vector<SpanLink>& links, std::string& out);
 Result<std::vector<Attribute>> DecodeAttributes(std::string_view text);
 Result<std::vector<SpanEvent>> DecodeEvents(std::string_view text);
 Result<std::vector<SpanLink>> DecodeLinks(std::string_view text);

@@ -75,10 +75,11 @@ Status InitSchema(SqliteConn& conn, const std::string& path) {
 
 // Inserts `span`; a span already stored under its ids is replaced, and the runs it belonged to
 // before and now are returned in `dirty` so their summaries are rebuilt.
-Status InsertSpan(SqliteConn& conn, const SpanData& span, std::set<std::string>& dirty) {
+Status InsertSpan(SqliteConn& conn, const SpanData& span, internal::SpanRowText& text,
+                  std::set<std::string>& dirty) {
   {
     MEND_ASSIGN_OR_RETURN(SqliteStmt insert, conn.Prepare(internal::kInsertSpan));
-    internal::BindSpan(insert, span);
+    internal::BindSpan(insert, span, text);
     MEND_RETURN_IF_ERROR(insert.Run());
     if (conn.Changes() == 1) return OkStatus();
   }
@@ -90,16 +91,22 @@ Status InsertSpan(SqliteConn& conn, const SpanData& span, std::set<std::string>&
   }
   dirty.insert(span.run_id);
   MEND_ASSIGN_OR_RETURN(SqliteStmt replace, conn.Prepare(internal::kReplaceSpan));
-  internal::BindSpan(replace, span);
+  internal::BindSpan(replace, span, text);
   return replace.Run();
 }
 
 Status WriteBatch(SqliteConn& conn, const std::vector<SpanData>& spans, int64_t newly_dropped) {
   std::map<std::string, internal::RunAccumulator> runs;
   std::set<std::string> dirty;
+  internal::SpanRowText text;
+  // A batch's spans mostly come from one run, in a row: the previous span's summary is reused
+  // without a map lookup.
+  internal::RunAccumulator* last = nullptr;
   for (const SpanData& span : spans) {
-    MEND_RETURN_IF_ERROR(InsertSpan(conn, span, dirty));
-    if (!span.run_id.empty()) runs[span.run_id].Add(span);
+    MEND_RETURN_IF_ERROR(InsertSpan(conn, span, text, dirty));
+    if (span.run_id.empty()) continue;
+    if (last == nullptr || last->summary.run_id != span.run_id) last = &runs[span.run_id];
+    last->Add(span);
   }
   for (const auto& [run_id, acc] : runs) {
     // A run with a replaced span is rebuilt from its spans below instead.

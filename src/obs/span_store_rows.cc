@@ -5,21 +5,24 @@
 
 namespace mend::obs::internal {
 
-void BindSpan(SqliteStmt& stmt, const SpanData& span) {
-  stmt.BindText(1, span.context.trace_id)
-      .BindText(2, span.context.span_id)
-      .BindText(3, span.parent_span_id)
+void BindSpan(SqliteStmt& stmt, const SpanData& span, SpanRowText& text) {
+  EncodeAttributesTo(span.attributes, text.attributes);
+  EncodeEventsTo(span.events, text.events);
+  EncodeLinksTo(span.links, text.links);
+  stmt.BindTextRef(1, span.context.trace_id)
+      .BindTextRef(2, span.context.span_id)
+      .BindTextRef(3, span.parent_span_id)
       .Bind(4, span.context.flags)
-      .BindText(5, span.run_id)
-      .BindText(6, span.name)
+      .BindTextRef(5, span.run_id)
+      .BindTextRef(6, span.name)
       .Bind(7, static_cast<int64_t>(span.kind))
       .Bind(8, UnixNanos(span.start))
       .Bind(9, UnixNanos(span.end))
       .Bind(10, static_cast<int64_t>(span.status))
-      .BindText(11, span.status_message)
-      .BindText(12, EncodeAttributes(span.attributes))
-      .BindText(13, EncodeEvents(span.events))
-      .BindText(14, EncodeLinks(span.links));
+      .BindTextRef(11, span.status_message)
+      .BindTextRef(12, text.attributes)
+      .BindTextRef(13, text.events)
+      .BindTextRef(14, text.links);
 }
 
 Result<SpanData> SpanOfRow(const SqliteStmt& stmt) {

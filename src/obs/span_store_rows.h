@@ -8,8 +8,15 @@
 
 namespace mend::obs::internal {
 
-// Binds `span` to a statement with MEND_SPAN_VALUES' parameters.
-void BindSpan(SqliteStmt& stmt, const SpanData& span);
+// The encoded JSON columns of the span being written; kept across the spans of a batch so their
+// buffers are allocated once.
+struct SpanRowText {
+  std::string attributes, events, links;
+};
+
+// Binds `span` to a statement with MEND_SPAN_VALUES' parameters, without copying: `span` and
+// `text` (which receives the encoded columns) must outlive `stmt`'s use.
+void BindSpan(SqliteStmt& stmt, const SpanData& span, SpanRowText& text);
 // The span of a row selected with MEND_SPAN_COLUMNS; kDataLoss for malformed JSON columns.
 Result<SpanData> SpanOfRow(const SqliteStmt& stmt);
 

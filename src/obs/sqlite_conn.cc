@@ -51,6 +51,11 @@ SqliteStmt& SqliteStmt::BindText(int index, std::string_view value) {
       sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
 }
 
+SqliteStmt& SqliteStmt::BindTextRef(int index, std::string_view value) {
+  return Check(
+      sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_STATIC, SQLITE_UTF8));
+}
+
 Result<bool> SqliteStmt::Step() {
   if (bind_error_ != SQLITE_OK) return SqliteError(db_, bind_error_, "bind");
   const int rc = sqlite3_step(stmt_);

@@ -26,6 +26,9 @@ class SqliteStmt {
   SqliteStmt& Bind(int index, int64_t value);
   SqliteStmt& BindDouble(int index, double value);
   SqliteStmt& BindText(int index, std::string_view value);
+  // Binds without copying: `value` must stay alive and unchanged until this object is destroyed
+  // (the statement is reset then). For the columns of the write path, bound once per span.
+  SqliteStmt& BindTextRef(int index, std::string_view value);
 
   // True when a row is available, false when the statement is done.
   Result<bool> Step();

@@ -65,6 +65,35 @@ TEST_F(SpanStoreTest, RoundTripGivesBackEqualSpans) {
   EXPECT_THAT(store->SpansOfTrace(std::string(32, 'f')), IsOkAndHolds(::testing::IsEmpty()));
 }
 
+// One batch whose spans shrink and grow, with strings needing escapes in keys and values in any
+// position: each span reads back as written (no text of a previous span's columns is left over),
+// and invalid UTF-8 reads back with U+FFFD in place of the bad byte.
+TEST_F(SpanStoreTest, BatchOfMixedSpansRoundTrips) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  std::vector<SpanData> spans;
+  for (int i = 0; i < 6; ++i) {
+    SpanData span = MakeSpan(3, i + 1, 0, "execute_tool t", "run-m", 10 + i, 11 + i);
+    for (int k = 0; k < (i % 2 == 0 ? 9 : 1); ++k) {
+      span.attributes.push_back({"key." + std::to_string(k), std::string(k * 7, 'v')});
+    }
+    if (i == 2) span.attributes.push_back({"tab\tkey", std::string("end\x01")});
+    if (i == 3) span.events = {{"heal.action", At(12), {{"q\"", std::string("\\")}}}};
+    spans.push_back(std::move(span));
+  }
+  SpanData bad = MakeSpan(3, 9, 0, "execute_tool t", "run-m", 20, 21);
+  bad.attributes = {{"bytes", std::string("a\xFF"
+                                          "b")}};
+  MEND_ASSERT_OK(store->Write({spans[0], spans[1], spans[2], spans[3], spans[4], spans[5], bad}));
+  Result<std::vector<SpanData>> read = store->SpansOfTrace(spans[0].context.trace_id);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ASSERT_EQ(read->size(), 7u);
+  for (size_t i = 0; i < spans.size(); ++i) EXPECT_EQ((*read)[i], spans[i]) << i;
+  bad.attributes = {{"bytes", std::string("a\xEF\xBF\xBD"
+                                          "b")}};
+  EXPECT_EQ((*read)[6], bad);
+}
+
 TEST_F(SpanStoreTest, NanAttributeSurvives) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
