@@ -92,11 +92,21 @@ Status OpenTracer(Runtime& runtime, std::shared_ptr<obs::SpanProcessor> injected
       obs::SpanStore::Open(JoinPath(runtime.home, kObserveFile));
   if (store.ok()) {
     std::shared_ptr<obs::SpanStore> shared = std::move(store).value();
-    runtime.prune_spans = [shared](Time cutoff, store::PruneMode mode) -> Result<int64_t> {
+    // Unfinished runs keep their whole trace, as they keep their checkpoints.
+    store::CheckpointStore* runs = runtime.store.get();
+    runtime.prune_spans = [shared, runs](Time cutoff, store::PruneMode mode) -> Result<int64_t> {
+      store::ListOptions unfinished;
+      unfinished.unfinished_only = true;
+      MEND_ASSIGN_OR_RETURN(std::vector<store::RunRecord> pending, runs->ListRuns(unfinished));
+      std::vector<std::string> keep;
+      keep.reserve(pending.size());
+      for (const store::RunRecord& run : pending) keep.push_back(run.id);
       MEND_ASSIGN_OR_RETURN(obs::SpanPruneResult pruned,
-                            shared->DeleteEndedBefore(cutoff, mode == store::PruneMode::kDryRun
-                                                                  ? obs::SpanStore::Mode::kDryRun
-                                                                  : obs::SpanStore::Mode::kDelete));
+                            shared->DeleteEndedBefore(cutoff,
+                                                      mode == store::PruneMode::kDryRun
+                                                          ? obs::SpanStore::Mode::kDryRun
+                                                          : obs::SpanStore::Mode::kDelete,
+                                                      keep));
       return pruned.spans;
     };
     obs::BatchSpanWriterOptions writer;

@@ -86,10 +86,17 @@ Result<RunTracePage> SpanStore::ListRuns(const RunTraceQuery& query) {
   return page;
 }
 
-Result<SpanPruneResult> SpanStore::DeleteEndedBefore(Time cutoff, Mode mode) {
+Result<SpanPruneResult> SpanStore::DeleteEndedBefore(Time cutoff, Mode mode,
+                                                     const std::vector<std::string>& keep_runs) {
   std::lock_guard<std::mutex> lock(mu_);
   const int64_t cutoff_ns = UnixNanos(cutoff);
   SpanPruneResult result;
+  MEND_RETURN_IF_ERROR(conn_->Exec(internal::kCreateKeepRuns));
+  MEND_RETURN_IF_ERROR(conn_->Exec(internal::kClearKeepRuns));
+  for (const std::string& run_id : keep_runs) {
+    MEND_ASSIGN_OR_RETURN(SqliteStmt keep, conn_->Prepare(internal::kAddKeepRun));
+    MEND_RETURN_IF_ERROR(keep.BindText(1, run_id).Run());
+  }
   if (mode == Mode::kDryRun) {
     MEND_ASSIGN_OR_RETURN(SqliteStmt count, conn_->Prepare(internal::kCountEndedBefore));
     count.Bind(1, cutoff_ns);

@@ -107,15 +107,24 @@ inline constexpr char kAddDropped[] =
     "UPDATE meta SET value = value + ?1 WHERE key = 'dropped_spans'";
 inline constexpr char kDropped[] = "SELECT value FROM meta WHERE key = 'dropped_spans'";
 
+// Pruning spares the runs listed in temp.keep_runs (unfinished runs), filled per call.
+#define MEND_NOT_KEPT " AND run_id NOT IN (SELECT run_id FROM temp.keep_runs)"
+inline constexpr char kCreateKeepRuns[] =
+    "CREATE TEMP TABLE IF NOT EXISTS keep_runs (run_id TEXT PRIMARY KEY) WITHOUT ROWID";
+inline constexpr char kClearKeepRuns[] = "DELETE FROM temp.keep_runs";
+inline constexpr char kAddKeepRun[] = "INSERT OR IGNORE INTO temp.keep_runs (run_id) VALUES (?1)";
 inline constexpr char kCountEndedBefore[] =
     "SELECT count(*), coalesce(sum(length(trace_id) + length(span_id) + length(parent_span_id) + "
     "length(run_id) + length(name) + length(status_message) + length(attributes) + "
-    "length(events) + length(links) + 40), 0) FROM spans WHERE end_ns < ?1";
-inline constexpr char kCountRunsEndedBefore[] = "SELECT count(*) FROM runs WHERE end_ns < ?1";
+    "length(events) + length(links) + 40), 0) FROM spans WHERE end_ns < ?1" MEND_NOT_KEPT;
+inline constexpr char kCountRunsEndedBefore[] =
+    "SELECT count(*) FROM runs WHERE end_ns < ?1" MEND_NOT_KEPT;
 inline constexpr char kRunsAcross[] =
-    "SELECT run_id FROM runs WHERE start_ns < ?1 AND end_ns >= ?1";
-inline constexpr char kDeleteSpansEndedBefore[] = "DELETE FROM spans WHERE end_ns < ?1";
-inline constexpr char kDeleteRunsEndedBefore[] = "DELETE FROM runs WHERE end_ns < ?1";
+    "SELECT run_id FROM runs WHERE start_ns < ?1 AND end_ns >= ?1" MEND_NOT_KEPT;
+inline constexpr char kDeleteSpansEndedBefore[] =
+    "DELETE FROM spans WHERE end_ns < ?1" MEND_NOT_KEPT;
+inline constexpr char kDeleteRunsEndedBefore[] = "DELETE FROM runs WHERE end_ns < ?1" MEND_NOT_KEPT;
+#undef MEND_NOT_KEPT
 inline constexpr char kPageCount[] = "PRAGMA page_count";
 inline constexpr char kPageSize[] = "PRAGMA page_size";
 

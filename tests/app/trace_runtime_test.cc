@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mend/app/lessons.h"
+#include "mend/app/retention.h"
 #include "mend/app/runtime.h"
 #include "mend/llm/scripted_provider.h"
 #include "mend/obs/span_store.h"
@@ -160,6 +161,32 @@ TEST_F(TraceRuntimeTest, SpansReachAPrivateObserveDb) {
   EXPECT_EQ(summary->status, "completed");
   EXPECT_EQ(summary->attempts, 1);
   EXPECT_EQ(summary->model_turns, 1);
+}
+
+TEST_F(TraceRuntimeTest, PruneKeepsTheSpansOfUnfinishedRuns) {
+  ASSERT_NO_FATAL_FAILURE(Open({Text("done")}));
+  const agent::RunResult done = Run("say done");
+  ASSERT_EQ(done.status, store::RunStatus::kCompleted);
+  // An unfinished run with a span of its own.
+  store::RunRecord pending;
+  pending.id = "pending-1";
+  pending.agent = "t";
+  pending.task = "later";
+  pending.created_at = pending.updated_at = env_.clock->Now();
+  MEND_ASSERT_OK(runtime_->store->CreateRun(pending));
+  runtime_->tracer->StartSpan("invoke_agent t", obs::SpanStart{.run_id = "pending-1"}).End();
+  MEND_ASSERT_OK(runtime_->tracer->Flush(std::chrono::seconds(20)));
+
+  // Everything is older than a cutoff in the future: only the finished run's spans go.
+  ASSERT_TRUE(runtime_->prune_spans);
+  Result<int64_t> pruned =
+      runtime_->prune_spans(env_.clock->Now() + std::chrono::hours(1), store::PruneMode::kApply);
+  ASSERT_THAT(pruned, IsOk());
+  EXPECT_EQ(*pruned, 2);  // the completed run's attempt and model turn
+  auto store = obs::SpanStore::OpenReadOnly(dir_ + "/home/observe.db");
+  MEND_ASSERT_OK(store);
+  EXPECT_THAT((*store)->RunSummary(done.run_id), ::mend::testing::StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT((*store)->RunSummary("pending-1"), IsOk());
 }
 
 TEST_F(TraceRuntimeTest, ObserveDisabledWritesNoObserveDb) {

@@ -155,6 +155,29 @@ TEST_F(SpanStoreRunsTest, DeleteEndedBeforeRemovesOldSpansAndKeepsSummariesRight
   EXPECT_EQ(across->start, At(40));
 }
 
+TEST_F(SpanStoreRunsTest, DeleteEndedBeforeSparesTheRunsToKeep) {
+  MEND_ASSERT_OK(
+      store_->Write({Chat(1, 2, 1, "done", 1, 0.5), Attempt(1, 1, "done", 0, 5, "ok"),
+                     Chat(2, 2, 1, "waiting", 1, 0.5), Attempt(2, 1, "waiting", 0, 5, "waiting")}));
+  Result<SpanPruneResult> dry =
+      store_->DeleteEndedBefore(At(100), SpanStore::Mode::kDryRun, {"waiting"});
+  ASSERT_TRUE(dry.ok()) << dry.status().ToString();
+  EXPECT_EQ(dry->spans, 2);
+  EXPECT_EQ(dry->runs, 1);
+  Result<SpanPruneResult> done =
+      store_->DeleteEndedBefore(At(100), SpanStore::Mode::kDelete, {"waiting"});
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  EXPECT_EQ(done->spans, 2);
+  EXPECT_THAT(store_->RunSummary("done"), StatusIs(StatusCode::kNotFound));
+  Result<RunTraceSummary> kept = store_->RunSummary("waiting");
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(kept->model_turns, 1);
+  // The list to keep is per call: the next prune without it removes the run.
+  Result<SpanPruneResult> later = store_->DeleteEndedBefore(At(100));
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->spans, 2);
+}
+
 TEST_F(SpanStoreRunsTest, PruneReclaimsSpace) {
   std::vector<SpanData> batch;
   SpanData big = Attempt(1, 1, "big", 0, 1, "completed");

@@ -106,11 +106,13 @@ class SpanStore {
   // A page of runs, newest first. kInvalidArgument for a limit outside 1..kMaxRunTracePageSize.
   Result<RunTracePage> ListRuns(const RunTraceQuery& query);
 
-  // Deletes the spans that ended before `cutoff` (nothing with kDryRun), updates the summaries of
-  // the runs they belonged to, then runs `PRAGMA incremental_vacuum` and a WAL checkpoint
-  // (TRUNCATE) so the file shrinks.
+  // Deletes the spans that ended before `cutoff` (nothing with kDryRun), except those of the runs
+  // in `keep_runs` (unfinished runs keep their whole trace), updates the summaries of the runs they
+  // belonged to, then runs `PRAGMA incremental_vacuum` and a WAL checkpoint (TRUNCATE) so the file
+  // shrinks.
   enum class Mode { kDelete, kDryRun };
-  Result<SpanPruneResult> DeleteEndedBefore(Time cutoff, Mode mode = Mode::kDelete);
+  Result<SpanPruneResult> DeleteEndedBefore(Time cutoff, Mode mode = Mode::kDelete,
+                                            const std::vector<std::string>& keep_runs = {});
 
   // Spans that never reached the file (buffer full, failed writes), as writers recorded them.
   Result<int64_t> dropped_spans();
