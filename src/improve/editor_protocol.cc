@@ -93,8 +93,14 @@ Tag ClassifyLine(std::string_view line) {
     }
     return {TagKind::kMalformed};
   }
+  // A tag name followed by something else ("<filename>") is ordinary text.
   for (std::string_view prefix : {"<file", "</file", "<rationale", "</rationale"}) {
-    if (line.starts_with(prefix)) return {TagKind::kMalformed};
+    if (!line.starts_with(prefix)) continue;
+    const std::string_view rest = line.substr(prefix.size());
+    if (rest.empty() || rest.front() == ' ' || rest.front() == '\t' || rest.front() == '>' ||
+        rest.front() == '/') {
+      return {TagKind::kMalformed};
+    }
   }
   return {TagKind::kNone};
 }

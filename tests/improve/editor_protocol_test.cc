@@ -52,6 +52,13 @@ TEST(ParseEditorReplyTest, IndentedTagsAreAccepted) {
   EXPECT_THAT(parsed->edits, ElementsAre(FileEdit{"instructions.md", "  x\n"}));
 }
 
+TEST(ParseEditorReplyTest, TextThatOnlyResemblesATagIsContent) {
+  const std::string content = "<filename> is a placeholder\n<rationales>\n  </files>\n";
+  const auto parsed = ParseEditorReply(FileBlock("instructions.md", content));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_THAT(parsed->edits, ElementsAre(FileEdit{"instructions.md", content}));
+}
+
 struct RefusalCase {
   const char* path;
   EditRefusal refusal;
