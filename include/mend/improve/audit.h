@@ -157,8 +157,8 @@ Result<AuditRecord> ReadAudit(FileSystem& fs, std::string_view home, std::string
 
 // Rebuilds the CaseScores of baseline against "candidate-<candidate>" from score rows: cases in
 // order of first appearance, runs ordered by repeat. Rows of other candidates are ignored.
-// kInvalidArgument for a repeated (case, arm, repeat), a case whose rows disagree on held_out.
-// Decide checks the arm sizes.
+// kInvalidArgument for a repeated (case, arm, repeat) and for a case whose rows disagree on
+// held_out. Decide checks the arm sizes.
 Result<std::vector<CaseScores>> CaseScoresFromRows(const std::vector<ScoreRow>& rows,
                                                    int candidate);
 
