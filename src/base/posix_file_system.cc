@@ -211,4 +211,21 @@ PosixFileSystem* PosixFileSystem::Default() {
   return fs;
 }
 
+Status PosixFileSystem::MakePrivateFile(const std::string& path) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return ErrnoToStatus(errno, "open " + path);
+  struct stat st;
+  Status status = OkStatus();
+  if (::fstat(fd, &st) < 0) {
+    status = ErrnoToStatus(errno, "stat " + path);
+  } else if ((st.st_mode & 077) != 0 && ::fchmod(fd, 0600) < 0) {
+    status = ErrnoToStatus(errno, "chmod " + path);
+  }
+  ::close(fd);
+  return status;
+}
+
 }  // namespace mend

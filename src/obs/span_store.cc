@@ -10,6 +10,7 @@
 #include <set>
 #include <utility>
 
+#include "mend/base/file_system.h"
 #include "obs/run_summary.h"
 #include "obs/span_store_rows.h"
 #include "obs/span_store_sql.h"
@@ -20,38 +21,6 @@ namespace {
 
 using internal::SqliteConn;
 using internal::SqliteStmt;
-
-// Creates the missing directories of `dir` 0700: observe.db holds prompts and tool output.
-Status MakeDirs(const std::string& dir) {
-  if (dir.empty()) return OkStatus();
-  struct stat st;
-  if (::stat(dir.c_str(), &st) == 0) return OkStatus();
-  const size_t slash = dir.find_last_of('/');
-  if (slash != std::string::npos && slash > 0) MEND_RETURN_IF_ERROR(MakeDirs(dir.substr(0, slash)));
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    return ErrnoToStatus(errno, "mkdir " + dir);
-  }
-  return OkStatus();
-}
-
-// SQLite would create the file 0644 (and gives its -wal and -shm files the database's mode), so
-// the file is created 0600 first, and an existing one readable by others is narrowed to 0600.
-Status MakePrivate(const std::string& path) {
-  int fd;
-  do {
-    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return ErrnoToStatus(errno, "open " + path);
-  struct stat st;
-  Status status = OkStatus();
-  if (::fstat(fd, &st) < 0) {
-    status = ErrnoToStatus(errno, "stat " + path);
-  } else if ((st.st_mode & 077) != 0 && ::fchmod(fd, 0600) < 0) {
-    status = ErrnoToStatus(errno, "chmod " + path);
-  }
-  ::close(fd);
-  return status;
-}
 
 Status CheckVersion(int64_t version, const std::string& path) {
   if (version > kSpanStoreSchemaVersion) {
@@ -132,10 +101,12 @@ SpanStore::~SpanStore() = default;
 
 Result<std::unique_ptr<SpanStore>> SpanStore::Open(const std::string& path,
                                                    const std::string& vfs) {
+  // Missing directories are created 0700: observe.db holds prompts and tool output.
   const size_t slash = path.find_last_of('/');
   if (slash != std::string::npos && slash > 0)
-    MEND_RETURN_IF_ERROR(MakeDirs(path.substr(0, slash)));
-  MEND_RETURN_IF_ERROR(MakePrivate(path));
+    MEND_RETURN_IF_ERROR(PosixFileSystem::Default()->CreateDirs(path.substr(0, slash)));
+  // SQLite would create the file 0644 and give its -wal and -shm files that mode.
+  MEND_RETURN_IF_ERROR(PosixFileSystem::MakePrivateFile(path));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConn> conn,
                         SqliteConn::Open(path, SqliteConn::Access::kReadWrite, vfs));
   MEND_RETURN_IF_ERROR(InitSchema(*conn, path));

@@ -1,35 +1,17 @@
 #include "store/sqlite_db.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <string>
 #include <utility>
+
+#include "mend/base/file_system.h"
 
 namespace mend::store::internal {
 namespace {
 
-// A database holds prompts, tool output and possibly secrets, so it is private to its user. SQLite
-// would create it 0644 and gives its -wal and -shm files the database's mode: the file is created
-// 0600 first, and an existing one readable by others is narrowed to 0600.
+// A database holds prompts, tool output and possibly secrets, so it is private to its user.
 Status MakePrivate(const std::string& path) {
   if (path.empty() || path == ":memory:") return OkStatus();
-  int fd;
-  do {
-    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return ErrnoToStatus(errno, "open " + path);
-  struct stat st;
-  Status status = OkStatus();
-  if (::fstat(fd, &st) < 0) {
-    status = ErrnoToStatus(errno, "stat " + path);
-  } else if ((st.st_mode & 077) != 0 && ::fchmod(fd, 0600) < 0) {
-    status = ErrnoToStatus(errno, "chmod " + path);
-  }
-  ::close(fd);
-  return status;
+  return PosixFileSystem::MakePrivateFile(path);
 }
 
 }  // namespace

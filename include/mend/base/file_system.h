@@ -110,6 +110,11 @@ class PosixFileSystem final : public FileSystem {
   Result<std::unique_ptr<FileLock>> Lock(const std::string& path) override;
 
   static PosixFileSystem* Default();
+
+  // For files another library opens itself (SQLite databases, which it would create 0644 and whose
+  // -wal and -shm files get the database's mode): creates `path` empty with mode 0600 when it is
+  // missing, and narrows an existing file that others may read or write to 0600.
+  static Status MakePrivateFile(const std::string& path);
 };
 
 }  // namespace mend
