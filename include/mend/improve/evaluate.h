@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "mend/agent/agent.h"
+#include "mend/agent/agent_spec.h"
 #include "mend/base/env.h"
 #include "mend/base/result.h"
 #include "mend/improve/cases.h"
@@ -24,8 +26,10 @@ struct AgentText {
   friend bool operator==(const AgentText&, const AgentText&) = default;
 };
 
-// Reads instructions.md and every skills/*.md of an agent folder. Errors of the file system keep
-// their code and name the file.
+// Reads instructions.md (empty when the folder has none) and every skills/*.md of an agent folder
+// (the files LoadAgentFolder reads: names longer than ".md" that do not start with '.'). Errors of
+// the file system keep their code and name the file (kNotFound for a missing folder);
+// kInvalidArgument when `agent_dir` is not a folder.
 Result<AgentText> ReadAgentText(FileSystem& fs, const std::string& agent_dir);
 
 // What the check command said about one run (docs/improve.md "Check command").
@@ -33,20 +37,23 @@ struct CheckVerdict {
   bool pass = false;
   double score = 0;
   // Empty when the check ran and printed a valid verdict. Otherwise why the run counts as failed:
-  // "timed out after 30s", "exited 3", "printed no JSON object: ...", "could not start: ..."
+  // "timed out after 30s", "exited 3: <first line of stderr>", "killed by signal 9",
+  // "printed no JSON object: ...", "printed an invalid verdict: ...", "could not start: ...",
+  // "not checked: ..." (a run with status "error" is never checked).
   std::string error;
 };
 
 // One run of one case in one arm, with everything the editor and the audit folder need.
 struct CaseRun {
   std::string case_id;
-  int repeat = 0;          // 0-based
-  std::string run_id;      // in the evaluation's own scratch store
-  std::string status;      // "completed", "failed", "quarantined", "waiting", or "error"
-  std::string output;      // the final answer; empty unless completed
-  std::string error;       // the run's error code and message (RunError) or mend's own error
-  std::string transcript;  // JSON array of {role, content, tool_calls?, tool_call_id?, name?,
-                           // hook_decision?} in conversation order
+  int repeat = 0;      // 0-based
+  std::string run_id;  // "<case id>.<repeat>" in the arm's scratch store (gone after the arm)
+  std::string status;  // "completed", "failed", "quarantined", "waiting", or "error"
+  std::string output;  // the final answer; empty unless completed
+  std::string error;   // the run's error code and message (RunError) or mend's own error
+  // JSON array of {role, content, tool_calls?, tool_call_id?, name?, is_error?, hook_decision?}
+  // in conversation order (the system prompt first); "[]" when the run never started.
+  std::string transcript;
   double cost_usd = 0;
   CheckVerdict check;
   RunScore score() const { return RunScore{check.pass, check.score, cost_usd}; }
@@ -58,17 +65,26 @@ struct ArmRuns {
 };
 
 struct EvaluateOptions {
-  Env env;                                 // clock, random, fs (a PosixFileSystem in the CLI)
-  llm::LlmProvider* provider = nullptr;    // not owned; used by every run concurrently
-  std::string agent_dir;                   // the original folder; never written
-  std::string model;                       // overrides the folder's model when not empty
-  std::string scratch_dir;                 // runs' copies go below it; created 0700
+  // clock, random, fs. fs must work on the operating system's files (a PosixFileSystem): the copies
+  // are run by real processes (tools, the check command).
+  Env env;
+  llm::LlmProvider* provider = nullptr;  // not owned; used by every run concurrently
+  std::string agent_dir;                 // the original folder; never written
+  std::string model;                     // overrides the folder's model when not empty
+  // Runs' copies and the arm's checkpoint store go below it. Created 0700 (with its parents) when
+  // missing; an existing one must be empty. Emptied again (and removed when EvaluateArm created
+  // it) before EvaluateArm returns.
+  std::string scratch_dir;
   std::vector<std::string> check_command;  // argv prefix; a case's check_args are appended
   std::chrono::milliseconds check_timeout{30'000};
   int repeats = 3;      // K >= 1
   int concurrency = 4;  // runs at the same time, >= 1
-  // Called after every finished run (any thread, serialised by Evaluate): progress displays.
+  // Called after every finished run (any thread, serialised by EvaluateArm): progress displays.
   std::function<void(const CaseRun&)> on_run;
+  // Optional: registers more hooks on each run's agent after the ShadowHook, with the spec loaded
+  // from the run's copy (the CLI adds the folder's [[checks]] here, which improve cannot build
+  // itself). Called concurrently for different runs. An error makes that run's status "error".
+  std::function<Status(agent::Agent&, const agent::AgentSpec&)> add_run_hooks;
 };
 
 // Runs every case `options.repeats` times with the agent folder's text replaced by `text`: each
@@ -80,8 +96,18 @@ struct EvaluateOptions {
 // check_args}, repeat}, cwd = the run's workspace copy. A check that exits non-zero, times out or
 // prints anything but one JSON object with a boolean "pass" (and optional finite "score") scores
 // the run as failed with CheckVerdict::error set; a run that fails in mend itself is recorded with
-// status "error". Neither stops the evaluation. Errors (kInvalidArgument) only for bad options
-// or an agent folder that does not load.
+// status "error" (and not checked). Neither stops the evaluation. Copies hold only directories and
+// regular files (docs/improve.md "Evaluation" says what happens to symbolic links); each run's
+// copies are removed after its check. Results are in case order, runs by repeat, whatever the
+// concurrency.
+//
+// Errors, before any run starts: kInvalidArgument for bad options (no provider, fs or clock,
+// repeats or concurrency < 1, an empty check command, a timeout <= 0, an empty agent_dir or
+// scratch_dir), a case without id or with an id used before, a case whose workspace fixture is not
+// a folder, a `text.skills` key that is not "skills/<name>.md", and candidate text the agent
+// folder does not load with; the loader's error (kNotFound for a missing folder, kInvalidArgument
+// naming the file) when the original folder does not load; kAlreadyExists when scratch_dir is not
+// empty; file system errors creating the scratch folder or its store keep their code.
 Result<ArmRuns> EvaluateArm(const AgentText& text, const std::vector<Case>& cases,
                             const EvaluateOptions& options);
 
