@@ -196,6 +196,11 @@ void AddRecoverKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(std::move(diagnosis));
 }
 
+void AddImproveKeys(std::vector<ConfigKeySpec>& keys) {
+  keys.push_back(String("improve.editor_model", "MEND_IMPROVE_EDITOR_MODEL", "editor-model",
+                        "model that proposes instruction edits; empty = the agent's model"));
+}
+
 void AddMemoryKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(
       Bool("memory.enabled", true, "MEND_MEMORY_ENABLED", "inject long-term memory into runs"));
@@ -272,6 +277,7 @@ std::vector<ConfigKeySpec> BuildSchema() {
   AddMemoryKeys(keys);
   AddHealKeys(keys);
   AddRecoverKeys(keys);
+  AddImproveKeys(keys);
   AddObserveKeys(keys);
   return keys;
 }

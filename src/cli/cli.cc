@@ -53,6 +53,7 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   AddResumeCommand(app, ctx);
   AddRecoverCommand(app, ctx);
   AddPruneCommand(app, ctx);
+  AddImproveCommand(app, ctx);
   AddForkCommand(app, ctx);
   AddApproveCommand(app, ctx);
   AddAnswerCommand(app, ctx);

@@ -98,6 +98,7 @@ void AddPendingCommand(CLI::App& app, CliContext& ctx);
 void AddShowCommand(CLI::App& app, CliContext& ctx);
 void AddRecoverCommand(CLI::App& app, CliContext& ctx);
 void AddPruneCommand(CLI::App& app, CliContext& ctx);
+void AddImproveCommand(CLI::App& app, CliContext& ctx);
 void AddResumeCommand(CLI::App& app, CliContext& ctx);
 void AddForkCommand(CLI::App& app, CliContext& ctx);
 void AddApproveCommand(CLI::App& app, CliContext& ctx);

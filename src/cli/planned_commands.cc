@@ -15,7 +15,6 @@ struct Planned {
 };
 
 constexpr Planned kPlanned[] = {
-    {"improve", "propose tested improvements to an agent's instructions"},
     {"serve", "HTTP API, /metrics, web UI, recovery loop and lesson workers"},
 };
 

@@ -189,10 +189,10 @@ TEST_F(MendBinaryTest, RunThenPendingThenResumeWithTheScriptedProvider) {
 }
 
 TEST_F(MendBinaryTest, PlannedCommandExitsOneWithOneLine) {
-  const ChildOutput r = Mend({"improve", "list"});
+  const ChildOutput r = Mend({"serve", "--port", "1"});
   EXPECT_EQ(r.status.code, 1);
   ExpectOneErrorLine(r);
-  EXPECT_EQ(r.err, "mend: improve is not implemented yet\n");
+  EXPECT_EQ(r.err, "mend: serve is not implemented yet\n");
   EXPECT_EQ(r.out, "");
 }
 

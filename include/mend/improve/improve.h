@@ -1,0 +1,122 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mend/base/env.h"
+#include "mend/base/result.h"
+#include "mend/improve/audit.h"
+#include "mend/improve/card.h"
+#include "mend/improve/cases.h"
+#include "mend/improve/evaluate.h"
+#include "mend/improve/gates.h"
+#include "mend/llm/provider.h"
+
+namespace mend::improve {
+
+// What ImproveAgent reports while it works (a progress display; never parse `message`).
+struct ImproveProgress {
+  enum class Kind { kRunDone, kCandidateJudged, kEditorAsked };
+  Kind kind = Kind::kRunDone;
+  std::string arm;               // "baseline" or "candidate-<n>"
+  int runs_done = 0;             // runs of this arm finished so far
+  int runs_total = 0;            // runs of this arm: cases × repeats
+  int best_training_passes = 0;  // the best arm so far: passing training runs
+  int training_runs = 0;         // training cases × repeats
+  std::string message;
+};
+
+// Evaluates one arm (EvaluateArm by default; tests inject their own).
+using ArmEvaluator =
+    std::function<Result<ArmRuns>(const AgentText& text, const std::vector<Case>& cases)>;
+
+struct ImproveOptions {
+  Env env;
+  std::string home;       // the audit folder goes to <home>/improve/<attempt-id>/
+  std::string agent_dir;  // read, never written by ImproveAgent (ApplyProposal writes)
+  std::vector<Case> cases;
+  // Case id -> what the failed run showed (CasesFromFailures' report, untrusted blocks inside);
+  // given to the editor for training cases only.
+  std::map<std::string, std::string> failure_reports;
+  double held_out_fraction = 0.25;
+  std::uint64_t seed = 0;  // the split's seed (recorded)
+
+  // The editor model.
+  llm::LlmProvider* editor = nullptr;  // not owned
+  std::string editor_model;            // empty: the provider's configured model
+  int candidates = 2;                  // per round, >= 1
+  int rounds = 2;                      // >= 1
+  // Bytes of one run's transcript shown to the editor (in untrusted blocks).
+  std::size_t max_transcript_bytes = 8 * 1024;
+
+  int repeats = 3;  // K runs per case and arm
+  GateOptions gates;
+  ArmEvaluator evaluate;                                    // required
+  std::function<void(const ImproveProgress&)> on_progress;  // optional, called on this thread
+};
+
+// One candidate: its text, where it came from and what the gates said about it.
+struct CandidateRecord {
+  int n = 0;       // "candidate-<n>", 1-based over the whole attempt
+  int round = 0;   // 1-based
+  int parent = 0;  // 0: the baseline
+  AgentText text;
+  std::vector<FileEdit> edits;
+  std::string rationale;
+  std::vector<RefusedEdit> refused;
+  GateDecision decision;
+  int training_passes = 0;  // passing training runs
+};
+
+struct ImproveReport {
+  std::string attempt_id;
+  std::string audit_dir;
+  AgentText base;  // the folder's text when the attempt started
+  // The card's subject: the proposal, or the candidate that came closest (most better training
+  // cases); std::nullopt when no candidate could be evaluated (e.g. every reply was malformed or
+  // proposed nothing).
+  std::optional<CandidateRecord> chosen;
+  ImproveResult result;
+  std::string card;  // FormatImproveResult(result)
+  std::vector<CandidateRecord> candidates;
+  std::vector<std::string> editor_errors;  // malformed replies and failed editor calls
+  int runs = 0;                            // agent runs evaluated in all
+};
+
+// DESIGN.md §9, docs/improve.md "The improve loop": splits the cases (seeded), evaluates the
+// unchanged agent on every case, then for `rounds` rounds asks the editor for `candidates`
+// candidates reflecting on the failing training runs of the round's parent (the Pareto front's
+// member with the most passing training runs; the baseline in round 1), evaluates each on every
+// case and judges it against the baseline with Decide. Held-out cases are evaluated and judged but
+// nothing about them reaches the editor. Every step is written to the audit folder. The outcome
+// is the best proposal (most better training cases, then most passing training runs, then lowest
+// cost per success), else `rejected` when some candidate was better on a training case but
+// refused by a gate, else `no_improvement`.
+// kInvalidArgument for bad options; errors of the file system and the evaluator come back as they
+// are (editor failures do not stop the attempt: they are recorded).
+Result<ImproveReport> ImproveAgent(const ImproveOptions& options);
+
+// The editor's request for one candidate (exposed for tests and the audit): the system prompt
+// (role, the reply protocol, kUntrustedNotice) and the user message (the current files, the
+// failing training runs with their check verdicts and transcripts in untrusted blocks, the
+// failure reports). `n`/`of` number the candidate within the round.
+struct EditorRunView {
+  const Case* c = nullptr;
+  const CaseRun* run = nullptr;
+  int passes = 0;
+  int runs = 0;
+};
+std::vector<llm::Message> BuildEditorMessages(const AgentText& text,
+                                              const std::vector<EditorRunView>& failing,
+                                              const std::map<std::string, std::string>& reports,
+                                              std::size_t max_transcript_bytes, int n, int of);
+
+// Applies the edits of a reply to `base` (a FileEdit replaces instructions.md or a skill file).
+AgentText ApplyEdits(const AgentText& base, const std::vector<FileEdit>& edits);
+
+}  // namespace mend::improve

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mend/base/clock.h"
+#include "mend/base/file_system.h"
+#include "mend/base/result.h"
+#include "mend/improve/evaluate.h"
+
+namespace mend::improve {
+
+// A proposal waiting for a person or applied by auto mode (docs/improve.md "Proposals"). It lives
+// in its attempt's audit folder as proposal.json, so the queue is the set of audit folders.
+enum class ProposalStatus { kQueued, kApplied, kRejected };
+std::string_view ProposalStatusName(ProposalStatus status);  // "queued", "applied", "rejected"
+
+struct Proposal {
+  std::string attempt_id;
+  std::string agent_dir;  // absolute
+  ProposalStatus status = ProposalStatus::kQueued;
+  std::string created_at;  // RFC 3339 UTC
+  std::string decided_at;  // when applied or rejected; empty while queued
+  // Every file the proposal writes, by path relative to the agent folder, with the lowercase hex
+  // SHA-256 of its text when the attempt started ("" for a file that did not exist then).
+  std::map<std::string, std::string> base_sha256;
+  std::map<std::string, std::string> files;  // path -> the new text
+  std::string note;  // why it is queued (e.g. auto mode refused) or the rejection's reason
+  friend bool operator==(const Proposal&, const Proposal&) = default;
+};
+
+// The proposal that turns `base` into `after` (only the files that differ).
+Proposal MakeProposal(std::string attempt_id, std::string agent_dir, const AgentText& base,
+                      const AgentText& after, Time now);
+
+// improve/<attempt_id>/proposal.json, written atomically (0600). kInvalidArgument for an invalid
+// attempt id; kNotFound when the audit folder does not exist.
+Status WriteProposal(FileSystem& fs, std::string_view home, const Proposal& proposal);
+// kNotFound when the attempt or its proposal does not exist ("attempt X made no proposal");
+// kDataLoss naming the file when it does not parse.
+Result<Proposal> ReadProposal(FileSystem& fs, std::string_view home, std::string_view attempt_id);
+
+// Writes the proposal's files into its agent folder if, and only if, every file is still what the
+// attempt started from: kFailedPrecondition naming the first file that changed (nothing is
+// written then; the proposal stays queued). The old texts are first copied to
+// improve/<id>/backup/<path> (0600); each file is then replaced atomically (write to a temporary
+// file, fsync, rename, fsync the folder), so a crash leaves every file either old or new and the
+// backup complete. kFailedPrecondition too for a proposal that is not queued.
+Result<Proposal> ApplyProposal(FileSystem& fs, Clock& clock, std::string_view home,
+                               std::string_view attempt_id);
+// Marks a queued proposal rejected with `reason`. kFailedPrecondition for one that is not queued.
+Result<Proposal> RejectProposal(FileSystem& fs, Clock& clock, std::string_view home,
+                                std::string_view attempt_id, std::string reason);
+
+// One line of `mend improve list`: an attempt and, when it made one, its proposal.
+struct AttemptSummary {
+  std::string attempt_id;
+  std::string agent_dir;
+  std::string outcome;  // decision.json's outcome; "unfinished" when there is none yet
+  std::string gate;     // the refusing gate of a rejected outcome
+  std::optional<ProposalStatus> proposal;  // std::nullopt: no proposal
+};
+// Every attempt under <home>/improve, newest first (attempt ids sort by time). Folders whose
+// name is not an attempt id are skipped; an attempt whose files do not parse is listed with
+// outcome "unreadable".
+Result<std::vector<AttemptSummary>> ListAttempts(FileSystem& fs, std::string_view home);
+
+}  // namespace mend::improve

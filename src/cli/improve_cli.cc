@@ -1,0 +1,252 @@
+// Printing of `mend improve` results and the subcommands that work on recorded attempts.
+#include "cli/improve_cli.h"
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mend/app/runtime.h"
+#include "mend/base/json.h"
+#include "mend/improve/audit.h"
+#include "mend/improve/card.h"
+
+namespace mend::cli {
+namespace {
+
+nlohmann::json OptionalUsd(const std::optional<double>& value) {
+  if (!value.has_value()) return nullptr;
+  return *value;
+}
+
+nlohmann::json DecisionJson(const improve::GateDecision& d) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const improve::CaseResult& c : d.cases) {
+    cases.push_back({{"id", c.case_id},
+                     {"held_out", c.held_out},
+                     {"runs", c.runs},
+                     {"before", c.baseline_passes},
+                     {"after", c.candidate_passes},
+                     {"verdict", improve::CaseVerdictName(c.verdict)}});
+  }
+  nlohmann::json gate = nullptr;
+  if (d.refused_by.has_value()) gate = improve::GateName(*d.refused_by);
+  return {{"outcome", improve::GateOutcomeName(d.outcome)},
+          {"gate", gate},
+          {"reason", d.reason},
+          {"cases", cases},
+          {"cost",
+           {{"before_per_success_usd", OptionalUsd(d.baseline_cost.per_success_usd)},
+            {"after_per_success_usd", OptionalUsd(d.candidate_cost.per_success_usd)},
+            {"limit_usd", OptionalUsd(d.cost_limit_usd)},
+            {"max_cost_increase", d.max_cost_increase}}}};
+}
+
+nlohmann::json ProposalJson(const std::optional<improve::Proposal>& p) {
+  if (!p.has_value()) return nullptr;
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& [path, text] : p->files) files.push_back(path);
+  return {{"status", improve::ProposalStatusName(p->status)},
+          {"note", p->note},
+          {"created_at", p->created_at},
+          {"decided_at", p->decided_at},
+          {"agent_dir", p->agent_dir},
+          {"files", files}};
+}
+
+void PrintProposalLine(std::ostream& out, const improve::Proposal& p) {
+  if (p.status == improve::ProposalStatus::kApplied) {
+    out << "applied to " << p.agent_dir << " (the old files are in improve/" << p.attempt_id
+        << "/backup/)\n";
+    return;
+  }
+  if (p.status == improve::ProposalStatus::kRejected) {
+    out << "rejected" << (p.note.empty() ? "" : ": " + p.note) << "\n";
+    return;
+  }
+  if (!p.note.empty()) out << p.note << "\n";
+  out << "queued: mend improve apply " << p.attempt_id << "  (or: mend improve reject "
+      << p.attempt_id << ")\n";
+}
+
+Status List(CliContext& ctx) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  MEND_ASSIGN_OR_RETURN(std::vector<improve::AttemptSummary> attempts,
+                        improve::ListAttempts(ctx.fs, runtime->home));
+  if (ctx.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const improve::AttemptSummary& a : attempts) {
+      nlohmann::json proposal = nullptr;
+      if (a.proposal.has_value()) proposal = improve::ProposalStatusName(*a.proposal);
+      list.push_back({{"attempt_id", a.attempt_id},
+                      {"agent_dir", a.agent_dir},
+                      {"outcome", a.outcome},
+                      {"gate", a.gate.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.gate)},
+                      {"proposal", proposal}});
+    }
+    ctx.out << DumpJson({{"attempts", list}}) << "\n";
+    return OkStatus();
+  }
+  if (attempts.empty()) {
+    ctx.out << "no improve attempts yet\n";
+    return OkStatus();
+  }
+  for (const improve::AttemptSummary& a : attempts) {
+    std::string outcome = a.outcome;
+    if (!a.gate.empty()) outcome += " (" + a.gate + ")";
+    std::string proposal = a.proposal.has_value()
+                               ? std::string(improve::ProposalStatusName(*a.proposal))
+                               : std::string("-");
+    ctx.out << a.attempt_id << "  " << outcome << "  proposal: " << proposal << "  " << a.agent_dir
+            << "\n";
+  }
+  return OkStatus();
+}
+
+Status Show(CliContext& ctx, const std::string& id) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  MEND_ASSIGN_OR_RETURN(improve::AuditRecord record, improve::ReadAudit(ctx.fs, runtime->home, id));
+  std::optional<improve::Proposal> proposal;
+  Result<improve::Proposal> read = improve::ReadProposal(ctx.fs, runtime->home, id);
+  if (read.ok()) {
+    proposal = *read;
+  } else if (read.status().code() != StatusCode::kNotFound) {
+    return read.status();
+  }
+  // The recorded decision checked against the recorded scores.
+  std::optional<bool> recomputed_matches;
+  if (record.decision.has_value()) {
+    Result<improve::GateDecision> again =
+        improve::RecomputeDecision(record, record.inputs.options.gates);
+    recomputed_matches = again.ok() && again->outcome == record.decision->outcome &&
+                         again->refused_by == record.decision->refused_by;
+  }
+  if (ctx.json) {
+    nlohmann::json decision = nullptr;
+    if (record.decision.has_value()) {
+      decision = {{"candidate", record.decision->candidate},
+                  {"outcome", improve::GateOutcomeName(record.decision->outcome)},
+                  {"reason", record.decision->reason}};
+    }
+    nlohmann::json matches = nullptr;
+    if (recomputed_matches.has_value()) matches = *recomputed_matches;
+    ctx.out << DumpJson({{"attempt_id", record.attempt_id},
+                         {"agent_dir", record.inputs.agent_dir},
+                         {"cases", record.inputs.cases.size()},
+                         {"editor_exchanges", record.editor.size()},
+                         {"score_rows", record.scores.size()},
+                         {"decision", decision},
+                         {"recomputed_matches", matches},
+                         {"card", record.card.value_or("")},
+                         {"proposal", ProposalJson(proposal)}})
+            << "\n";
+    return OkStatus();
+  }
+  ctx.out << "attempt " << record.attempt_id << " of " << record.inputs.agent_dir << "\n";
+  if (record.card.has_value()) {
+    ctx.out << *record.card;
+  } else {
+    ctx.out << "unfinished: no decision was recorded\n";
+  }
+  if (recomputed_matches.has_value()) {
+    ctx.out << (*recomputed_matches
+                    ? "audit: the recorded scores give the recorded decision\n"
+                    : "audit: the recorded scores do NOT give the recorded decision\n");
+  }
+  if (proposal.has_value()) PrintProposalLine(ctx.out, *proposal);
+  return OkStatus();
+}
+
+Status Apply(CliContext& ctx, const std::string& id) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  MEND_ASSIGN_OR_RETURN(improve::Proposal p,
+                        improve::ApplyProposal(ctx.fs, *runtime->env.clock, runtime->home, id));
+  if (ctx.json) {
+    ctx.out << DumpJson({{"attempt_id", p.attempt_id}, {"proposal", ProposalJson(p)}}) << "\n";
+  } else {
+    PrintProposalLine(ctx.out, p);
+  }
+  return OkStatus();
+}
+
+Status Reject(CliContext& ctx, const std::string& id, const std::string& reason) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  MEND_ASSIGN_OR_RETURN(improve::Proposal p,
+                        improve::RejectProposal(ctx.fs, *runtime->env.clock, runtime->home, id,
+                                                reason.empty() ? "rejected by hand" : reason));
+  if (ctx.json) {
+    ctx.out << DumpJson({{"attempt_id", p.attempt_id}, {"proposal", ProposalJson(p)}}) << "\n";
+  } else {
+    PrintProposalLine(ctx.out, p);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+void PrintImproveOutcome(CliContext& ctx, const ImproveOutcome& outcome) {
+  const improve::ImproveReport& r = outcome.report;
+  if (ctx.json) {
+    nlohmann::json j = DecisionJson(r.result.decision);
+    j["attempt_id"] = r.attempt_id;
+    j["audit_dir"] = r.audit_dir;
+    j["rationale"] = r.result.rationale;
+    std::string diff;
+    for (const improve::FileDiff& d : r.result.diffs) diff += d.diff;
+    j["diff"] = diff;
+    nlohmann::json refused = nlohmann::json::array();
+    for (const improve::RefusedEdit& e : r.result.refused_edits) {
+      refused.push_back({{"path", e.path},
+                         {"refusal", improve::EditRefusalName(e.refusal)},
+                         {"reason", e.reason}});
+    }
+    j["refused"] = refused;
+    j["proposal"] = ProposalJson(outcome.proposal);
+    j["candidates"] = r.candidates.size();
+    j["runs"] = r.runs;
+    j["editor_errors"] = r.editor_errors;
+    ctx.out << DumpJson(j) << "\n";
+    return;
+  }
+  ctx.out << r.card;
+  for (const std::string& e : r.editor_errors) ctx.out << "editor: " << e << "\n";
+  ctx.out << "audit: " << r.audit_dir << "\n";
+  if (outcome.proposal.has_value()) PrintProposalLine(ctx.out, *outcome.proposal);
+}
+
+void AddImproveSubcommands(CLI::App& improve, CliContext& ctx) {
+  CLI::App* list = improve.add_subcommand("list", "improve attempts, newest first");
+  list->callback([&ctx] { ctx.action = [&ctx] { return List(ctx); }; });
+
+  auto show_id = std::make_shared<std::string>();
+  CLI::App* show = improve.add_subcommand("show", "an attempt's card, audit check and proposal");
+  show->add_option("ID", *show_id, "the attempt id (imp-...)")->required();
+  show->callback([&ctx, show_id] { ctx.action = [&ctx, show_id] { return Show(ctx, *show_id); }; });
+
+  auto apply_id = std::make_shared<std::string>();
+  CLI::App* apply = improve.add_subcommand(
+      "apply", "write a queued proposal into its agent folder, if the files are unchanged");
+  apply->add_option("ID", *apply_id, "the attempt id (imp-...)")->required();
+  apply->callback(
+      [&ctx, apply_id] { ctx.action = [&ctx, apply_id] { return Apply(ctx, *apply_id); }; });
+
+  auto reject_id = std::make_shared<std::string>();
+  auto reason = std::make_shared<std::string>();
+  CLI::App* reject = improve.add_subcommand("reject", "mark a queued proposal rejected");
+  reject->add_option("ID", *reject_id, "the attempt id (imp-...)")->required();
+  reject->add_option("--reason", *reason, "why (recorded in proposal.json)");
+  reject->callback([&ctx, reject_id, reason] {
+    ctx.action = [&ctx, reject_id, reason] { return Reject(ctx, *reject_id, *reason); };
+  });
+}
+
+Result<FailureCases> LoadFailureCases(app::Runtime& runtime, const agent::AgentSpec& spec,
+                                      const std::string& agent_dir) {
+  (void)runtime;
+  (void)spec;
+  (void)agent_dir;
+  return UnimplementedError("--from-failures is not wired yet");
+}
+
+}  // namespace mend::cli
