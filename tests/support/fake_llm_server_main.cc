@@ -123,10 +123,11 @@ int main(int argc, char** argv) {
   app.add_option("--port", options.port, "port on 127.0.0.1 (0: any free port)")
       ->check(CLI::Range(0, 65535));
   app.add_option("--script", options.script_path, "JSON array of scripted responses");
-  app.add_option("--default", options.default_path, "JSON response used when the script is done");
+  app.add_option("--default", options.default_path,
+                 "JSON response used when no route matches and the script is done");
   app.add_option("--routes", options.routes_path,
-                 "JSON array of routes: requests whose texts contain given strings get that "
-                 "route's responses in turn, before the script");
+                 "JSON array of routes: a request containing a route's strings gets its "
+                 "responses in turn, before the script");
   app.add_option("--latency-ms", options.latency_ms,
                  "delay before answers whose response sets no latency_ms")
       ->check(CLI::NonNegativeNumber);
