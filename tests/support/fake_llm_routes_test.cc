@@ -162,7 +162,7 @@ TEST_F(FakeLlmRoutesTest, InstructionWithQuotesAndNewlinesMatchesAsWritten) {
 
 TEST_F(FakeLlmRoutesTest, AnthropicMessagesAreRoutedOnSystemBlocksAndToolResults) {
   server_->AddRoute(Route("sys", {kReviewer}, {Text("by system")}));
-  server_->AddRoute(Route("result", {"listing of /tmp"}, {Text("by tool result")}));
+  server_->AddRoute(Route("result", {"listing of src"}, {Text("by tool result")}));
   Json system_blocks = {{"model", "c"},
                         {"max_tokens", 10},
                         {"system", {{{"type", "text"}, {"text", kReviewer}}}},
@@ -170,7 +170,7 @@ TEST_F(FakeLlmRoutesTest, AnthropicMessagesAreRoutedOnSystemBlocksAndToolResults
   EXPECT_EQ(PostJson("/v1/messages", system_blocks.dump())["content"][0]["text"], "by system");
   Json tool_result = Json::parse(R"({"model":"c","max_tokens":10,"messages":[
     {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1",
-      "content":"listing of /tmp: a b"}]}]})");
+      "content":"listing of src: a b"}]}]})");
   EXPECT_EQ(PostJson("/v1/messages", tool_result.dump())["content"][0]["text"], "by tool result");
 }
 
