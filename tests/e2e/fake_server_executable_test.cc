@@ -70,10 +70,11 @@ class FakeServerExecutableTest : public ::testing::Test {
     return output;
   }
 
-  Result<std::unique_ptr<llm::LlmProvider>> Provider(int port, const std::string& key) {
+  Result<std::unique_ptr<llm::LlmProvider>> Provider(int port, const std::string& key,
+                                                     const std::string& kind = "openai") {
     llm::ProviderOptions options;
-    options.kind = "openai";
-    options.model = "gpt-4o-mini";
+    options.kind = kind;
+    options.model = kind == "openai" ? "gpt-4o-mini" : "claude-test";
     options.base_url = "http://127.0.0.1:" + std::to_string(port);
     options.api_key = key;
     options.timeout = kBound;
@@ -160,6 +161,90 @@ TEST_F(FakeServerExecutableTest, LogRecordsEveryRequestWithTheKeyRedacted) {
     EXPECT_THAT(request["body"].get<std::string>(), HasSubstr("what do the notes say?"));
   }
   EXPECT_THAT(*log, Not(HasSubstr(kKey)));
+}
+
+// Two instruction sets, one of them with quotes and newlines as a real system prompt has.
+constexpr char kRoutes[] = R"([
+  {"name": "reviewer", "contains": "You review code.\nAnswer \"PASS\" or \"FAIL\".",
+   "responses": [{"text": "PASS"}, {"text": "FAIL"}]},
+  {"contains": ["You use tools.", "notes"], "cycle": false,
+   "responses": [{"tool_calls": [{"id": "call_9", "name": "read_file",
+                                  "arguments": {"path": "/notes.txt"}}]}]}
+])";
+
+TEST_F(FakeServerExecutableTest, RoutesAnswerByInstructionsOverBothApis) {
+  auto routes = dir_->WriteFile("routes.json", kRoutes);
+  MEND_ASSERT_OK(routes);
+  auto script = dir_->WriteFile("script.json", R"([{"text": "scripted"}])");
+  MEND_ASSERT_OK(script);
+  const std::string log_path = dir_->File("requests.jsonl");
+  auto port = StartServer({"--routes", *routes, "--script", *script, "--log", log_path});
+  MEND_ASSERT_OK(port);
+  auto openai = Provider(*port, kKey);
+  MEND_ASSERT_OK(openai);
+  auto anthropic = Provider(*port, kKey, "anthropic");
+  MEND_ASSERT_OK(anthropic);
+  auto ask = [](const std::string& system) {
+    llm::CompletionRequest request = Ask();
+    request.messages.insert(request.messages.begin(), llm::Message::System(system));
+    return request;
+  };
+  const std::string reviewer = "You review code.\nAnswer \"PASS\" or \"FAIL\".\nBe brief.";
+
+  std::vector<std::string> verdicts;
+  for (llm::LlmProvider* provider : {openai->get(), anthropic->get(), openai->get()}) {
+    auto verdict = provider->Complete(ask(reviewer));
+    MEND_ASSERT_OK(verdict);
+    verdicts.push_back(verdict->text);
+  }
+  EXPECT_THAT(verdicts, ::testing::ElementsAre("PASS", "FAIL", "PASS"));
+  for (int i = 0; i < 2; ++i) {
+    auto call = (*anthropic)->Complete(ask("You use tools."));
+    MEND_ASSERT_OK(call);
+    ASSERT_EQ(call->tool_calls.size(), 1u);
+    EXPECT_EQ(call->tool_calls[0].id, "call_9");
+    EXPECT_EQ(nlohmann::json::parse(call->tool_calls[0].arguments),
+              nlohmann::json({{"path", "/notes.txt"}}));
+  }
+  // Neither instruction set: the script, then the default.
+  auto scripted = (*openai)->Complete(ask("You translate."));
+  MEND_ASSERT_OK(scripted);
+  EXPECT_EQ(scripted->text, "scripted");
+  auto fallback = (*openai)->Complete(ask("You translate."));
+  MEND_ASSERT_OK(fallback);
+  EXPECT_EQ(fallback->text, "ok");
+
+  auto stopped = StopServer(SIGTERM);
+  MEND_ASSERT_OK(stopped);
+  EXPECT_EQ(stopped->status.code, 0);
+  auto log = ReadWholeFile(log_path);
+  MEND_ASSERT_OK(log);
+  EXPECT_EQ(Lines(*log).size(), 7u) << *log;
+}
+
+TEST_F(FakeServerExecutableTest, MalformedRoutesExitTwoWithOneLineNamingFileRouteAndKey) {
+  struct Case {
+    const char* json;
+    const char* where;
+  };
+  for (const Case& c : {Case{R"([{"contains": "a"}, {"contains": ["b", 3]}])",
+                             ": route 1, key contains: expected a string or an array of strings"},
+                        Case{R"([{"responses": [{"text": "a"}, {"statuss": 500}]}])",
+                             ": route 0, response 1, key statuss: unknown key"},
+                        Case{R"([{"contains": "a"})", ": routes file is not valid JSON"}}) {
+    auto routes = dir_->WriteFile("bad_routes.json", c.json);
+    MEND_ASSERT_OK(routes);
+    auto result = RunProcess({FAKE_LLM_SERVER_BINARY, "--port", "0", "--routes", *routes},
+                             {"PATH=/usr/bin:/bin"}, kBound);
+    MEND_ASSERT_OK(result);
+    EXPECT_TRUE(result->status.exited);
+    EXPECT_EQ(result->status.code, 2) << c.json;
+    EXPECT_EQ(result->out, "");
+    const std::vector<std::string> lines = Lines(result->err);
+    ASSERT_EQ(lines.size(), 1u) << result->err;
+    EXPECT_THAT(lines[0], StartsWith("fake_llm_server: INVALID_ARGUMENT: " + *routes));
+    EXPECT_THAT(lines[0], HasSubstr(c.where));
+  }
 }
 
 TEST_F(FakeServerExecutableTest, WrongKeyIsAnAuthErrorThatDoesNotEchoEitherKey) {

@@ -4,7 +4,7 @@
 
 #include "tests/support/fake_llm_server.h"
 
-// The JSON form of scripted responses and recorded requests.
+// The JSON form of scripted responses, routes and recorded requests.
 namespace mend::testing {
 namespace {
 
@@ -153,13 +153,59 @@ Result<FakeResponse> FromJson(const Json& json, const std::string& where) {
   return response;
 }
 
-// nlohmann throws on malformed text; the exception ends here as a Status.
-Result<Json> ParseJson(std::string_view text) {
+// nlohmann throws on malformed text; the exception ends here as a Status. `what` names the text.
+Result<Json> ParseJson(std::string_view text, const char* what = "script") {
   try {
     return Json::parse(text);
   } catch (const Json::exception& e) {
-    return InvalidArgumentError(std::string("script is not valid JSON: ") + e.what());
+    return InvalidArgumentError(std::string(what) + " is not valid JSON: " + e.what());
   }
+}
+
+Status ReadContains(const FieldReader& in, const Json& value, std::vector<std::string>* out) {
+  if (value.is_string()) {
+    out->push_back(value.get<std::string>());
+    return OkStatus();
+  }
+  if (!value.is_array()) return in.Error("a string or an array of strings");
+  for (const Json& item : value) {
+    if (!item.is_string()) return in.Error("a string or an array of strings");
+    out->push_back(item.get<std::string>());
+  }
+  return OkStatus();
+}
+
+Status ReadResponses(const FieldReader& in, const Json& value, const std::string& where,
+                     std::vector<FakeResponse>* out) {
+  if (!value.is_array()) return in.Error("an array of responses");
+  for (size_t i = 0; i < value.size(); ++i) {
+    MEND_ASSIGN_OR_RETURN(FakeResponse r,
+                          FromJson(value[i], where + ", response " + std::to_string(i)));
+    out->push_back(std::move(r));
+  }
+  return OkStatus();
+}
+
+Result<FakeRoute> RouteFromJson(const Json& json, const std::string& where) {
+  if (!json.is_object()) return InvalidArgumentError(where + ": expected a JSON object");
+  FakeRoute route;
+  for (const auto& [key, value] : json.items()) {
+    FieldReader in(value, where + ", key " + key);
+    if (key == "name") {
+      MEND_RETURN_IF_ERROR(in.String(&route.name));
+    } else if (key == "contains") {
+      MEND_RETURN_IF_ERROR(ReadContains(in, value, &route.contains));
+    } else if (key == "responses") {
+      MEND_RETURN_IF_ERROR(ReadResponses(in, value, where, &route.responses));
+    } else if (key == "cycle") {
+      bool cycle = true;
+      MEND_RETURN_IF_ERROR(in.Bool(&cycle));
+      route.after_last = cycle ? FakeRoute::AfterLast::kCycle : FakeRoute::AfterLast::kRepeatLast;
+    } else {
+      return in.Unknown();
+    }
+  }
+  return route;
 }
 
 }  // namespace
@@ -178,6 +224,17 @@ Result<std::vector<FakeResponse>> ParseFakeScript(std::string_view text) {
 Result<FakeResponse> ParseFakeResponse(std::string_view text) {
   MEND_ASSIGN_OR_RETURN(Json json, ParseJson(text));
   return FromJson(json, "response");
+}
+
+Result<std::vector<FakeRoute>> ParseFakeRoutes(std::string_view text) {
+  MEND_ASSIGN_OR_RETURN(Json json, ParseJson(text, "routes file"));
+  if (!json.is_array()) return InvalidArgumentError("routes must be a JSON array of routes");
+  std::vector<FakeRoute> routes;
+  for (size_t i = 0; i < json.size(); ++i) {
+    MEND_ASSIGN_OR_RETURN(FakeRoute route, RouteFromJson(json[i], "route " + std::to_string(i)));
+    routes.push_back(std::move(route));
+  }
+  return routes;
 }
 
 std::string RecordedRequestToJsonLine(const RecordedRequest& request) {

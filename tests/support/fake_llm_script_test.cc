@@ -97,5 +97,55 @@ TEST(FakeScriptTest, SingleResponseParses) {
   EXPECT_THAT(ParseFakeResponse("[]"), StatusIs(StatusCode::kInvalidArgument));
 }
 
+TEST(FakeRoutesTest, ParsesEveryKey) {
+  auto routes = ParseFakeRoutes(R"([
+    {"name": "reviewer", "contains": ["You review code.\nSay \"PASS\"", "diff"],
+     "responses": [{"text": "PASS"}, {"tool_calls": [{"name": "ls"}]}], "cycle": false},
+    {"contains": "grade", "responses": [{"status": 429}]},
+    {"name": "aside"}
+  ])");
+  ASSERT_TRUE(routes.ok()) << routes.status();
+  ASSERT_EQ(routes->size(), 3u);
+  const FakeRoute& reviewer = (*routes)[0];
+  EXPECT_EQ(reviewer.name, "reviewer");
+  EXPECT_THAT(reviewer.contains, ::testing::ElementsAre("You review code.\nSay \"PASS\"", "diff"));
+  ASSERT_EQ(reviewer.responses.size(), 2u);
+  EXPECT_EQ(reviewer.responses[0].text, "PASS");
+  ASSERT_EQ(reviewer.responses[1].tool_calls.size(), 1u);
+  EXPECT_EQ(reviewer.responses[1].tool_calls[0].id, "call_1");
+  EXPECT_EQ(reviewer.after_last, FakeRoute::AfterLast::kRepeatLast);
+  const FakeRoute& grade = (*routes)[1];
+  EXPECT_EQ(grade.name, "");
+  EXPECT_THAT(grade.contains, ::testing::ElementsAre("grade"));
+  EXPECT_EQ(grade.responses[0].status, 429);
+  EXPECT_EQ(grade.after_last, FakeRoute::AfterLast::kCycle);
+  EXPECT_TRUE((*routes)[2].contains.empty());
+  EXPECT_TRUE((*routes)[2].responses.empty());
+}
+
+TEST(FakeRoutesTest, ErrorsNameTheRouteAndKey) {
+  struct Case {
+    const char* json;
+    const char* where;
+  };
+  for (const Case& c : {
+           Case{R"([{"text":"a"}])", "route 0, key text: unknown key"},
+           Case{R"([{}, {"contains": 3}])", "route 1, key contains: expected a string or an array"},
+           Case{R"([{"contains": ["a", 1]}])", "route 0, key contains: expected"},
+           Case{R"([{"name": 1}])", "route 0, key name: expected a string"},
+           Case{R"([{"cycle": "yes"}])", "route 0, key cycle: expected true or false"},
+           Case{R"([{"responses": {"text": "a"}}])", "route 0, key responses: expected an array"},
+           Case{R"([{"responses": [{}, {"statuss": 1}]}])",
+                "route 0, response 1, key statuss: unknown key"},
+           Case{R"([{"responses": [{"status": "x"}]}])", "route 0, response 0, key status"},
+           Case{"[1]", "route 0: expected a JSON object"},
+           Case{R"({"contains": "a"})", "routes must be a JSON array"},
+           Case{"[{", "routes file is not valid JSON"},
+       }) {
+    EXPECT_THAT(ParseFakeRoutes(c.json), StatusIs(StatusCode::kInvalidArgument, HasSubstr(c.where)))
+        << c.json;
+  }
+}
+
 }  // namespace
 }  // namespace mend::testing

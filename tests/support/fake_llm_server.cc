@@ -12,6 +12,7 @@
 
 #include "tests/support/fake_llm_connections.h"
 #include "tests/support/fake_llm_render.h"
+#include "tests/support/fake_llm_routes.h"
 
 namespace mend::testing {
 namespace {
@@ -87,6 +88,18 @@ class FakeLlmServer::Impl {
     std::lock_guard<std::mutex> lock(mu_);
     default_ = std::move(r);
   }
+  void AddRoute(FakeRoute route) {
+    std::lock_guard<std::mutex> lock(mu_);
+    routes_.Add(std::move(route));
+  }
+  void ClearRoutes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    routes_.Clear();
+  }
+  int64_t RouteHits(std::string_view name) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return routes_.Hits(name);
+  }
   void RequireApiKey(std::string key) {
     std::lock_guard<std::mutex> lock(mu_);
     api_key_ = std::move(key);
@@ -109,7 +122,7 @@ class FakeLlmServer::Impl {
   void Handle(Endpoint endpoint, const httplib::Request& req, httplib::Response& res);
   void Record(const httplib::Request& req);
   bool Authorized(const httplib::Request& req) const;
-  FakeResponse Next();
+  FakeResponse Next(const Json& request);
   void Wait(std::chrono::milliseconds latency);
   void Respond(Endpoint endpoint, const Json& request, const FakeResponse& r,
                httplib::Response& res);
@@ -128,6 +141,7 @@ class FakeLlmServer::Impl {
   mutable std::mutex mu_;
   std::condition_variable stopping_cv_;
   bool stopping_ = false;
+  fake_llm::Routes routes_;
   std::deque<FakeResponse> script_;
   FakeResponse default_;
   std::string api_key_;
@@ -214,7 +228,7 @@ void FakeLlmServer::Impl::Handle(Endpoint endpoint, const httplib::Request& req,
     res.set_content(fake_llm::RenderError(endpoint, 400, r), kJson);
     return;
   }
-  r = Next();
+  r = Next(request);
   Wait(r.latency);
   Respond(endpoint, request, r, res);
 }
@@ -248,8 +262,19 @@ bool FakeLlmServer::Impl::Authorized(const httplib::Request& req) const {
          req.get_header_value("x-api-key") == key;
 }
 
-FakeResponse FakeLlmServer::Impl::Next() {
+FakeResponse FakeLlmServer::Impl::Next(const Json& request) {
+  bool routed = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    routed = !routes_.empty();
+  }
+  // The texts are decoded outside the lock: large requests must not serialise the others.
+  std::vector<std::string> texts;
+  if (routed) texts = fake_llm::RequestTexts(request);
   std::lock_guard<std::mutex> lock(mu_);
+  if (routed) {
+    if (std::optional<FakeResponse> answer = routes_.Answer(texts, default_)) return *answer;
+  }
   if (script_.empty()) return default_;
   FakeResponse r = std::move(script_.front());
   script_.pop_front();
@@ -358,6 +383,9 @@ std::string FakeLlmServer::base_url() const {
 }
 void FakeLlmServer::Enqueue(FakeResponse response) { impl_->Enqueue(std::move(response)); }
 void FakeLlmServer::SetDefault(FakeResponse response) { impl_->SetDefault(std::move(response)); }
+void FakeLlmServer::AddRoute(FakeRoute route) { impl_->AddRoute(std::move(route)); }
+void FakeLlmServer::ClearRoutes() { impl_->ClearRoutes(); }
+int64_t FakeLlmServer::RouteHits(std::string_view name) const { return impl_->RouteHits(name); }
 void FakeLlmServer::RequireApiKey(std::string key) { impl_->RequireApiKey(std::move(key)); }
 void FakeLlmServer::SetRequestObserver(RequestObserver observer) {
   impl_->SetRequestObserver(std::move(observer));

@@ -56,6 +56,26 @@ struct FakeResponse {
   std::vector<std::vector<float>> embeddings;
 };
 
+// A canned model keyed on what a request says, e.g. on its system prompt. A request matches when
+// every string of `contains` occurs inside one of the request's decoded texts (different strings
+// may occur in different texts): the `system` prompt (a string or text blocks), each message's
+// `content` (a string, or the `text` of each part or block, recursing into the `content` of
+// tool_result blocks) and the embedding `input`. Texts are compared after JSON decoding, so quotes,
+// backslashes and newlines match as written; comparison is byte-exact and case-sensitive. Roles,
+// model, tool names and tool-call arguments are not matched. An empty `contains` matches every
+// request.
+struct FakeRoute {
+  // What follows the last response: the first again, or the last again and again.
+  enum class AfterLast { kCycle, kRepeatLast };
+
+  std::string name;  // counts hits (FakeLlmServer::RouteHits); may be empty or shared
+  std::vector<std::string> contains;
+  // Answered in turn. Empty: every matching request gets the server's default response, which
+  // keeps those requests from using up the script.
+  std::vector<FakeResponse> responses;
+  AfterLast after_last = AfterLast::kCycle;
+};
+
 // A request the server received, in arrival order.
 struct RecordedRequest {
   std::string method;
@@ -77,6 +97,14 @@ Result<std::vector<FakeResponse>> ParseFakeScript(std::string_view json);
 // The same for a single response object (e.g. the --default file of the executable).
 Result<FakeResponse> ParseFakeResponse(std::string_view json);
 
+// Parses a routes file: a JSON array of route objects with the keys "name" (string), "contains" (a
+// string or an array of strings; absent: matches everything), "responses" (an array of response
+// objects as in ParseFakeScript; absent or empty: the default response) and "cycle" (true:
+// AfterLast::kCycle, the default; false: kRepeatLast). Unknown keys and wrong types are
+// kInvalidArgument, naming the element and key ("route 1, key contains: ...", "route 0, response 2,
+// key status: ...").
+Result<std::vector<FakeRoute>> ParseFakeRoutes(std::string_view json);
+
 // One JSON object on one line (no trailing newline) describing `request`: method, path, body,
 // connection_id and headers, with the values of Authorization and x-api-key redacted.
 std::string RecordedRequestToJsonLine(const RecordedRequest& request);
@@ -88,8 +116,9 @@ struct FakeLlmServerOptions {
 
 // An OpenAI- and Anthropic-compatible HTTP server on 127.0.0.1 with an ephemeral port, for tests
 // and benchmarks (DESIGN.md §5). Endpoints: POST /v1/chat/completions, POST /v1/messages,
-// POST /v1/embeddings, GET /v1/models. Each POST with a JSON object body takes the next scripted
-// response in order; when the script is empty, the default response (a 200 "ok") is used. Bodies
+// POST /v1/embeddings, GET /v1/models. Each POST with a JSON object body is answered by the first
+// route it matches (in the order routes were added); failing that, by the next scripted response
+// in order; when the script is empty, by the default response (a 200 "ok"). Bodies
 // that are not a JSON object get a 400 and GET /v1/models a fixed list, neither using the script.
 // With "stream": true, chat completions and messages answer 200s as server-sent events (chunks
 // ending in "data: [DONE]", usage only with stream_options.include_usage; or Anthropic's
@@ -110,6 +139,14 @@ class FakeLlmServer {
 
   void Enqueue(FakeResponse response);
   void SetDefault(FakeResponse response);
+  // Adds `route` after the routes already added; routes take priority over the script. A route's
+  // position in its responses advances once per matching request, under the server's lock, so
+  // concurrent requests get each response exactly as often as they would one after another.
+  void AddRoute(FakeRoute route);
+  // Removes every route, with its position and hit count.
+  void ClearRoutes();
+  // How many requests routes named `name` have answered since they were added (0 when none is).
+  int64_t RouteHits(std::string_view name) const;
   // Requests must carry this bearer token / x-api-key, otherwise 401. Empty: no check.
   void RequireApiKey(std::string key);
 

@@ -1,7 +1,8 @@
 // fake_llm_server: the fake OpenAI/Anthropic server as a process, for end-to-end tests and
 // benchmarks. Prints "listening on 127.0.0.1:<port>" once ready and serves until SIGTERM/SIGINT;
 // with --announce, also one line per request as it arrives.
-// Exit codes: 0 after a signal, 2 for bad options or an unreadable script, 1 when it cannot listen.
+// Exit codes: 0 after a signal, 2 for bad options or an unreadable script, default, routes or log
+// file, 1 when it cannot listen.
 
 #include <signal.h>
 
@@ -21,11 +22,13 @@ namespace {
 using mend::Result;
 using mend::testing::FakeLlmServer;
 using mend::testing::FakeResponse;
+using mend::testing::FakeRoute;
 
 struct Options {
   int port = 0;
   std::string script_path;
   std::string default_path;
+  std::string routes_path;
   int latency_ms = 0;
   std::string api_key;
   std::string log_path;
@@ -40,8 +43,25 @@ Result<std::string> ReadFile(const std::string& path) {
   return contents.str();
 }
 
-// Loads the script and default response into `server`; errors name the file.
+// Adds the routes of the --routes file to `server`, in file order; errors name the file.
+mend::Status AddRoutes(const Options& options, FakeLlmServer& server) {
+  if (options.routes_path.empty()) return mend::OkStatus();
+  MEND_ASSIGN_OR_RETURN(std::string text, ReadFile(options.routes_path));
+  Result<std::vector<FakeRoute>> routes = mend::testing::ParseFakeRoutes(text);
+  if (!routes.ok()) return routes.status().Annotate(options.routes_path);
+  for (FakeRoute& route : *routes) {
+    for (FakeResponse& response : route.responses) {
+      if (response.latency.count() == 0)
+        response.latency = std::chrono::milliseconds(options.latency_ms);
+    }
+    server.AddRoute(std::move(route));
+  }
+  return mend::OkStatus();
+}
+
+// Loads the routes, script and default response into `server`; errors name the file.
 mend::Status Configure(const Options& options, FakeLlmServer& server) {
+  MEND_RETURN_IF_ERROR(AddRoutes(options, server));
   std::chrono::milliseconds latency(options.latency_ms);
   if (!options.default_path.empty()) {
     MEND_ASSIGN_OR_RETURN(std::string text, ReadFile(options.default_path));
@@ -103,9 +123,13 @@ int main(int argc, char** argv) {
   app.add_option("--port", options.port, "port on 127.0.0.1 (0: any free port)")
       ->check(CLI::Range(0, 65535));
   app.add_option("--script", options.script_path, "JSON array of scripted responses");
-  app.add_option("--default", options.default_path, "JSON response used when the script is done");
+  app.add_option("--default", options.default_path,
+                 "JSON response used when no route matches and the script is done");
+  app.add_option("--routes", options.routes_path,
+                 "JSON array of routes: a request containing a route's strings gets its "
+                 "responses in turn, before the script");
   app.add_option("--latency-ms", options.latency_ms,
-                 "delay before answers whose script entry sets no latency_ms")
+                 "delay before answers whose response sets no latency_ms")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--api-key", options.api_key, "require this bearer token or x-api-key");
   app.add_option("--log", options.log_path, "append recorded requests as JSON lines");
