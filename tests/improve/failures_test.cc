@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -157,11 +158,12 @@ class World {
 
   // Writes every span ended so far to a fresh observe.db and returns it.
   std::unique_ptr<obs::SpanStore> SpanDb() {
-    auto db = std::move(obs::SpanStore::Open(dir_ + "/observe.db")).value();
+    auto db = std::move(obs::SpanStore::Open(span_db_path())).value();
     MEND_EXPECT_OK(db->Write(memory_spans->spans()));
     return db;
   }
 
+  std::string span_db_path() const { return dir_ + "/observe.db"; }
   store::CheckpointStore& store() { return *store_; }
   mend::testing::FakeCheckpointStore* fake() { return fake_; }
 
@@ -472,6 +474,22 @@ TEST_P(CasesFromFailuresTest, TraceShowsFailedModelTurnsAndTextTheTranscriptLack
   EXPECT_THAT(report, HasSubstr("trace: attempt send ended failed, error INVALID_ARGUMENT:\n"
                                 "<untrusted-data source=\"trace:attempt\""));
   EXPECT_THAT(Blocks(report, 2048), ::testing::Contains(HasSubstr("bad request")));
+}
+
+TEST_P(CasesFromFailuresTest, AnUnreadableTraceCostsOnlyTheTrace) {
+  World w(GetParam());
+  w.Failed("r1", "Fix the parser");
+  std::unique_ptr<obs::SpanStore> spans = w.SpanDb();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(w.span_db_path().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE spans SET kind = 9", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+
+  FailureCases got = Must(CasesFromFailures(w.store(), spans.get(), Options()));
+  ASSERT_THAT(got.cases, SizeIs(1));
+  EXPECT_THAT(got.cases[0].report, HasSubstr("trace: could not be read (DATA_LOSS)\n"));
+  EXPECT_THAT(got.cases[0].report, HasSubstr("[4] tool flaky (call c1), error:"));
+  EXPECT_THAT(got.cases[0].report, Not(HasSubstr("trace: step")));
 }
 
 TEST_P(CasesFromFailuresTest, UndecodableMetadataIsSkippedAndAnOlderRunOfTheTaskUsed) {
