@@ -1,0 +1,106 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mend/base/result.h"
+#include "mend/improve/cases.h"
+
+namespace mend::store {
+class CheckpointStore;
+}  // namespace mend::store
+
+namespace mend::obs {
+class SpanStore;
+}  // namespace mend::obs
+
+namespace mend::improve {
+
+// `mend improve AGENT_DIR --from-failures` (DESIGN.md §9, docs/improve.md "Cases from failures"):
+// the unfinished runs of an agent that went wrong become improve cases, each with a failure report
+// an editor model reads.
+
+// Why a run counts as a failure. A run the progress guard stopped (status failed, error code
+// MEND_RUN_NO_PROGRESS) is kNoProgress, not kFailed; a quarantined run is kQuarantined whatever its
+// error. Completed, running and waiting runs are never failures.
+enum class FailureKind { kFailed, kQuarantined, kNoProgress };
+// "failed", "quarantined", "no_progress".
+std::string_view FailureKindName(FailureKind kind);
+
+struct FailureOptions {
+  // Which runs belong to the agent. A run matches when its recorded agent folder
+  // (RunRecord::agent_dir) equals `agent_dir` and, when `agent_name` is not empty, its recorded
+  // name equals `agent_name`. Folders are compared as text after lexical normalisation ("a/./b/"
+  // equals "a/b"), never through the file system: pass the absolute path runs record (the CLI
+  // records the absolute, normalised path of AGENT_DIR). At least one of the two must be set; an
+  // empty `agent_dir` matches on the name alone.
+  std::string agent_dir;
+  std::string agent_name;
+  // The kinds to include; at least one, repeats ignored.
+  std::vector<FailureKind> kinds = {FailureKind::kFailed, FailureKind::kQuarantined,
+                                    FailureKind::kNoProgress};
+  // At most this many cases (one per task), the newest first; at least 1.
+  std::size_t limit = 50;
+  // The escaped content of one untrusted-data block is at most this many bytes; at least 1.
+  std::size_t max_block_bytes = 2048;
+  // A whole report is at most this many bytes; middle entries of the transcript and trace are
+  // left out (and say so) to stay within it. At least 2 × max_block_bytes + kReportReserveBytes,
+  // the room the parts that are always shown need.
+  std::size_t max_report_bytes = 16 * 1024;
+};
+
+// The report room reserved beyond the task and error blocks (headings, tags, the omission line).
+inline constexpr std::size_t kReportReserveBytes = 1024;
+
+// One case made from the newest readable failed run of a task.
+struct FailureCase {
+  // id "run-<hex>" (the first 8 hex digits of SHA-256 of the normalised task, more when two tasks
+  // share them), task = the run's task as recorded, workspace empty (no fixture: see
+  // docs/improve.md), tags {"from-failure", kind name, error code (when the run has one)}.
+  Case c;
+  std::string run_id;
+  FailureKind kind = FailureKind::kFailed;
+  std::string error_code;     // RunError::code; "" when the run recorded none
+  std::string error_message;  // RunError::message, as recorded (untrusted text)
+  int duplicates = 0;         // other selected runs of the same task (older or unreadable)
+  // The run rendered for an editor: plain structure lines, and every text that came from a tool,
+  // a user or a model inside UntrustedBlock blocks. At most FailureOptions::max_report_bytes.
+  std::string report;
+};
+
+// A run that matched but could not be read; a case of its task (if any) comes from an older run.
+struct SkippedRun {
+  std::string run_id;
+  Status reason;  // kDataLoss (a record, message or state that does not decode) or kNotFound
+};
+
+struct FailureCases {
+  std::vector<FailureCase> cases;  // newest first (by the chosen run's creation)
+  std::vector<SkippedRun> skipped;
+  std::int64_t runs_matched = 0;  // runs of the agent with a selected kind, sessions excluded
+  std::int64_t tasks = 0;         // distinct normalised tasks among them
+};
+
+// The dedup key of a task: white space at both ends removed and every inner run of white space
+// (Unicode, as CollapseWhitespace) replaced by one space; case is kept.
+std::string NormalizeTask(std::string_view task);
+
+// Builds the cases. Reads every unfinished run of the store that matches `options` (failed and
+// quarantined, in pages, newest first), groups them by NormalizeTask, and for the newest
+// `options.limit` groups reads the newest run whose conversation decodes; its trace comes from
+// `spans` when given (nullable, not owned), looked up by the trace id the run recorded. Session
+// turns (`mend chat`) are left out: their task alone does not reproduce the conversation.
+//
+// A run whose record, messages or state does not decode (kDataLoss), or that disappeared meanwhile
+// (kNotFound), is listed in `skipped` and the next older run of its task is used instead; a
+// trace that cannot be read is said in the report and costs nothing else.
+//
+// Errors: kInvalidArgument for options out of range (the message names the field); other errors
+// of the store keep their code. Reads only; thread-safe as the stores are.
+Result<FailureCases> CasesFromFailures(store::CheckpointStore& runs, obs::SpanStore* spans,
+                                       const FailureOptions& options);
+
+}  // namespace mend::improve
