@@ -97,6 +97,19 @@ void PrintHeal(const DemoReport& r, std::ostream& out) {
       << "\n  the outage run is now " << store::RunStatusName(r.outage_final) << "\n";
 }
 
+void PrintImprove(const DemoReport& r, std::ostream& out) {
+  out << "\nimprove (layer 2): the failed runs become cases; an editor proposes an instruction "
+         "fix;\nevery case reruns twice per arm in shadow mode, one held out from the editor:\n";
+  for (const std::string& c : r.improve_cases) out << "  case " << c << "\n";
+  out << "  held out: " << r.improve_held_out << "; " << r.improve_runs
+      << " agent runs evaluated\n\n";
+  std::string card = r.improve_card;
+  if (!card.empty() && card.back() == '\n') card.pop_back();
+  PrintQuoted(card, out);
+  out << "  the proposal is queued (nothing changed yet): mend --home " << r.home
+      << " improve show " << r.improve_attempt << "\n";
+}
+
 void PrintText(const DemoReport& r, std::ostream& out) {
   const agent::RunResult& f = r.final;
   out << "mend demo: a durable run that crashes and resumes (offline, scripted model)\n"
@@ -130,6 +143,7 @@ void PrintText(const DemoReport& r, std::ostream& out) {
       << "; " << store::RunStatusName(r.unrelated.status) << "\n  the lesson has helped "
       << r.lesson_helped << " completed run(s) so far\n";
   PrintHeal(r, out);
+  PrintImprove(r, out);
   out << "\ntry: mend --home " << r.home << " memory recall \"" << r.similar_task << "\"\n";
   out << "try: mend --home " << r.home
       << " reflect list    (the lesson jobs the two failed heal runs left)\n";
@@ -201,7 +215,14 @@ nlohmann::json ToJson(const DemoReport& r) {
              {{"resumed", r.recovery.resumed},
               {"completed", r.recovery.completed},
               {"skipped_non_retryable", r.recovery.skipped.non_retryable}}},
-            {"outage_final_status", std::string(store::RunStatusName(r.outage_final))}}}};
+            {"outage_final_status", std::string(store::RunStatusName(r.outage_final))}}},
+          {"improve",
+           {{"cases", r.improve_cases},
+            {"held_out", r.improve_held_out},
+            {"attempt_id", r.improve_attempt},
+            {"outcome", r.improve_outcome},
+            {"runs", r.improve_runs},
+            {"card", r.improve_card}}}};
 }
 
 Status RunDemo(CliContext& ctx) {
@@ -218,6 +239,10 @@ Status RunDemo(CliContext& ctx) {
   if (report.looping.status != store::RunStatus::kFailed ||
       report.outage_final != store::RunStatus::kCompleted) {
     return InternalError("self-healing did not behave as the demo expects");
+  }
+  if (report.improve_outcome != "proposal") {
+    return InternalError("improve did not make the proposal the demo expects: " +
+                         report.improve_outcome);
   }
   if (ctx.json) {
     ctx.out << DumpJson(ToJson(report)) << "\n";

@@ -12,6 +12,10 @@
 #include "mend/app/lessons.h"
 #include "mend/app/recovery.h"
 #include "mend/app/runtime.h"
+#include "mend/improve/failures.h"
+#include "mend/improve/improve.h"
+#include "mend/improve/proposal.h"
+#include "mend/improve/split.h"
 #include "mend/llm/prices.h"
 #include "mend/llm/scripted_provider.h"
 #include "mend/memory/fact_store.h"
@@ -428,6 +432,141 @@ Status HealStory(Scenario& s) {
   return OkStatus();
 }
 
+// The sentence the demo's editor adds to the instructions, and the one the demo's model follows.
+constexpr char kStopSentence[] =
+    "When a file you need does not exist, say so in one sentence and stop; never read it again.";
+constexpr char kHaikuTask[] = "Write a haiku about autumn rain.";
+constexpr char kEditorReply[] =
+    "<file path=\"instructions.md\">\n"
+    "You fix the configuration of a small project. Read before you edit, change only the wrong "
+    "value, and answer with one sentence saying what you changed.\n"
+    "When a file you need does not exist, say so in one sentence and stop; never read it again.\n"
+    "</file>\n"
+    "<rationale>\n"
+    "Both failed runs kept reading a file that does not exist until the progress guard stopped "
+    "them; the instructions never said what to do when a file is missing.\n"
+    "</rationale>\n";
+
+// The model of the improve story: it behaves as its instructions (the system prompt) say, so a
+// candidate's text changes what it does. Without kStopSentence it keeps reading the file the task
+// names; with it, it stops and says the file is missing. A haiku task gets a haiku either way.
+// Stateless, so concurrent runs are deterministic. Costs follow gpt-4o-mini's price.
+class InstructionFollowingModel final : public llm::LlmProvider {
+ public:
+  explicit InstructionFollowingModel(std::shared_ptr<const llm::PriceTable> prices)
+      : prices_(std::move(prices)) {}
+  Result<llm::Completion> Complete(const llm::CompletionRequest& request) override {
+    std::string system;
+    std::string task;
+    bool tool_failed = false;
+    for (const llm::Message& m : request.messages) {
+      if (m.role == llm::Role::kSystem) system += m.content;
+      if (m.role == llm::Role::kUser && task.empty()) task = m.content;
+      if (m.role == llm::Role::kTool) tool_failed = tool_failed || m.is_error;
+    }
+    llm::Completion c;
+    c.model = "gpt-4o-mini";
+    c.usage = {static_cast<int64_t>(system.size() / 4 + 60), 25};
+    c.usage_reported = true;
+    if (task.find("haiku") != std::string::npos) {
+      c.text = "Rain on the maple / each leaf lets go of the sky / puddles keep the red";
+    } else if (tool_failed && system.find(kStopSentence) != std::string::npos) {
+      c.text = "The file the task needs does not exist, so there is nothing to do.";
+    } else {
+      const std::string file =
+          task.find("CHANGELOG") != std::string::npos ? "CHANGELOG.md" : "settings.cfg";
+      c.tool_calls.push_back({"call-" + std::to_string(request.messages.size()), "read_file",
+                              "{\"path\":\"" + file + "\"}"});
+      c.finish_reason = llm::FinishReason::kToolCalls;
+    }
+    c.cost_usd = prices_->CostUsd(c.model, c.usage);
+    return c;
+  }
+  std::string_view name() const override { return "demo-model"; }
+
+ private:
+  std::shared_ptr<const llm::PriceTable> prices_;
+};
+
+// The editor of the improve story: one scripted reply.
+class DemoEditor final : public llm::LlmProvider {
+ public:
+  Result<llm::Completion> Complete(const llm::CompletionRequest&) override {
+    llm::Completion c;
+    c.text = kEditorReply;
+    return c;
+  }
+  std::string_view name() const override { return "demo-editor"; }
+};
+
+// A fifth process: improve. The two runs the progress guard stopped become cases (from the store
+// and observe.db), a hand-written haiku case joins them and is held out, the editor proposes an
+// instruction fix and the gates judge it on 2 runs per case and arm, in shadow mode.
+Status ImproveStory(Scenario& s, std::shared_ptr<const llm::PriceTable> prices) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenProcess(s));
+  improve::FailureOptions failure_options;
+  failure_options.agent_dir = s.report.agent_dir;
+  MEND_ASSIGN_OR_RETURN(improve::FailureCases failures,
+                        improve::CasesFromFailures(*runtime->store, nullptr, failure_options));
+  if (failures.cases.empty()) return InternalError("improve found no failed run to learn from");
+  improve::ImproveOptions options;
+  options.env = s.env;
+  options.home = s.report.home;
+  options.agent_dir = s.report.agent_dir;
+  for (const improve::FailureCase& f : failures.cases) {
+    options.cases.push_back(f.c);
+    options.failure_reports[f.c.id] = f.report;
+  }
+  options.cases.push_back({"haiku", kHaikuTask, "", {}, {"by-hand"}});
+  for (const improve::Case& c : options.cases) {
+    s.report.improve_cases.push_back(c.id + ": " + c.task);
+  }
+  // One case in three held out; the seed is chosen so that the haiku case is the held-out one
+  // (every failure then teaches the editor something).
+  options.held_out_fraction = 1.0 / static_cast<double>(options.cases.size());
+  for (std::uint64_t seed = 1;; ++seed) {
+    improve::Split split = improve::SplitCases(options.cases, options.held_out_fraction, seed);
+    if (split.held_out.size() == 1 && split.held_out[0].id == "haiku") {
+      options.seed = seed;
+      break;
+    }
+  }
+  s.report.improve_held_out = "haiku";
+  DemoEditor editor;
+  InstructionFollowingModel model(std::move(prices));
+  options.editor = &editor;
+  options.candidates = 1;
+  options.rounds = 1;
+  options.repeats = 2;
+  improve::EvaluateOptions eval;
+  eval.env = s.env;
+  eval.provider = &model;
+  eval.agent_dir = s.report.agent_dir;
+  eval.scratch_dir = JoinPath(s.report.home, "improve-scratch");
+  // Passes a run that completed: the failures stopped without an answer.
+  eval.check_command = {"/bin/sh", "-c",
+                        "if grep -q '\"status\":\"completed\"'; then echo '{\"pass\":true}'; "
+                        "else echo '{\"pass\":false}'; fi"};
+  eval.repeats = options.repeats;
+  eval.concurrency = 2;
+  options.evaluate = [&eval](const improve::AgentText& text,
+                             const std::vector<improve::Case>& cases) {
+    return improve::EvaluateArm(text, cases, eval);
+  };
+  MEND_ASSIGN_OR_RETURN(improve::ImproveReport report, improve::ImproveAgent(options));
+  s.report.improve_attempt = report.attempt_id;
+  s.report.improve_outcome = improve::GateOutcomeName(report.result.decision.outcome);
+  s.report.improve_card = report.card;
+  s.report.improve_runs = report.runs;
+  if (report.result.decision.outcome == improve::GateOutcome::kProposal && report.chosen) {
+    improve::Proposal proposal =
+        improve::MakeProposal(report.attempt_id, s.report.agent_dir, report.base,
+                              report.chosen->text, s.env.clock->Now());
+    MEND_RETURN_IF_ERROR(improve::WriteProposal(*s.env.fs, s.report.home, proposal));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<DemoReport> RunDemoScenario(const std::string& home) {
@@ -438,7 +577,7 @@ Result<DemoReport> RunDemoScenario(const std::string& home) {
   Env env = Env::Default();
   env.fs = &fs;
   auto prices = std::make_shared<const llm::PriceTable>(llm::PriceTable::Defaults());
-  auto scenario = std::make_unique<Scenario>(std::move(config), env, std::move(prices));
+  auto scenario = std::make_unique<Scenario>(std::move(config), env, prices);
   Scenario& s = *scenario;
   s.narrator = std::make_shared<Narrator>(s.report);
   s.report.home = home;
@@ -450,6 +589,7 @@ Result<DemoReport> RunDemoScenario(const std::string& home) {
   MEND_RETURN_IF_ERROR(FailAndEnqueue(s));
   MEND_RETURN_IF_ERROR(LearnAndRecall(s));
   MEND_RETURN_IF_ERROR(HealStory(s));
+  MEND_RETURN_IF_ERROR(ImproveStory(s, prices));
   return std::move(s.report);
 }
 

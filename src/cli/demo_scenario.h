@@ -63,6 +63,15 @@ struct DemoReport {
   agent::RunResult outage_failed;  // the run as the outage left it
   heal::TickReport recovery;       // the pass of the recovery loop
   store::RunStatus outage_final = store::RunStatus::kRunning;
+
+  // Improve (layer 2): the failed runs become cases, the editor proposes an instruction fix, every
+  // case reruns in shadow mode with the baseline and the candidate, and the gates decide.
+  std::vector<std::string> improve_cases;  // "<id>: <task>", from failures and by hand
+  std::string improve_held_out;            // the held-out case's id
+  std::string improve_attempt;             // the attempt id (improve/<id>/)
+  std::string improve_outcome;             // "proposal" when the demo goes as designed
+  std::string improve_card;                // FormatImproveResult's card
+  int improve_runs = 0;                    // agent runs evaluated
 };
 
 // Runs the demo scenario in `home` (created when missing) on the real filesystem: writes a small
@@ -74,7 +83,9 @@ struct DemoReport {
 // "## Long-term Memory" and makes no wrong guess, and an unrelated one receives nothing. Last, a
 // run that keeps calling a failing tool is stopped by the progress guard, and a run failed by a
 // provider outage is brought back by one pass of the recovery loop, which leaves the stopped run
-// alone. Errors are failures of mend itself (the store, the disk), or kInternal when the scenario
+// alone. Then improve turns the failed runs into cases, an editor proposes an instruction fix,
+// and the gates judge it on every case (one held out), leaving a queued proposal. Errors are
+// failures of mend itself (the store, the disk), or kInternal when the scenario
 // did not go as scripted.
 Result<DemoReport> RunDemoScenario(const std::string& home);
 

@@ -11,6 +11,8 @@
 #include "mend/base/json.h"
 #include "mend/improve/audit.h"
 #include "mend/improve/card.h"
+#include "mend/improve/failures.h"
+#include "mend/obs/span_store.h"
 
 namespace mend::cli {
 namespace {
@@ -243,10 +245,28 @@ void AddImproveSubcommands(CLI::App& improve, CliContext& ctx) {
 
 Result<FailureCases> LoadFailureCases(app::Runtime& runtime, const agent::AgentSpec& spec,
                                       const std::string& agent_dir) {
-  (void)runtime;
-  (void)spec;
-  (void)agent_dir;
-  return UnimplementedError("--from-failures is not wired yet");
+  // observe.db adds what each run's trace says; without it (observe off, nothing traced yet) the
+  // run store alone gives the cases.
+  std::unique_ptr<obs::SpanStore> spans;
+  Result<std::unique_ptr<obs::SpanStore>> opened =
+      obs::SpanStore::OpenReadOnly(JoinPath(runtime.home, "observe.db"));
+  if (opened.ok()) {
+    spans = std::move(*opened);
+  } else if (opened.status().code() != StatusCode::kNotFound) {
+    return opened.status();
+  }
+  improve::FailureOptions options;
+  options.agent_dir = agent_dir;
+  options.agent_name = spec.name;
+  MEND_ASSIGN_OR_RETURN(improve::FailureCases found,
+                        improve::CasesFromFailures(*runtime.store, spans.get(), options));
+  FailureCases out;
+  for (improve::FailureCase& f : found.cases) {
+    out.reports[f.c.id] = std::move(f.report);
+    out.cases.push_back(std::move(f.c));
+  }
+  out.skipped = static_cast<int>(found.skipped.size());
+  return out;
 }
 
 }  // namespace mend::cli

@@ -21,6 +21,7 @@ namespace mend::cli {
 struct FailureCases {
   std::vector<improve::Case> cases;
   std::map<std::string, std::string> reports;  // case id -> report
+  int skipped = 0;  // matching runs that could not be read (an older run of the task was used)
 };
 // The failed, quarantined and no-progress runs of the agent in `agent_dir` as cases
 // (improve/failures.h), with observe.db's spans when the home has one.

@@ -135,6 +135,10 @@ Status RunImprove(CliContext& ctx, const ImproveArgs& args) {
       return FailedPreconditionError("no failed, quarantined or no-progress run of " + spec.name +
                                      " to learn from; give cases with --cases FILE");
     }
+    if (failures.skipped > 0 && !ctx.json) {
+      ctx.err << "improve: " << failures.skipped
+              << " failed run(s) could not be read; older runs of their tasks were used\n";
+    }
     options.cases = std::move(failures.cases);
     options.failure_reports = std::move(failures.reports);
   } else {
