@@ -27,6 +27,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 constexpr char kAgentToml[] =
@@ -421,6 +422,39 @@ TEST_F(RunCommandsTest, DemoLessonReachesTheSimilarTaskOnly) {
   // `mend memory recall` shows exactly the section the run received.
   EXPECT_EQ(Mend({"memory", "recall", memory["similar_task"].get<std::string>()}), 0) << err();
   EXPECT_EQ(out(), section + "\n");
+}
+
+TEST_F(RunCommandsTest, DemoImproveQueuesATestedProposalThatApplyWrites) {
+  EXPECT_EQ(Mend({"demo", "--json"}), 0) << err();
+  const nlohmann::json improve = Json()["improve"];
+  EXPECT_EQ(improve["outcome"], "proposal");
+  ASSERT_EQ(improve["cases"].size(), 3u);  // the two stopped runs and the haiku case
+  EXPECT_EQ(improve["held_out"], "haiku");
+  EXPECT_EQ(improve["runs"], 12);  // 3 cases x 2 repeats x (baseline, candidate)
+  EXPECT_THAT(improve["card"].get<std::string>(),
+              HasSubstr("+When a file you need does not exist, say so in one sentence and stop"));
+  const std::string id = improve["attempt_id"];
+
+  EXPECT_EQ(Mend({"improve", "list", "--json"}), 0) << err();
+  ASSERT_EQ(Json()["attempts"].size(), 1u);
+  EXPECT_EQ(Json()["attempts"][0]["attempt_id"], id);
+  EXPECT_EQ(Json()["attempts"][0]["proposal"], "queued");
+  EXPECT_EQ(Mend({"improve", "show", id, "--json"}), 0) << err();
+  EXPECT_EQ(Json()["recomputed_matches"], true);
+  EXPECT_EQ(Json()["proposal"]["files"], nlohmann::json::array({"instructions.md"}));
+
+  // Nothing changed until a person applies it.
+  const std::string instructions = home_ + "/demo-agent/instructions.md";
+  EXPECT_THAT(*ReadFileToString(fs_, instructions), Not(HasSubstr("does not exist")));
+  EXPECT_EQ(Mend({"improve", "apply", id}), 0) << err();
+  EXPECT_THAT(*ReadFileToString(fs_, instructions),
+              HasSubstr("When a file you need does not exist, say so in one sentence and stop"));
+  EXPECT_THAT(*ReadFileToString(fs_, home_ + "/improve/" + id + "/backup/instructions.md"),
+              Not(HasSubstr("does not exist")));
+  EXPECT_EQ(Mend({"improve", "apply", id}), 1);
+  EXPECT_THAT(err(), HasSubstr("already applied"));
+  EXPECT_EQ(Mend({"improve", "reject", "imp-20990101T000000-00000000"}), 1);
+  EXPECT_THAT(err(), HasSubstr("no improve attempt named"));
 }
 
 }  // namespace
