@@ -457,5 +457,54 @@ TEST_F(RunCommandsTest, DemoImproveQueuesATestedProposalThatApplyWrites) {
   EXPECT_THAT(err(), HasSubstr("no improve attempt named"));
 }
 
+// The CLI path of --from-failures and --mode auto, on the demo's two stopped runs. The scripted
+// model answers in order, so with --concurrency 1 the baseline's four runs, the editor and the
+// candidate's four runs take the script's steps in turn.
+TEST_F(RunCommandsTest, ImproveFromFailuresInAutoModeAppliesAPassingProposal) {
+  ASSERT_EQ(Mend({"demo", "--json"}), 0) << err();
+  std::string steps;
+  for (int i = 0; i < 4; ++i) steps += R"({"text": "Done.", "output_tokens": 5},)";
+  steps +=
+      R"({"text": "<file path=\"instructions.md\">\nSay when a file is missing.\n</file>\n"},)";
+  for (int i = 0; i < 4; ++i)
+    steps += R"({"text": "The file is missing; stopped.", "output_tokens": 5},)";
+  steps.pop_back();
+  Script("[" + steps + "]");
+  const std::string agent = home_ + "/demo-agent";
+  ASSERT_EQ(
+      MendWithModel(
+          {"improve", agent, "--from-failures", "--held-out", "0", "--repeats", "2", "--candidates",
+           "1", "--rounds", "1", "--concurrency", "1", "--mode", "auto", "--check",
+           "grep -q missing && echo '{\"pass\":true}' || echo '{\"pass\":false}'", "--json"}),
+      0)
+      << err();
+  const nlohmann::json doc = Json();
+  EXPECT_EQ(doc["outcome"], "proposal") << doc.dump();
+  ASSERT_EQ(doc["cases"].size(), 2u);  // the reflexion story's and the heal story's stopped runs
+  for (const auto& c : doc["cases"]) {
+    EXPECT_THAT(c["id"].get<std::string>(), StartsWith("run-"));
+    EXPECT_EQ(c["verdict"], "better");
+  }
+  EXPECT_EQ(doc["runs"], 8);
+  EXPECT_EQ(doc["proposal"]["status"], "applied");
+  EXPECT_EQ(*ReadFileToString(fs_, agent + "/instructions.md"), "Say when a file is missing.\n");
+  // The editor saw the stopped runs' reports.
+  const std::string id = doc["attempt_id"];
+  auto request = ReadFileToString(fs_, home_ + "/improve/" + id + "/editor/1-1.request.txt");
+  ASSERT_TRUE(request.ok());
+  EXPECT_THAT(*request, HasSubstr("MEND_RUN_NO_PROGRESS"));
+  EXPECT_THAT(*request, HasSubstr("<untrusted-data source="));
+
+  // Bad flags are usage errors before anything runs.
+  EXPECT_EQ(
+      MendWithModel({"improve", agent, "--from-failures", "--check", "true", "--repeats", "1"}), 2);
+  EXPECT_THAT(err(), HasSubstr("--repeats"));
+  EXPECT_EQ(MendWithModel({"improve", agent, "--check", "true"}), 2);
+  EXPECT_THAT(err(), HasSubstr("--cases FILE and --from-failures"));
+  EXPECT_EQ(MendWithModel({"improve", agent, "--cases", dir_ + "/none.jsonl", "--check", "true"}),
+            1);
+  EXPECT_THAT(err(), HasSubstr("none.jsonl"));
+}
+
 }  // namespace
 }  // namespace mend::cli
