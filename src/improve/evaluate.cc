@@ -65,25 +65,40 @@ Status ValidateOptions(const AgentText& text, const std::vector<Case>& cases,
   return OkStatus();
 }
 
-// The folder's own workspace when it lies inside the folder ("workspace" for agent.toml's
-// `workspace = "workspace"`): runs use the case's fixture instead, so copying it with every run
-// would only cost time. "" when it lies elsewhere, is the folder itself or holds the folder's
-// skills or tools.
-std::string OwnWorkspaceInside(const agent::AgentSpec& spec, std::string dir) {
+// Where agent.toml's `workspace`, when it was a relative path, points from the folder.
+struct OwnWorkspace {
+  // Below the folder ("ws" for `workspace = "ws"`): runs use the case's fixture instead, so the
+  // copies get it empty rather than copy it with every run. Empty when it is not below the folder,
+  // is the folder itself, or is skills/ or tools/ (which the copies need).
+  std::string inside;
+  bool leaves = false;  // `workspace = "../project"`: a copy cannot resolve it
+};
+
+OwnWorkspace LocateOwnWorkspace(const agent::AgentSpec& spec, std::string dir) {
+  OwnWorkspace out;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  if (spec.workspace.size() <= dir.size() + 1 || !spec.workspace.starts_with(dir + "/")) return "";
-  std::string rel;
+  if (!spec.workspace.starts_with(dir + "/")) return out;
+  std::vector<std::string_view> parts;
   std::string_view rest = std::string_view(spec.workspace).substr(dir.size() + 1);
   while (!rest.empty()) {
     const size_t slash = rest.find('/');
     std::string_view part = rest.substr(0, slash);
     rest = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
     if (part.empty() || part == ".") continue;
-    if (part == "..") return "";
-    rel += rel.empty() ? std::string(part) : "/" + std::string(part);
+    if (part != "..") {
+      parts.push_back(part);
+    } else if (parts.empty()) {
+      out.leaves = true;
+      return out;
+    } else {
+      parts.pop_back();
+    }
   }
-  if (rel.empty() || rel == "skills" || rel == "tools") return "";
-  return rel;
+  for (std::string_view part : parts) {
+    out.inside += (out.inside.empty() ? "" : "/") + std::string(part);
+  }
+  if (out.inside == "skills" || out.inside == "tools") out.inside.clear();
+  return out;
 }
 
 Status WriteFile(FileSystem& fs, const std::string& path, std::string_view data) {
@@ -105,8 +120,9 @@ std::string ReplaceAll(std::string text, const std::string& from, const std::str
 // text the folder cannot hold (a skill without front matter, say) stops the arm before any run.
 Status PrepareAgentCopy(FileSystem& fs, const agent::AgentSpec& original, const AgentText& text,
                         const std::string& from, const std::string& to) {
+  const OwnWorkspace own = LocateOwnWorkspace(original, from);
   internal::CopyTreeOptions copy;
-  copy.empty_subdir = OwnWorkspaceInside(original, from);
+  copy.empty_subdir = own.inside;
   MEND_RETURN_IF_ERROR(internal::CopyTree(fs, from, to, copy));
   MEND_RETURN_IF_ERROR(WriteFile(fs, JoinPath(to, "instructions.md"), text.instructions));
   if (!text.skills.empty()) MEND_RETURN_IF_ERROR(fs.CreateDirs(JoinPath(to, "skills")));
@@ -115,6 +131,12 @@ Status PrepareAgentCopy(FileSystem& fs, const agent::AgentSpec& original, const 
   }
   Result<agent::AgentSpec> loaded = agent::LoadAgentFolder(fs, to);
   if (loaded.ok()) return OkStatus();
+  if (own.leaves) {
+    return InvalidArgumentError(
+        from + "/agent.toml: workspace " + original.workspace +
+        " is a relative path out of the folder, which a copy of the folder cannot resolve; make "
+        "it absolute or leave it out to evaluate the folder");
+  }
   // The loader names files of the copy; the user knows them by the original folder's name.
   return Status(loaded.status().code(),
                 "with the candidate's text: " +

@@ -20,10 +20,6 @@ using nlohmann::json;
 // so no other holder ever competes, and no host or process needs to be recorded.
 store::LeaseHolder EvaluationHolder() { return store::LeaseHolder{"improve-evaluate", "", "", 0}; }
 
-std::string FormatStatus(const Status& s) {
-  return std::string(StatusCodeName(s.code())) + ": " + std::string(s.message());
-}
-
 json ToolCallsJson(const std::vector<llm::ToolCall>& calls) {
   json out = json::array();
   for (const llm::ToolCall& call : calls) {
@@ -139,7 +135,7 @@ CaseRun RunCase(const ArmContext& ctx, const Case& c, size_t case_index, int rep
   } else {
     run.status = "error";
     run.output.clear();
-    run.error = FormatStatus(driven);
+    run.error = driven.ToString();
     run.check.error = "not checked: the run stopped on an error of mend";
   }
   run.transcript = DumpJson(transcript);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "improve/evaluate_check.h"
 #include "mend/base/manual_clock.h"
 #include "mend/base/random.h"
 #include "tests/support/status_matchers.h"
@@ -555,6 +556,13 @@ TEST_F(EvaluateTest, AFolderOrTextThatDoesNotLoadStopsTheArmBeforeAnyRun) {
                                         "/skills/broken.md:1:"),
                              ::testing::Not(HasSubstr("scratch")))));
   EXPECT_FALSE(fs_.Exists(Path("scratch")));
+
+  // The folder loads where it is, but its copies would look for ../proj beside themselves.
+  MEND_ASSERT_OK(fs_.CreateDirs(Path("proj")));
+  Write("agent/agent.toml", std::string(kAgentToml) + "workspace = \"../proj\"\n");
+  EXPECT_THAT(EvaluateArm(OriginalText(), cases, Options(&model)),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("relative path out of the folder")));
+  EXPECT_FALSE(fs_.Exists(Path("scratch")));
   EXPECT_TRUE(model.requests().empty());
 }
 
@@ -610,6 +618,34 @@ TEST_F(EvaluateTest, ScratchCopiesArePrivateAndHoldOnlyFilesAndFolders) {
   }
   EXPECT_EQ(Read("fixture/data.txt"), "shared\n");
   EXPECT_FALSE(fs_.Exists(scratch));
+}
+
+TEST(CheckVerdictTest, ParsesOneObjectWithABooleanPassAndAnOptionalScore) {
+  CheckVerdict v = internal::ParseVerdict("\n {\"pass\": false, \"score\": -2.5}\n\n");
+  EXPECT_FALSE(v.pass);
+  EXPECT_EQ(v.score, -2.5);
+  EXPECT_EQ(v.error, "");
+  v = internal::ParseVerdict(R"({"score": 3, "pass": true, "why": ["x"]})");
+  EXPECT_TRUE(v.pass);
+  EXPECT_EQ(v.score, 3);
+  EXPECT_EQ(internal::ParseVerdict(R"({"pass": false})").score, 0);
+  // null counts as absent, as in every JSON mend reads.
+  v = internal::ParseVerdict(R"({"pass": true, "score": null})");
+  EXPECT_EQ(v.score, 1);
+  EXPECT_EQ(v.error, "");
+  for (const char* bad : {"", "   ", "true", R"({"score": 1})", R"({"pass": null})",
+                          R"({"pass": 1})", R"({"pass": true, "score": "1"})"}) {
+    v = internal::ParseVerdict(bad);
+    EXPECT_FALSE(v.pass) << bad;
+    EXPECT_NE(v.error, "") << bad;
+  }
+}
+
+TEST(CheckVerdictTest, TimeoutsAreWrittenInTheLargestExactUnit) {
+  EXPECT_EQ(internal::FormatTimeout(std::chrono::milliseconds(200)), "200ms");
+  EXPECT_EQ(internal::FormatTimeout(std::chrono::milliseconds(1500)), "1500ms");
+  EXPECT_EQ(internal::FormatTimeout(std::chrono::seconds(30)), "30s");
+  EXPECT_EQ(internal::FormatTimeout(std::chrono::minutes(2)), "2m");
 }
 
 }  // namespace

@@ -38,8 +38,8 @@ struct CheckVerdict {
   double score = 0;
   // Empty when the check ran and printed a valid verdict. Otherwise why the run counts as failed:
   // "timed out after 30s", "exited 3: <first line of stderr>", "killed by signal 9",
-  // "printed no JSON object: ...", "printed an invalid verdict: ...", "could not start: ...",
-  // "not checked: ..." (a run with status "error" is never checked).
+  // "printed no JSON object: ...", "printed an invalid verdict: ...", "printed N bytes, more than
+  // ...", "could not start: ...", "not checked: ..." (a run with status "error" is never checked).
   std::string error;
 };
 
@@ -50,7 +50,8 @@ struct CaseRun {
   std::string run_id;  // "<case id>.<repeat>" in the arm's scratch store (gone after the arm)
   std::string status;  // "completed", "failed", "quarantined", "waiting", or "error"
   std::string output;  // the final answer; empty unless completed
-  std::string error;   // the run's error code and message (RunError) or mend's own error
+  // "<CODE>: <message>": the run's RunError, or mend's own error for status "error"; "" for none.
+  std::string error;
   // JSON array of {role, content, tool_calls?, tool_call_id?, name?, is_error?, hook_decision?}
   // in conversation order (the system prompt first); "[]" when the run never started.
   std::string transcript;
@@ -104,8 +105,9 @@ struct EvaluateOptions {
 // Errors, before any run starts: kInvalidArgument for bad options (no provider, fs or clock,
 // repeats or concurrency < 1, an empty check command, a timeout <= 0, an empty agent_dir or
 // scratch_dir), a case without id or with an id used before, a case whose workspace fixture is not
-// a folder, a `text.skills` key that is not "skills/<name>.md", and candidate text the agent
-// folder does not load with; the loader's error (kNotFound for a missing folder, kInvalidArgument
+// a folder, a `text.skills` key that is not "skills/<name>.md", candidate text the agent
+// folder does not load with (or an agent.toml whose relative workspace leads out of the folder,
+// which no copy can resolve); the loader's error (kNotFound for a missing folder, kInvalidArgument
 // naming the file) when the original folder does not load; kAlreadyExists when scratch_dir is not
 // empty; file system errors creating the scratch folder or its store keep their code.
 Result<ArmRuns> EvaluateArm(const AgentText& text, const std::vector<Case>& cases,
