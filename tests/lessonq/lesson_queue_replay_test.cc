@@ -156,9 +156,11 @@ TEST(LessonQueueFaultTest, FailedWalWriteFailsTheEnqueueAndQueuesNothing) {
   QueueWorld world;
   FaultInjectionFileSystem faulty(&world.fs);
   Env env{&faulty, &world.clock, &world.random};
+  // Declared before the queue, so it outlives the workers: the last job may still be in their
+  // hands when the test ends.
+  ScriptedProcessor processor;
   auto queue = LessonQueue::Open(env, TestOptions(), nullptr);
   ASSERT_TRUE(queue.ok());
-  ScriptedProcessor processor;
   MEND_ASSERT_OK((*queue)->Start(processor.processor()));
   faulty.FailNext(FsOp::kSync, ENOSPC);
   EXPECT_THAT((*queue)->Enqueue(Request(1)), StatusIs(StatusCode::kResourceExhausted));

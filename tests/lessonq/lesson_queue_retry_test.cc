@@ -306,13 +306,14 @@ TEST(LessonQueueShutdownTest, ProcessesDueJobsNotYetStartedBeforeStopping) {
 
 TEST(LessonQueueShutdownTest, StuckProcessorGivesDeadlineExceededAndKeepsTheRecord) {
   QueueWorld world;
-  auto queue = LessonQueue::Open(world.env(), TestOptions(), nullptr);
-  ASSERT_TRUE(queue.ok());
-  // Stuck until shutdown gives up on it; then it fails as a cancelled call would.
+  // Stuck until shutdown gives up on it; then it fails as a cancelled call would. Declared before
+  // the queue, so it outlives the worker that shutdown left behind.
   ScriptedProcessor processor([](const Job&, const JobContext& context) -> Result<ProcessResult> {
     context.cancelled->wait(false);
     return CancelledError("cancelled");
   });
+  auto queue = LessonQueue::Open(world.env(), TestOptions(), nullptr);
+  ASSERT_TRUE(queue.ok());
   MEND_ASSERT_OK((*queue)->Start(processor.processor()));
   ASSERT_TRUE((*queue)->Enqueue(Request(1)).ok());
   processor.WaitForCalls(1);
