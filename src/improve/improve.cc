@@ -248,6 +248,37 @@ bool Preferred(const CandidateRecord& a, const CandidateRecord& b) {
   return CostOrInfinity(a.decision) < CostOrInfinity(b.decision);
 }
 
+// improve/<id>/candidates/<n>.json: what candidate n was, where it came from and what the gates
+// said, so the audit folder holds every candidate and every gate decision, not only the chosen one.
+Status WriteCandidate(FileSystem& fs, const std::string& audit_dir, const CandidateRecord& c) {
+  nlohmann::json files = nlohmann::json::object();
+  files["instructions.md"] = c.text.instructions;
+  for (const auto& [path, text] : c.text.skills) files[path] = text;
+  nlohmann::json edited = nlohmann::json::array();
+  for (const FileEdit& e : c.edits) edited.push_back(e.path);
+  nlohmann::json refused = nlohmann::json::array();
+  for (const RefusedEdit& r : c.refused) {
+    refused.push_back({{"path", r.path}, {"refusal", EditRefusalName(r.refusal)}});
+  }
+  nlohmann::json gate = nullptr;
+  if (c.decision.refused_by.has_value()) gate = GateName(*c.decision.refused_by);
+  const nlohmann::json j = {{"candidate", c.n},
+                            {"round", c.round},
+                            {"parent", c.parent},
+                            {"edited", edited},
+                            {"refused", refused},
+                            {"rationale", c.rationale},
+                            {"outcome", GateOutcomeName(c.decision.outcome)},
+                            {"gate", gate},
+                            {"reason", c.decision.reason},
+                            {"training_passes", c.training_passes},
+                            {"files", files}};
+  const std::string dir = JoinPath(audit_dir, "candidates");
+  MEND_RETURN_IF_ERROR(fs.CreateDirs(dir));
+  return WriteFileAtomically(fs, JoinPath(dir, std::to_string(c.n) + ".json"),
+                             DumpJson(j, 2) + "\n");
+}
+
 Status CheckOptions(const ImproveOptions& options) {
   if (options.editor == nullptr) return InvalidArgumentError("improve: no editor model");
   if (!options.evaluate) return InvalidArgumentError("improve: no evaluator");
@@ -435,6 +466,7 @@ Result<ImproveReport> ImproveAgent(const ImproveOptions& options) {
                arm.name + ": " + std::string(GateOutcomeName(record.decision.outcome)) + ", " +
                    std::to_string(record.training_passes) + "/" + std::to_string(training_runs) +
                    " training runs pass");
+      MEND_RETURN_IF_ERROR(WriteCandidate(fs, report.audit_dir, record));
       arms.push_back(std::move(arm));
       report.candidates.push_back(record);
 

@@ -174,6 +174,11 @@ TEST_F(ImproveAgentTest, APlantedFlawTheEditorFixesBecomesAProposalWithADiff) {
   ASSERT_EQ(record->editor.size(), 1u);
   EXPECT_EQ(record->editor[0].reply, std::string(kFixReply));
   EXPECT_EQ(record->card, report->card);
+  // Every candidate is kept with its gate decision.
+  Result<std::string> candidate = ReadFileToString(fs_, report->audit_dir + "/candidates/1.json");
+  ASSERT_TRUE(candidate.ok());
+  EXPECT_THAT(*candidate, HasSubstr("\"outcome\": \"proposal\""));
+  EXPECT_THAT(*candidate, HasSubstr("Always run the tests first."));
   // The original folder was not written.
   EXPECT_EQ(*ReadFileToString(fs_, "/agent/instructions.md"), "Answer briefly.\n");
 }
