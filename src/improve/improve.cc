@@ -508,14 +508,9 @@ Result<ImproveReport> ImproveAgent(const ImproveOptions& options) {
   ImproveResult& result = report.result;
   if (chosen != nullptr) {
     report.chosen = *chosen;
+    // The gates' decision as Decide gave it, so decision.json recomputes from scores.jsonl: a
+    // candidate worse somewhere is `rejected (worse_case)` even when it is better nowhere.
     result.decision = chosen->decision;
-    if (result.decision.outcome == GateOutcome::kRejected && BetterTraining(result.decision) == 0) {
-      // Worse somewhere and better nowhere: nothing was gained, so say so rather than "rejected".
-      result.decision.outcome = GateOutcome::kNoImprovement;
-      result.decision.refused_by.reset();
-      result.decision.reason =
-          "no candidate made a training case better; " + chosen->decision.reason;
-    }
     result.rationale = chosen->rationale;
     const AgentText& before = base;
     const AgentText& after = chosen->text;

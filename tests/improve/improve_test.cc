@@ -279,6 +279,30 @@ TEST_F(ImproveAgentTest, AnEditOfAgentTomlIsRefusedAndNeverEvaluated) {
   EXPECT_THAT(report->card, HasSubstr("agent.toml"));
 }
 
+TEST_F(ImproveAgentTest, AnEditThatOnlyHarmsIsRejectedAndItsAuditRecomputes) {
+  const std::string harmed = TrainingIds()[0];
+  const std::string failing = TrainingIds()[1];  // fails either way: the editor is asked
+  ScriptedEditor editor({"<file path=\"instructions.md\">\nAnswer in French.\n</file>\n"});
+  options_.editor = &editor;
+  FakeAgentModel model;
+  model.passes = [harmed, failing](const AgentText& t, const Case& c, int) {
+    if (c.id == failing) return false;
+    return c.id != harmed || !Contains(t.instructions, "French");
+  };
+  options_.evaluate = MakeEvaluator(model, 3, &arms_);
+  Result<ImproveReport> report = ImproveAgent(options_);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->result.decision.outcome, GateOutcome::kRejected);
+  EXPECT_EQ(report->result.decision.refused_by, Gate::kWorseCase);
+  Result<AuditRecord> record = ReadAudit(fs_, "/home", report->attempt_id);
+  ASSERT_TRUE(record.ok());
+  ASSERT_TRUE(record->decision.has_value());
+  Result<GateDecision> again = RecomputeDecision(*record, options_.gates);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->outcome, record->decision->outcome);
+  EXPECT_EQ(again->refused_by, record->decision->refused_by);
+}
+
 TEST_F(ImproveAgentTest, AnEditorThatHelpsNothingGivesNoImprovement) {
   ScriptedEditor editor({"<file path=\"instructions.md\">\nAnswer very briefly.\n</file>\n"});
   options_.editor = &editor;

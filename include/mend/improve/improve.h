@@ -95,8 +95,9 @@ struct ImproveReport {
 // case and judges it against the baseline with Decide. Held-out cases are evaluated and judged but
 // nothing about them reaches the editor. Every step is written to the audit folder. The outcome
 // is the best proposal (most better training cases, then most passing training runs, then lowest
-// cost per success), else `rejected` when some candidate was better on a training case but
-// refused by a gate, else `no_improvement`.
+// cost per success); else the best candidate that was better on a training case but refused by a
+// gate; else the best of the others. The card's decision is that candidate's exactly as Decide
+// gave it (a candidate worse on some case and better on none is `rejected` by `worse_case`).
 // kInvalidArgument for bad options; errors of the file system and the evaluator come back as they
 // are (editor failures do not stop the attempt: they are recorded).
 Result<ImproveReport> ImproveAgent(const ImproveOptions& options);
