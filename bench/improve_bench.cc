@@ -87,6 +87,7 @@ struct Bench {
   std::unique_ptr<llm::LlmProvider> provider;
   std::vector<improve::Case> cases;
   improve::AgentText text;
+  std::vector<double> single_runs_s;  // every run of EvaluateOnce(1), in seconds
 
   void SetLatency(std::chrono::milliseconds latency) {
     testing::FakeResponse answer;
@@ -105,6 +106,14 @@ struct Bench {
     options.check_command = {"/bin/sh", "-c", kCheck};
     options.repeats = kRepeats;
     options.concurrency = concurrency;
+    // With one run at a time, the gaps between finished runs are the runs' own durations.
+    auto last = std::chrono::steady_clock::now();
+    options.on_run = [&](const improve::CaseRun&) {
+      if (concurrency != 1) return;
+      const auto now = std::chrono::steady_clock::now();
+      single_runs_s.push_back(std::chrono::duration<double>(now - last).count());
+      last = now;
+    };
     Result<improve::ArmRuns> arm = improve::ArmRuns{};
     const double seconds = SecondsOf([&] { arm = improve::EvaluateArm(text, cases, options); });
     Must(arm.status(), "EvaluateArm");
@@ -306,6 +315,13 @@ int Main(int argc, char** argv) {
   std::printf("rate_0ms_c8 %.2f\n", bench.RunsPerSecond(8, reps));
   std::printf("evaluate_run_ms %.3f\n", Median(evaluate_s) * 1e3);
   std::printf("plain_send_ms %.3f\n", Median(plain_s) * 1e3);
+  // RunSubprocess looks for the check's exit every 50 ms while its pipes are quiet, so a run whose
+  // check exits just after closing its output waits up to that long: count them.
+  const auto slow = std::count_if(bench.single_runs_s.begin(), bench.single_runs_s.end(),
+                                  [](double s) { return s >= 0.045; });
+  std::printf("single_runs %zu\nsingle_runs_over_45ms %td\n", bench.single_runs_s.size(), slow);
+  std::printf("single_run_max_ms %.3f\n",
+              *std::max_element(bench.single_runs_s.begin(), bench.single_runs_s.end()) * 1e3);
   std::printf("check_ms %.3f\n", CheckSeconds(bench, reps) * 1e3);
   std::printf("bare_check_ms %.3f\n", BareCheckSeconds(bench, reps) * 1e3);
   std::printf("copy_ms %.3f\n", CopySeconds(bench, reps) * 1e3);
@@ -314,6 +330,7 @@ int Main(int argc, char** argv) {
   const int slow_reps = std::max(2, reps / 2);
   std::printf("slow_reps %d\n", slow_reps);
   std::printf("rate_200ms_c1 %.2f\n", bench.RunsPerSecond(1, slow_reps));
+  std::printf("plain_rate_200ms %.2f\n", kRunsPerArm / plain.SendAll());
   std::printf("rate_200ms_c8 %.2f\n", bench.RunsPerSecond(8, slow_reps));
 
   bench.provider.reset();
