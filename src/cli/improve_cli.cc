@@ -127,8 +127,13 @@ Status Show(CliContext& ctx, const std::string& id) {
   if (ctx.json) {
     nlohmann::json decision = nullptr;
     if (record.decision.has_value()) {
+      nlohmann::json gate = nullptr;
+      if (record.decision->refused_by.has_value()) {
+        gate = improve::GateName(*record.decision->refused_by);
+      }
       decision = {{"candidate", record.decision->candidate},
                   {"outcome", improve::GateOutcomeName(record.decision->outcome)},
+                  {"gate", gate},
                   {"reason", record.decision->reason}};
     }
     nlohmann::json matches = nullptr;

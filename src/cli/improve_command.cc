@@ -42,7 +42,6 @@ struct ImproveArgs {
   int repeats = 3;
   int concurrency = 4;
   std::string check_timeout = "60s";
-  std::string scratch;
   std::int64_t seed = -1;
   std::string id;      // list/show/apply/reject
   std::string reason;  // reject
@@ -158,9 +157,9 @@ Status RunImprove(CliContext& ctx, const ImproveArgs& args) {
   eval.env = runtime->env;
   eval.provider = runtime->provider.get();
   eval.agent_dir = agent_dir;
-  eval.scratch_dir = args.scratch.empty()
-                         ? JoinPath(runtime->home, "improve-scratch-" + std::to_string(::getpid()))
-                         : args.scratch;
+  // Each arm's copies go here and are removed when the arm ends (a process killed meanwhile
+  // leaves it behind; it is private and under the home).
+  eval.scratch_dir = JoinPath(runtime->home, "improve-scratch-" + std::to_string(::getpid()));
   eval.check_command = {"/bin/sh", "-c", args.check + " \"$@\"", "mend-check"};
   eval.check_timeout = *check_timeout;
   eval.repeats = args.repeats;

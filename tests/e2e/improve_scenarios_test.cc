@@ -36,13 +36,6 @@ constexpr std::chrono::seconds kAttemptBound(60);
 constexpr std::chrono::seconds kCommandBound(20);
 constexpr char kEditorPromptStart[] = "You improve the instructions of an AI agent";
 
-// Scenarios whose expectation mend does not meet yet; each has a DISABLED_ test below that names
-// the bug, and is left out of the parameterised test until it is fixed.
-const std::vector<std::string>& KnownBugs() {
-  static const std::vector<std::string> bugs = {"harmful-edit"};
-  return bugs;
-}
-
 // Every folder of the suite with a scenario.json, by name.
 std::vector<std::string> ScenarioNames() {
   std::vector<std::string> names;
@@ -50,7 +43,6 @@ std::vector<std::string> ScenarioNames() {
   for (const fs::directory_entry& entry : fs::directory_iterator(IMPROVE_SCENARIOS_DIR, error)) {
     const std::string name = entry.path().filename().string();
     if (!fs::exists(entry.path() / "scenario.json")) continue;
-    if (std::find(KnownBugs().begin(), KnownBugs().end(), name) != KnownBugs().end()) continue;
     names.push_back(name);
   }
   std::sort(names.begin(), names.end());
@@ -327,21 +319,12 @@ INSTANTIATE_TEST_SUITE_P(Suite, ImproveScenariosTest, ::testing::ValuesIn(Scenar
 // The suite must not shrink unnoticed: a renamed or lost folder would otherwise just drop a test.
 TEST(ImproveScenariosSuiteTest, HoldsEveryRequiredScenario) {
   std::vector<std::string> names = ScenarioNames();
-  names.insert(names.end(), KnownBugs().begin(), KnownBugs().end());
   for (const char* required :
        {"planted-flaw", "held-out-break", "costly-fix", "refused-edit", "noisy-case",
         "useless-edit", "injection-in-tool-result", "auto-race"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), required), names.end()) << required;
   }
 }
-
-// Bug: an edit that makes a case worse and none better is reported as no_improvement (improve.cc
-// turns the gates' `rejected (worse_case)` into no_improvement and records that in
-// decision.json), but `mend improve show` recomputes `rejected (worse_case)` from the recorded
-// scores and reports recomputed_matches = false for an audit that is intact.
-class ImproveScenarioBugTest : public ImproveScenarioFixture {};
-
-TEST_F(ImproveScenarioBugTest, DISABLED_HarmfulEditAuditRecomputes) { RunScenario("harmful-edit"); }
 
 }  // namespace
 }  // namespace mend::testing
