@@ -25,13 +25,11 @@ endfunction()
 #
 # One test binary per module: every *_test.cc in tests/<NAME>/ becomes part of mend_<NAME>_test,
 # registered with ctest through gtest_discover_tests under the given labels (default: unit).
-# Modules named in MEND_SANITIZED_MODULES also get the label `sanitize` (see mend_sanitize_label).
 function(mend_module_test name)
   cmake_parse_arguments(ARG "" "" "DEPS;LABELS" ${ARGN})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
-  mend_sanitize_label(ARG_LABELS ${name})
   file(GLOB sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc")
   if(NOT sources)
     return()
@@ -42,18 +40,4 @@ function(mend_module_test name)
   gtest_discover_tests(mend_${name}_test
     PROPERTIES LABELS "${ARG_LABELS}"
     DISCOVERY_TIMEOUT 60)
-endfunction()
-
-# The modules whose tests run in CI's sanitizer pass (`scripts/test asan-core`): the ones that
-# parse, encode and queue bytes (files, WAL records, HTTP and SSE bodies, OTLP, SQLite and libpq
-# rows, cases and editor replies) and the fake server. The full suite still runs under the
-# sanitizers with `scripts/test asan`.
-set(MEND_SANITIZED_MODULES base lessonq llm obs store memory improve support)
-
-# Appends the label `sanitize` to the list variable `labels_var` when `module` is one of
-# MEND_SANITIZED_MODULES.
-function(mend_sanitize_label labels_var module)
-  if(module IN_LIST MEND_SANITIZED_MODULES)
-    set(${labels_var} ${${labels_var}} sanitize PARENT_SCOPE)
-  endif()
 endfunction()
