@@ -1,10 +1,13 @@
 // `mend improve`: tested proposals for an agent's instructions and skills (DESIGN.md §9,
 // docs/improve.md). `mend improve AGENT_DIR --check CMD ...` runs one attempt; `list`, `show`,
 // `apply` and `reject` work on the attempts and proposals under <home>/improve/.
+#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -101,6 +104,28 @@ class ProgressLine {
   std::mutex mu_;
 };
 
+constexpr char kScratchPrefix[] = "improve-scratch-";
+
+// Removes the scratch folders that attempts killed meanwhile left in `home`
+// (improve-scratch-<pid> of a process that no longer exists). Best effort: what cannot be read or
+// removed stays, and a pid now used by another process keeps its folder until that one ends.
+void RemoveStaleScratch(const std::string& home) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(home, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kScratchPrefix, 0) != 0) continue;
+    const std::string digits = name.substr(sizeof(kScratchPrefix) - 1);
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == ::getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    std::filesystem::remove_all(entry.path(), ignored);
+  }
+}
+
 Status RunImprove(CliContext& ctx, const ImproveArgs& args) {
   MEND_RETURN_IF_ERROR(ValidateArgs(args));
   Result<std::chrono::milliseconds> check_timeout = ParseDuration(args.check_timeout);
@@ -157,9 +182,10 @@ Status RunImprove(CliContext& ctx, const ImproveArgs& args) {
   eval.env = runtime->env;
   eval.provider = runtime->provider.get();
   eval.agent_dir = agent_dir;
-  // Each arm's copies go here and are removed when the arm ends (a process killed meanwhile
-  // leaves it behind; it is private and under the home).
-  eval.scratch_dir = JoinPath(runtime->home, "improve-scratch-" + std::to_string(::getpid()));
+  // Each arm's copies go here and are removed when the arm ends; a process killed meanwhile
+  // leaves the folder behind (private, under the home) for the next attempt to remove.
+  RemoveStaleScratch(runtime->home);
+  eval.scratch_dir = JoinPath(runtime->home, kScratchPrefix + std::to_string(::getpid()));
   eval.check_command = {"/bin/sh", "-c", args.check + " \"$@\"", "mend-check"};
   eval.check_timeout = *check_timeout;
   eval.repeats = args.repeats;

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -471,6 +472,11 @@ TEST_F(RunCommandsTest, ImproveFromFailuresInAutoModeAppliesAPassingProposal) {
   steps.pop_back();
   Script("[" + steps + "]");
   const std::string agent = home_ + "/demo-agent";
+  // What an attempt killed meanwhile left behind goes; a live process's scratch stays.
+  const std::string stale = home_ + "/improve-scratch-999999999";
+  const std::string live = home_ + "/improve-scratch-" + std::to_string(getppid());
+  Write(stale + "/runs/x/workspace/file.txt", "left behind\n");
+  Write(live + "/file.txt", "in use\n");
   ASSERT_EQ(
       MendWithModel(
           {"improve", agent, "--from-failures", "--held-out", "0", "--repeats", "2", "--candidates",
@@ -488,6 +494,8 @@ TEST_F(RunCommandsTest, ImproveFromFailuresInAutoModeAppliesAPassingProposal) {
   EXPECT_EQ(doc["runs"], 8);
   EXPECT_EQ(doc["proposal"]["status"], "applied");
   EXPECT_EQ(*ReadFileToString(fs_, agent + "/instructions.md"), "Say when a file is missing.\n");
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(live + "/file.txt"));
   // The editor saw the stopped runs' reports.
   const std::string id = doc["attempt_id"];
   auto request = ReadFileToString(fs_, home_ + "/improve/" + id + "/editor/1-1.request.txt");
