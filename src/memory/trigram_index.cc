@@ -119,7 +119,8 @@ TrigramIndexImpl::TrigramIndexImpl(const std::vector<std::vector<std::string>>& 
     for (const std::string& text : docs[d]) {
       std::vector<std::pair<uint32_t, uint32_t>> terms;
       for (const auto& [gram, tf] : CountTrigrams(text)) {
-        auto [it, inserted] = ids_.emplace(gram, static_cast<uint32_t>(df.size()));
+        // try_emplace builds no node for a trigram already seen (most of them).
+        auto [it, inserted] = ids_.try_emplace(gram, static_cast<uint32_t>(df.size()));
         if (inserted) {
           df.push_back(0);
           last_doc.push_back(0);
