@@ -222,12 +222,8 @@ Status RunImprove(CliContext& ctx, const ImproveArgs& args) {
     std::lock_guard<std::mutex> lock(progress_mu);
     best = p.best_training_passes;
     training_runs = p.training_runs;
-    if (p.kind == improve::ImproveProgress::Kind::kEditorAsked) {
-      arm_label = "candidate";
-      line.Show("improve: " + p.message);
-    } else if (p.kind == improve::ImproveProgress::Kind::kCandidateJudged) {
-      arm_label = "candidate";
-    }
+    arm_label = "candidate";  // the baseline is judged first; every later arm is a candidate
+    if (p.kind == improve::ImproveProgress::Kind::kEditorAsked) line.Show("improve: " + p.message);
   };
 
   Result<improve::ImproveReport> report = improve::ImproveAgent(options);

@@ -360,7 +360,7 @@ Result<ImproveReport> ImproveAgent(const ImproveOptions& options) {
   Arm baseline{"baseline", base, {}};
   MEND_RETURN_IF_ERROR(evaluate(baseline));
   std::vector<int> baseline_passes = TrainingPasses(baseline.runs, training);
-  progress(ImproveProgress::Kind::kCandidateJudged, "baseline", Sum(baseline_passes),
+  progress(ImproveProgress::Kind::kArmJudged, "baseline", Sum(baseline_passes),
            "baseline: " + std::to_string(Sum(baseline_passes)) + "/" +
                std::to_string(training_runs) + " training runs pass");
 
@@ -462,7 +462,7 @@ Result<ImproveReport> ImproveAgent(const ImproveOptions& options) {
       std::vector<int> passes = TrainingPasses(arm.runs, training);
       record.training_passes = Sum(passes);
       best_passes = std::max(best_passes, record.training_passes);
-      progress(ImproveProgress::Kind::kCandidateJudged, arm.name, best_passes,
+      progress(ImproveProgress::Kind::kArmJudged, arm.name, best_passes,
                arm.name + ": " + std::string(GateOutcomeName(record.decision.outcome)) + ", " +
                    std::to_string(record.training_passes) + "/" + std::to_string(training_runs) +
                    " training runs pass");

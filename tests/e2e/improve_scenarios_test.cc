@@ -238,6 +238,7 @@ void ImproveScenarioFixture::CheckAudit(const json& expect, const json& improve)
     EXPECT_EQ(show.value("recomputed_matches", json()), json(true));
     const json decision = show.value("decision", json::object());
     EXPECT_EQ(decision.value("outcome", json()), expect.at("outcome"));
+    EXPECT_EQ(decision.value("gate", json()), expect.value("gate", json()));
   } else {
     EXPECT_EQ(show.value("decision", json(0)), json());
     EXPECT_EQ(show.value("recomputed_matches", json(0)), json());

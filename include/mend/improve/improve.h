@@ -21,11 +21,11 @@ namespace mend::improve {
 
 // What ImproveAgent reports while it works (a progress display; never parse `message`).
 struct ImproveProgress {
-  enum class Kind { kRunDone, kCandidateJudged, kEditorAsked };
-  Kind kind = Kind::kRunDone;
-  std::string arm;               // "baseline" or "candidate-<n>"
-  int runs_done = 0;             // runs of this arm finished so far
-  int runs_total = 0;            // runs of this arm: cases × repeats
+  // The editor is asked for a candidate, or an arm (the baseline or a candidate) was judged.
+  // Runs finishing inside an arm are reported by the evaluator (EvaluateOptions::on_run).
+  enum class Kind { kEditorAsked, kArmJudged };
+  Kind kind = Kind::kEditorAsked;
+  std::string arm;               // "baseline" or "candidate-<n>"; empty for kEditorAsked
   int best_training_passes = 0;  // the best arm so far: passing training runs
   int training_runs = 0;         // training cases × repeats
   std::string message;
