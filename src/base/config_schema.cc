@@ -201,6 +201,26 @@ void AddImproveKeys(std::vector<ConfigKeySpec>& keys) {
                         "model that proposes instruction edits; empty = the agent's model"));
 }
 
+void AddServeKeys(std::vector<ConfigKeySpec>& keys) {
+  ConfigKeySpec listen = String("serve.listen", "MEND_SERVE_LISTEN", "listen",
+                                "address:port `mend serve` listens on; not loopback needs serve.token");
+  listen.default_value = "127.0.0.1:7070";
+  keys.push_back(std::move(listen));
+  ConfigKeySpec token = String("serve.token", "MEND_SERVE_TOKEN", "",
+                               "bearer token every request to `mend serve` must carry (secret)");
+  token.sensitivity = Sensitivity::kSecret;
+  keys.push_back(std::move(token));
+  keys.push_back(String("serve.agents_dir", "MEND_SERVE_AGENTS_DIR", "agents-dir",
+                        "folder whose subfolders are the agents the API may start; empty = none"));
+  keys.push_back(Int("serve.max_body_bytes", 1 << 20, 1024, 1 << 30, "MEND_SERVE_MAX_BODY_BYTES",
+                     "largest request body accepted, in bytes (larger: 413)"));
+  keys.push_back(Int("serve.threads", 64, 2, 1024, "MEND_SERVE_THREADS",
+                     "threads serving HTTP requests (one per open connection)"));
+  keys.push_back(Duration("serve.drain_timeout", "30s", milliseconds(0), minutes(10),
+                          "MEND_SERVE_DRAIN_TIMEOUT", "",
+                          "on SIGTERM, how long runs in flight may take to reach a checkpoint"));
+}
+
 void AddMemoryKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(
       Bool("memory.enabled", true, "MEND_MEMORY_ENABLED", "inject long-term memory into runs"));
@@ -278,6 +298,7 @@ std::vector<ConfigKeySpec> BuildSchema() {
   AddHealKeys(keys);
   AddRecoverKeys(keys);
   AddImproveKeys(keys);
+  AddServeKeys(keys);
   AddObserveKeys(keys);
   return keys;
 }

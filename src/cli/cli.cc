@@ -52,6 +52,7 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   AddShowCommand(app, ctx);
   AddResumeCommand(app, ctx);
   AddRecoverCommand(app, ctx);
+  AddServeCommand(app, ctx);
   AddPruneCommand(app, ctx);
   AddImproveCommand(app, ctx);
   AddForkCommand(app, ctx);

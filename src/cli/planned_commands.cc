@@ -15,7 +15,8 @@ struct Planned {
 };
 
 constexpr Planned kPlanned[] = {
-    {"serve", "HTTP API, /metrics, web UI, recovery loop and lesson workers"},
+    {"proxy", "OpenAI-compatible endpoint with memory, lessons and healing"},
+    {"migrate", "bring every store's schema to this version"},
 };
 
 }  // namespace

@@ -68,7 +68,7 @@ TEST_F(CliTest, HelpListsCommandsAndMarksPlannedOnes) {
   EXPECT_EQ(Run({"--help"}), 0);
   EXPECT_THAT(
       out(), AllOf(HasSubstr("demo"), HasSubstr("config"), HasSubstr("--home"), HasSubstr("--json"),
-                   HasSubstr("--version"), HasSubstr("Not yet implemented"), HasSubstr("serve"),
+                   HasSubstr("--version"), HasSubstr("Not yet implemented"), HasSubstr("serve"), HasSubstr("proxy"),
                    HasSubstr("improve")));
   EXPECT_EQ(err(), "");
 }
@@ -175,10 +175,10 @@ TEST_F(CliTest, InvalidSecretIsNeverEchoed) {
 }
 
 TEST_F(CliTest, PlannedCommandExitsOneAndSaysSo) {
-  EXPECT_EQ(Run({"serve", "--port", "1"}), 1);
-  EXPECT_EQ(err(), "mend: serve is not implemented yet\n");
+  EXPECT_EQ(Run({"proxy", "--upstream", "http://x"}), 1);
+  EXPECT_EQ(err(), "mend: proxy is not implemented yet\n");
 
-  EXPECT_EQ(Run({"serve", "--json"}), 1);
+  EXPECT_EQ(Run({"proxy", "--json"}), 1);
   nlohmann::json doc = nlohmann::json::parse(out());
   EXPECT_EQ(doc["error"]["code"], "UNIMPLEMENTED");
 }

@@ -1,0 +1,119 @@
+// `mend serve`: the long-lived process of a deployment (DESIGN.md §11, docs/serve.md): the HTTP
+// API, /metrics, the OTLP receiver and the web UI, with the recovery loop, the lesson workers and
+// retention in the same process. SIGINT or SIGTERM stops it: no new requests, runs in flight stop
+// at their next checkpoint, lessons drain within reflexion.queue.drain_timeout, exit 0.
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "cli/command.h"
+#include "mend/app/lessons.h"
+#include "mend/app/recovery.h"
+#include "mend/app/retention.h"
+#include "mend/app/runtime.h"
+#include "mend/base/time_format.h"
+#include "mend/server/server.h"
+
+namespace mend::cli {
+namespace {
+
+Result<server::ServerOptions> ServerOptionsOf(const app::Runtime& runtime) {
+  const Config& config = runtime.config;
+  server::ServerOptions options;
+  Status listen = server::ParseListen(config.GetString("serve.listen"), options);
+  if (!listen.ok()) return UsageError(listen);
+  options.token = config.GetString("serve.token");
+  options.agents_dir = config.GetString("serve.agents_dir");
+  if (!options.agents_dir.empty()) options.agents_dir = AbsoluteAgentDir(options.agents_dir);
+  options.max_body_bytes = config.GetInt("serve.max_body_bytes");
+  options.threads = static_cast<int>(config.GetInt("serve.threads"));
+  options.drain_timeout = config.GetDuration("serve.drain_timeout");
+  return options;
+}
+
+Status Serve(CliContext& ctx) {
+  // Blocked before any thread starts, so every thread leaves the signals to the sigwait below.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx, "mend-serve"));
+  MEND_ASSIGN_OR_RETURN(server::ServerOptions options, ServerOptionsOf(*runtime));
+  Result<std::unique_ptr<server::Server>> created = server::Server::Create(*runtime, options);
+  if (!created.ok()) return UsageError(created.status());
+  std::unique_ptr<server::Server> http = *std::move(created);
+
+  std::ostream& log = ctx.err;
+  app::RuntimeRunDriver driver(*runtime);
+  heal::RecoveryOptions recovery_options = app::RecoveryOptionsFor(*runtime);
+  recovery_options.driver = &driver;
+  recovery_options.on_recovered = [&log](const std::string& id) { log << "recovered " << id << "\n"; };
+  recovery_options.on_quarantined = [&log](const std::string& id) {
+    log << "quarantined " << id << "\n";
+  };
+  recovery_options.on_outage = [&log](bool on) {
+    log << (on ? "provider outage: pausing recovery\n" : "provider back: recovery resumes\n");
+  };
+  recovery_options.on_error = [&log](const Status& error) {
+    log << "recover: " << error.ToString() << "\n";
+  };
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<heal::Recovery> recovery,
+                        heal::Recovery::Create(recovery_options));
+
+  MEND_RETURN_IF_ERROR(http->Start());
+  app::StartBackgroundWork(*runtime);
+  recovery->Start();
+  std::unique_ptr<app::RetentionLoop> retention;
+  if (const auto keep = runtime->config.GetDuration("observe.retention"); keep.count() > 0) {
+    retention = std::make_unique<app::RetentionLoop>(
+        *runtime, keep, app::kRetentionInterval, [&log](const Result<app::RetentionReport>& r) {
+          if (!r.ok()) log << "prune: " << r.status().ToString() << "\n";
+        });
+    retention->Start();
+  }
+  log << "serving http://" << (options.host.find(':') != std::string::npos
+                                   ? "[" + options.host + "]"
+                                   : options.host)
+      << ":" << http->port() << "/ as " << runtime->holder.id << " (Ctrl-C stops)\n"
+      << std::flush;
+
+  int received = 0;
+  sigwait(&signals, &received);
+  log << "stopping: no new requests; runs stop at their next checkpoint\n" << std::flush;
+  const int in_flight = http->Stop();
+  if (in_flight > 0) {
+    log << in_flight << " run(s) still in flight after serve.drain_timeout; they resume from "
+        << "their last checkpoint\n";
+  }
+  if (retention != nullptr) retention->Stop();
+  recovery->Stop();
+  Status lessons = app::StopLessonWorkers(
+      *runtime, runtime->config.GetDuration("reflexion.queue.drain_timeout"));
+  if (!lessons.ok()) log << "lessons: " << lessons.ToString() << "\n";
+  log << "stopped\n";
+  return OkStatus();
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, CliContext& ctx) {
+  CLI::App* serve = app.add_subcommand(
+      "serve", "HTTP API, /metrics, OTLP receiver, web UI, recovery loop and lesson workers");
+  serve->group("Commands");
+  AddConfigFlags(*serve, ctx, "serve.");
+  AddConfigFlags(*serve, ctx, "recover.");
+  AddProviderFlags(*serve, ctx);
+  serve->footer(
+      "Binds 127.0.0.1:7070 unless --listen says otherwise; any address that is not loopback needs "
+      "serve.token (MEND_SERVE_TOKEN), which every API request then carries as a bearer token. "
+      "docs/serve.md and docs/http_api.md describe the API.");
+  serve->callback([&ctx] { ctx.action = [&ctx] { return Serve(ctx); }; });
+}
+
+}  // namespace mend::cli

@@ -1,0 +1,91 @@
+#pragma once
+
+// The JSON API's plumbing shared by every route group (docs/http_api.md): a request as handlers see
+// it, the mapping of a Status to an HTTP status and an error body, and the registration of routes.
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mend/base/result.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace mend::server {
+
+class ServeContext;
+
+// A request of the JSON API, as a handler sees it.
+struct ApiRequest {
+  std::string method;
+  std::string path;
+  // The capture groups of the route's pattern, in order (e.g. the run id of /api/v1/runs/([^/]+)).
+  std::vector<std::string> params;
+  std::multimap<std::string, std::string> query;
+  // The parsed body of a POST/PUT/PATCH/DELETE; null when there was none.
+  nlohmann::json body;
+
+  // The query parameter `name`, or nullopt.
+  std::optional<std::string> Query(std::string_view name) const;
+  // The query parameter `name` as an integer in [min, max]; `fallback` when absent;
+  // kInvalidArgument naming the parameter otherwise.
+  Result<int64_t> QueryInt(std::string_view name, int64_t fallback, int64_t min, int64_t max) const;
+  // Body field `name` as a string: kInvalidArgument when required and missing, or not a string.
+  Result<std::string> BodyString(std::string_view name) const;
+  // The same, "" when absent.
+  Result<std::string> OptionalBodyString(std::string_view name) const;
+};
+
+// What a handler returns: the JSON body and the HTTP status (200 unless set otherwise).
+struct ApiResponse {
+  nlohmann::json body;
+  int status = 200;
+  ApiResponse(nlohmann::json b) : body(std::move(b)) {}  // NOLINT: implicit from a body
+  ApiResponse(nlohmann::json b, int s) : body(std::move(b)), status(s) {}
+};
+
+using ApiHandler = std::function<Result<ApiResponse>(const ApiRequest&)>;
+
+// The HTTP status for an error Status (400 invalid argument, 404 not found, 409 conflict,
+// 429 exhausted, 503 unavailable, ...).
+int HttpStatusOf(const Status& status);
+// {"error":{"code":"NOT_FOUND","message":"..."}}
+nlohmann::json ErrorBody(const Status& status);
+
+// Registers JSON routes on the HTTP server. Patterns are ECMAScript regular expressions matched
+// against the whole path; their capture groups become ApiRequest::params. Errors a handler
+// returns become ErrorBody with HttpStatusOf; a body that is not JSON (or not an object) is a 400
+// before the handler runs.
+class ApiRoutes {
+ public:
+  explicit ApiRoutes(httplib::Server& http) : http_(http) {}
+  void Get(const std::string& pattern, ApiHandler handler);
+  void Post(const std::string& pattern, ApiHandler handler);
+  void Delete(const std::string& pattern, ApiHandler handler);
+  httplib::Server& http() { return http_; }
+
+ private:
+  httplib::Server& http_;
+};
+
+// Writes `status` as the JSON error body of `res`.
+void WriteError(httplib::Response& res, const Status& status);
+void WriteJson(httplib::Response& res, const nlohmann::json& body, int status = 200);
+
+// The route groups; each lives in its own api_<group>.cc.
+void AddRunRoutes(ApiRoutes& routes, ServeContext& context);      // runs, pending
+void AddMemoryRoutes(ApiRoutes& routes, ServeContext& context);   // memory
+void AddLessonRoutes(ApiRoutes& routes, ServeContext& context);   // lessons
+void AddTraceRoutes(ApiRoutes& routes, ServeContext& context);    // traces, /v1/traces
+void AddImproveRoutes(ApiRoutes& routes, ServeContext& context);  // improve
+void AddMetricsRoutes(ApiRoutes& routes, ServeContext& context);  // /metrics, /api/v1/metrics
+void AddUiRoutes(ApiRoutes& routes, ServeContext& context);       // the web UI's static files
+
+}  // namespace mend::server

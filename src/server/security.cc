@@ -1,0 +1,97 @@
+// Request checks of `mend serve` (security.h).
+#include "server/security.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+#include "mend/server/server.h"
+
+namespace mend::server {
+namespace {
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// The host part of a Host header or of an origin's authority ("[::1]:7070" -> "[::1]").
+std::string HostOf(std::string_view authority) {
+  if (!authority.empty() && authority.front() == '[') {
+    size_t close = authority.find(']');
+    return Lower(authority.substr(0, close == std::string_view::npos ? authority.size()
+                                                                        : close + 1));
+  }
+  return Lower(authority.substr(0, authority.find(':')));
+}
+
+bool IsStateChanging(const std::string& method) {
+  return method != "GET" && method != "HEAD" && method != "OPTIONS";
+}
+
+// A browser says where a request comes from in Origin (every cross-origin request and every
+// POST) and in Sec-Fetch-Site. Either naming another site than the Host the request was sent
+// to means a page of another origin made it.
+Status CheckSameOrigin(const httplib::Request& req) {
+  const std::string site = Lower(req.get_header_value("Sec-Fetch-Site"));
+  if (!site.empty() && site != "same-origin" && site != "none") {
+    return PermissionDeniedError("cross-site request refused (Sec-Fetch-Site: " + site + ")");
+  }
+  if (!req.has_header("Origin")) return OkStatus();
+  const std::string origin = Lower(req.get_header_value("Origin"));
+  const std::string host = Lower(req.get_header_value("Host"));
+  const size_t scheme_end = origin.find("://");
+  if (scheme_end == std::string::npos || origin.substr(scheme_end + 3) != host) {
+    return PermissionDeniedError("cross-origin request refused (Origin: " + origin + ")");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+bool ConstantTimeEquals(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return diff == 0;
+}
+
+bool IsPublicPath(const std::string& path) {
+  if (path == "/healthz" || path == "/readyz") return true;
+  return path == "/" || path.rfind("/ui/", 0) == 0 || path == "/favicon.ico";
+}
+
+Status CheckRequest(const httplib::Request& req, const ServerOptions& options) {
+  // On loopback, a Host naming another machine means a page used DNS rebinding to reach us.
+  if (IsLoopbackHost(options.host)) {
+    const std::string host = HostOf(req.get_header_value("Host"));
+    if (!host.empty() && !IsLoopbackHost(host)) {
+      return PermissionDeniedError("Host \"" + host + "\" is not this server");
+    }
+  }
+  if (IsStateChanging(req.method)) {
+    if (Status same = CheckSameOrigin(req); !same.ok()) return same;
+    // An HTML form can send text/plain or form bodies to another site without asking first; a
+    // JSON body cannot be sent cross-site without a preflight this server never grants.
+    const std::string type = Lower(req.get_header_value("Content-Type"));
+    if (req.path.rfind("/api/", 0) == 0 && !req.body.empty() &&
+        type.rfind("application/json", 0) != 0) {
+      return PermissionDeniedError("API request bodies must be application/json");
+    }
+  }
+  if (options.token.empty() || IsPublicPath(req.path)) return OkStatus();
+  const std::string auth = req.get_header_value("Authorization");
+  constexpr std::string_view kBearer = "bearer ";
+  if (auth.size() <= kBearer.size() || Lower(auth.substr(0, kBearer.size())) != kBearer ||
+      !ConstantTimeEquals(auth.substr(kBearer.size()), options.token)) {
+    return UnauthenticatedError("a valid \"Authorization: Bearer <serve.token>\" header is required");
+  }
+  return OkStatus();
+}
+
+}  // namespace mend::server

@@ -1,0 +1,30 @@
+#pragma once
+
+// Who may call `mend serve` (docs/http_api.md, "Security"): the bearer token, the Host check
+// against DNS rebinding and the protection of state-changing requests against cross-site
+// requests from a browser.
+#include <string>
+
+#include "mend/base/status.h"
+
+namespace httplib {
+struct Request;
+}  // namespace httplib
+
+namespace mend::server {
+
+struct ServerOptions;
+
+// Whether `path` is served without a token: /healthz, /readyz and the web UI's static files
+// (they hold no data; the UI asks for the token and sends it with every API call).
+bool IsPublicPath(const std::string& path);
+
+// OK when `req` may proceed; otherwise kUnauthenticated (no or wrong bearer token) or
+// kPermissionDenied (a Host that is not this server's on a loopback listener, or a
+// state-changing request from another origin or without a JSON content type).
+Status CheckRequest(const httplib::Request& req, const ServerOptions& options);
+
+// Compares in time that does not depend on where the strings differ.
+bool ConstantTimeEquals(const std::string& a, const std::string& b);
+
+}  // namespace mend::server

@@ -1,0 +1,183 @@
+// `mend serve`'s HTTP server (server.h): routing, limits, the request checks and the health
+// endpoints; the route groups live in api_<group>.cc.
+#include "mend/server/server.h"
+
+#include <arpa/inet.h>
+#include <httplib.h>
+
+#include <charconv>
+#include <thread>
+#include <utility>
+
+#include "mend/app/runtime.h"
+#include "server/api.h"
+#include "server/security.h"
+#include "server/serve_context.h"
+
+namespace mend::server {
+
+bool IsLoopbackHost(const std::string& host) {
+  std::string h = host;
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  if (h == "localhost" || h == "::1") return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, h.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  return false;
+}
+
+Status ParseListen(const std::string& listen, ServerOptions& options) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) {
+    return InvalidArgumentError("listen address \"" + listen + "\" is not host:port");
+  }
+  std::string host = listen.substr(0, colon);
+  const std::string port_text = listen.substr(colon + 1);
+  int port = -1;
+  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port < 0 ||
+      port > 65535) {
+    return InvalidArgumentError("listen address \"" + listen + "\": port must be 0-65535");
+  }
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  options.host = host.empty() ? "127.0.0.1" : host;
+  options.port = port;
+  return OkStatus();
+}
+
+namespace {
+
+class HttpServer final : public Server {
+ public:
+  HttpServer(app::Runtime& runtime, ServerOptions options)
+      : context_(runtime, std::move(options)) {}
+  ~HttpServer() override { Stop(); }
+
+  Status Start() override;
+  int port() const override { return port_; }
+  int Stop() override;
+
+ private:
+  void Configure();
+  void AddHealthRoutes();
+
+  ServeContext context_;
+  httplib::Server http_;
+  std::thread listener_;
+  int port_ = 0;
+  bool stopped_ = false;
+  int still_running_ = 0;
+};
+
+void HttpServer::Configure() {
+  const ServerOptions& options = context_.options();
+  const size_t threads = static_cast<size_t>(options.threads);
+  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http_.set_payload_max_length(static_cast<size_t>(options.max_body_bytes));
+  http_.set_keep_alive_timeout(5);
+  http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    Status allowed = CheckRequest(req, context_.options());
+    if (allowed.ok()) return httplib::Server::HandlerResponse::Unhandled;
+    if (allowed.code() == StatusCode::kUnauthenticated) {
+      res.set_header("WWW-Authenticate", "Bearer");
+    }
+    WriteError(res, allowed);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // Errors httplib produces itself (no route, body too large) get the API's error body too.
+  http_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 404) {
+      WriteError(res, NotFoundError("no such endpoint: " + req.method + " " + req.path));
+    } else if (res.status == 413) {
+      WriteJson(res, ErrorBody(ResourceExhaustedError("the request body is too large")), 413);
+    } else {
+      WriteJson(res, ErrorBody(InvalidArgumentError("bad request")), res.status);
+    }
+  });
+  http_.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        WriteError(res, InternalError("the request failed unexpectedly"));
+      });
+  AddHealthRoutes();
+  ApiRoutes routes(http_);
+  AddRunRoutes(routes, context_);
+  AddMemoryRoutes(routes, context_);
+  AddLessonRoutes(routes, context_);
+  AddTraceRoutes(routes, context_);
+  AddImproveRoutes(routes, context_);
+  AddMetricsRoutes(routes, context_);
+  AddUiRoutes(routes, context_);
+}
+
+void HttpServer::AddHealthRoutes() {
+  http_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    WriteJson(res, {{"status", "ok"}});
+  });
+  http_.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    app::Runtime& runtime = context_.runtime();
+    nlohmann::json checks = nlohmann::json::object();
+    bool ready = true;
+    auto check = [&](const char* name, const Status& status) {
+      checks[name] = status.ok() ? "ok" : std::string(status.message());
+      ready = ready && status.ok();
+    };
+    store::PendingQuery probe;
+    probe.limit = 1;
+    check("store", runtime.store->ListPending(probe).status());
+    check("memory", runtime.facts->Count().status());
+    check("lessons", runtime.lessons.enqueuer != nullptr
+                         ? OkStatus()
+                         : UnavailableError("the lesson queue is not open"));
+    if (context_.runs().stopping().load()) check("server", UnavailableError("shutting down"));
+    WriteJson(res, {{"status", ready ? "ready" : "unavailable"}, {"checks", checks}},
+              ready ? 200 : 503);
+  });
+}
+
+Status HttpServer::Start() {
+  const ServerOptions& options = context_.options();
+  Configure();
+  if (options.port == 0) {
+    port_ = http_.bind_to_any_port(options.host);
+    if (port_ <= 0) return UnavailableError("cannot listen on " + options.host);
+  } else {
+    if (!http_.bind_to_port(options.host, options.port)) {
+      return UnavailableError("cannot listen on " + options.host + ":" +
+                              std::to_string(options.port) + " (in use, or not this host's)");
+    }
+    port_ = options.port;
+  }
+  listener_ = std::thread([this] { http_.listen_after_bind(); });
+  return OkStatus();
+}
+
+int HttpServer::Stop() {
+  if (stopped_) return still_running_;
+  stopped_ = true;
+  if (listener_.joinable()) {
+    http_.stop();
+    listener_.join();
+  }
+  app::Runtime& runtime = context_.runtime();
+  still_running_ = context_.runs().Drain(*runtime.env.clock, context_.options().drain_timeout);
+  return still_running_;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Server>> Server::Create(app::Runtime& runtime, ServerOptions options) {
+  if (options.port < 0 || options.port > 65535) {
+    return InvalidArgumentError("port must be 0-65535");
+  }
+  if (!IsLoopbackHost(options.host) && options.token.empty()) {
+    return InvalidArgumentError("listening on " + options.host +
+                                " (not loopback) requires serve.token (MEND_SERVE_TOKEN)");
+  }
+  if (options.threads < 2) return InvalidArgumentError("serve.threads must be at least 2");
+  if (options.max_body_bytes < 1) return InvalidArgumentError("serve.max_body_bytes must be > 0");
+  return std::unique_ptr<Server>(new HttpServer(runtime, std::move(options)));
+}
+
+}  // namespace mend::server
