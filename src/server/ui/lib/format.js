@@ -1,0 +1,69 @@
+// Formatting of times, durations, money and token counts. No DOM: the unit tests import it.
+
+// A time from the API as milliseconds since the epoch, with sub-millisecond precision kept:
+// RFC 3339 text ("2026-01-02T03:04:05.123456789Z"), Unix nanoseconds (a number above 1e14, or a
+// string of digits) or milliseconds. NaN when it is none of those.
+export function toMillis(value) {
+  if (value === null || value === undefined || value === "") return NaN;
+  if (typeof value === "number") return value > 1e14 ? value / 1e6 : value;
+  const text = String(value);
+  if (/^\d+$/.test(text)) {
+    const n = Number(text);
+    return n > 1e14 ? n / 1e6 : n;
+  }
+  const match = /^(.*T\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:?\d\d)$/i.exec(text);
+  if (!match) return Date.parse(text);
+  const whole = Date.parse(match[1] + match[3]);
+  const fraction = match[2] ? Number("0" + match[2]) * 1000 : 0;
+  return whole + fraction;
+}
+
+// "2026-01-02 03:04:05" in the browser's time zone; "" for a missing time.
+export function formatTime(value) {
+  const ms = toMillis(value);
+  if (!Number.isFinite(ms)) return value ? String(value) : "";
+  const d = new Date(ms);
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
+         `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+// "3 s ago", "5 min ago", "2 h ago", "4 d ago" relative to `now` (milliseconds).
+export function formatAgo(value, now = Date.now()) {
+  const ms = toMillis(value);
+  if (!Number.isFinite(ms)) return "";
+  const seconds = Math.max(0, Math.round((now - ms) / 1000));
+  if (seconds < 60) return `${seconds} s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)} h ago`;
+  return `${Math.floor(seconds / 86400)} d ago`;
+}
+
+// A duration given in milliseconds: "850 µs", "12.3 ms", "4.20 s", "3 min 05 s".
+export function formatDuration(ms) {
+  if (!Number.isFinite(ms) || ms < 0) return "";
+  if (ms < 1) return `${Math.round(ms * 1000)} µs`;
+  if (ms < 1000) return `${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`;
+  if (ms < 60000) return `${(ms / 1000).toFixed(2)} s`;
+  const minutes = Math.floor(ms / 60000);
+  const seconds = Math.round((ms % 60000) / 1000);
+  return `${minutes} min ${String(seconds).padStart(2, "0")} s`;
+}
+
+export function formatUsd(value) {
+  if (value === null || value === undefined || !Number.isFinite(Number(value))) return "";
+  const n = Number(value);
+  return "$" + (n !== 0 && n < 0.01 ? n.toFixed(5) : n.toFixed(2));
+}
+
+export function formatCount(value) {
+  if (value === null || value === undefined || value === "") return "";
+  const n = Number(value);
+  return Number.isFinite(n) ? n.toLocaleString("en-US") : String(value);
+}
+
+// A one-line preview of `text`, at most `max` characters.
+export function preview(text, max = 120) {
+  const line = String(text ?? "").replace(/\s+/g, " ").trim();
+  return line.length > max ? line.slice(0, max - 1) + "…" : line;
+}

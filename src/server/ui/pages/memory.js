@@ -1,0 +1,150 @@
+// Long-term memory: search it as runs do, see what a run for a task would receive (recall), read,
+// add and delete facts, with the helped/hurt counts the store keeps.
+import {apiPath, del, get, post, withQuery} from "../lib/api.js";
+import {emptyRow, errorBox, field, h, render, textBlock} from "../lib/dom.js";
+import {formatTime} from "../lib/format.js";
+import {loadInto, onAction, onSubmit, pageHeader, section} from "../lib/page.js";
+
+const PAGE_SIZE = 20;
+
+function tagsText(tags) {
+  if (Array.isArray(tags)) return tags.join(", ");
+  return tags ? String(tags) : "";
+}
+
+function count(value) {
+  return value === undefined || value === null ? "" : String(value);
+}
+
+function factDetail(fact) {
+  const skip = new Set(["content"]);
+  const rows = Object.entries(fact).filter(([k]) => !skip.has(k)).map(([k, v]) => [
+    h("dt", {}, k),
+    h("dd", {}, typeof v === "object" && v !== null ? textBlock(JSON.stringify(v, null, 2), 2000)
+                                                     : /_at$/.test(k) ? formatTime(v) : String(v ?? "")),
+  ]);
+  return h("div", {class: "fact-detail"}, textBlock(fact.content ?? "", 8000), h("dl", {class: "kv"}, rows));
+}
+
+// A table of facts; each row can open its details and delete the fact.
+function factsTable(facts, {signal, showScore, onDeleted}) {
+  const columns = [showScore && "Score", "Category", "Tags", "Content", "Helped", "Hurt", ""].filter(Boolean);
+  const rows = facts.flatMap((fact) => {
+    const detail = h("tr", {class: "detail-row", hidden: true}, h("td", {colspan: String(columns.length)}));
+    const open = h("button", {type: "button", class: "link-button", "aria-expanded": "false"}, "Details");
+    open.addEventListener("click", async () => {
+      const expanded = open.getAttribute("aria-expanded") === "true";
+      open.setAttribute("aria-expanded", String(!expanded));
+      detail.hidden = expanded;
+      if (!expanded) {
+        await loadInto(detail.firstChild, () => get(apiPath("memory", fact.id), {signal}),
+                       (d) => factDetail(d.fact ?? d));
+      }
+    });
+    const errors = h("span");
+    const remove = h("button", {type: "button", class: "danger small", "aria-label": `Delete fact ${fact.id}`}, "Delete");
+    onAction(remove, async () => {
+      await del(apiPath("memory", fact.id), {signal});
+      onDeleted?.(fact);
+    }, {errorSlot: errors, confirmText: "Delete this fact from long-term memory?", done: `Deleted fact ${fact.id}.`});
+    const cells = [
+      showScore ? h("td", {class: "num"}, Number.isFinite(Number(fact.score)) ? Number(fact.score).toFixed(3) : "") : null,
+      h("td", {}, fact.category ?? ""),
+      h("td", {}, tagsText(fact.tags)),
+      h("td", {class: "content-cell"}, textBlock(fact.content ?? "", 400)),
+      h("td", {class: "num"}, count(fact.helped ?? fact.helped_count)),
+      h("td", {class: "num"}, count(fact.hurt ?? fact.hurt_count)),
+      h("td", {class: "row-actions"}, open, " ", remove, errors),
+    ];
+    return [h("tr", {dataset: {fact: fact.id}}, cells), detail];
+  });
+  return h("table", {class: "data facts"},
+    h("thead", {}, h("tr", {}, columns.map((c) => h("th", {scope: "col"}, c)))),
+    h("tbody", {}, rows.length ? rows : emptyRow(columns.length, "No facts.")));
+}
+
+function searchSection(signal) {
+  const q = h("input", {type: "search", name: "q", required: true});
+  const k = h("input", {type: "number", name: "k", value: "10", min: "1", max: "100", class: "narrow"});
+  const results = h("div", {class: "table-wrap", "aria-live": "polite"});
+  const form = h("form", {class: "filters", role: "search", "aria-label": "Search memory"},
+                 field("Query", q), field("Results", k), h("button", {type: "submit", class: "primary"}, "Search"));
+  const run = async (data) => {
+    const found = await get(withQuery(apiPath("memory", "search"), {q: data.get("q"), k: data.get("k")}), {signal});
+    const facts = found.results || [];
+    render(results, h("p", {class: "muted"}, `${facts.length} results`),
+           factsTable(facts, {signal, showScore: true, onDeleted: () => run(new FormData(form))}));
+    return facts;
+  };
+  onSubmit(form, run, {errorSlot: results});
+  return section("Search", h("p", {class: "muted"}, "The ranking runs use, without the injection gate, budget or HyDE."),
+                 form, results);
+}
+
+function recallSection(signal) {
+  const task = h("textarea", {name: "task", rows: "2", required: true});
+  const out = h("div", {"aria-live": "polite"});
+  const form = h("form", {class: "stack"}, field("Task", task),
+                 h("div", {class: "actions"}, h("button", {type: "submit"}, "Show what a run would receive")));
+  onSubmit(form, async (data) => {
+    const recall = await get(withQuery(apiPath("memory", "recall"), {task: data.get("task")}), {signal});
+    const facts = recall.facts || [];
+    render(out,
+      facts.length ? h("ol", {class: "recall-facts"}, facts.map((f) => h("li", {},
+        h("span", {class: "muted"}, `${f.category ?? ""} · ${f.id ?? ""}`), textBlock(f.content ?? "", 1000))))
+                   : h("p", {class: "muted"}, "No fact would be injected for this task."),
+      recall.section ? [h("h3", {}, "The prompt section"), textBlock(recall.section, 20000)] : null);
+    return recall;
+  }, {errorSlot: out});
+  return section("What would a run for this task receive?", form, out);
+}
+
+function addSection(signal, onAdded) {
+  const text = h("textarea", {name: "text", rows: "3", required: true});
+  const category = h("input", {type: "text", name: "category", placeholder: "e.g. lesson, fact"});
+  const tags = h("input", {type: "text", name: "tags", placeholder: "comma, separated"});
+  const errors = h("div");
+  const form = h("form", {class: "stack"}, field("Text", text),
+    h("div", {class: "row"}, field("Category", category), field("Tags", tags)),
+    h("div", {class: "actions"}, h("button", {type: "submit"}, "Add fact")), errors);
+  onSubmit(form, async (data) => {
+    const body = {text: data.get("text")};
+    if (data.get("category")) body.category = data.get("category");
+    const tagList = String(data.get("tags") || "").split(",").map((t) => t.trim()).filter(Boolean);
+    if (tagList.length) body.tags = tagList;
+    const added = await post(apiPath("memory"), body, {signal});
+    form.reset();
+    onAdded();
+    return added;
+  }, {errorSlot: errors, done: "Fact added."});
+  return h("details", {class: "card"}, h("summary", {}, "Add a fact"), form);
+}
+
+function browseSection(signal) {
+  const state = {cursors: [""], page: 0};
+  const slot = h("div", {class: "table-wrap"});
+  const pager = h("div", {class: "pager"});
+  const load = async () => {
+    try {
+      const data = await get(withQuery(apiPath("memory"), {limit: PAGE_SIZE, cursor: state.cursors[state.page]}), {signal});
+      const facts = data.facts || data.results || data.items || [];
+      render(slot, factsTable(facts, {signal, onDeleted: load}));
+      const newer = h("button", {type: "button", disabled: state.page === 0}, "‹ Previous");
+      const older = h("button", {type: "button", disabled: !data.next}, "Next ›");
+      newer.addEventListener("click", () => { state.page -= 1; load(); });
+      older.addEventListener("click", () => { state.cursors[state.page + 1] = data.next; state.page += 1; load(); });
+      const total = data.total !== undefined ? ` of ${data.total}` : "";
+      render(pager, newer, h("span", {}, `page ${state.page + 1}${total ? " ·" + total + " facts" : ""}`), older);
+    } catch (e) {
+      if (e.name !== "AbortError") render(slot, errorBox(e));
+    }
+  };
+  return {element: section("All facts", slot, pager), load};
+}
+
+export async function show(main, current, signal) {
+  const browse = browseSection(signal);
+  render(main, pageHeader("Memory"), searchSection(signal), recallSection(signal),
+         addSection(signal, browse.load), browse.element);
+  await browse.load();
+}

@@ -1,0 +1,72 @@
+// A small overview of /metrics: one card per metric family (its total, or count and mean for a
+// histogram) grouped by subsystem, with each family's labelled samples on demand.
+import {get} from "../lib/api.js";
+import {errorBox, field, h, render} from "../lib/dom.js";
+import {parseMetrics, headline} from "../lib/prometheus.js";
+import {pageHeader, poll} from "../lib/page.js";
+
+const POLL_MS = 10000;
+
+function number(value) {
+  if (!Number.isFinite(value)) return String(value);
+  if (Number.isInteger(value)) return value.toLocaleString("en-US");
+  return Math.abs(value) >= 100 ? value.toFixed(1) : value.toPrecision(3);
+}
+
+function groupOf(name) {
+  const match = /^([a-z]+)_([a-z]+)_/.exec(name);
+  return match ? `${match[1]}_${match[2]}` : name.split("_")[0];
+}
+
+function labelsText(labels) {
+  const entries = Object.entries(labels);
+  return entries.length ? entries.map(([k, v]) => `${k}="${v}"`).join(", ") : "(no labels)";
+}
+
+function familyCard(family) {
+  const top = headline(family);
+  const value = "value" in top ? number(top.value)
+                               : `${number(top.count)} × mean ${number(top.mean)}`;
+  const samples = family.samples.filter((s) => !s.name.endsWith("_bucket"));
+  return h("div", {class: "metric", dataset: {metric: family.name}},
+    h("span", {class: "metric-value"}, value),
+    h("span", {class: "metric-name"}, family.name),
+    family.help ? h("span", {class: "metric-help"}, family.help) : null,
+    samples.length > 1 ? h("details", {}, h("summary", {}, `${samples.length} series`),
+      h("table", {class: "data compact"}, h("tbody", {}, samples.map((s) =>
+        h("tr", {}, h("td", {}, h("code", {}, s.name.slice(family.name.length) || ""), " ", labelsText(s.labels)),
+          h("td", {class: "num"}, number(s.value))))))) : null);
+}
+
+export async function show(main, current, signal) {
+  const filter = h("input", {type: "search", placeholder: "e.g. lessonq", autocomplete: "off"});
+  const slot = h("div");
+  const updated = h("span", {class: "muted"});
+  let families = [];
+  const draw = () => {
+    const words = filter.value.trim().toLowerCase();
+    const shown = families.filter((f) => !words || f.name.includes(words) || f.help.toLowerCase().includes(words));
+    const groups = new Map();
+    for (const f of shown) {
+      const g = groupOf(f.name);
+      if (!groups.has(g)) groups.set(g, []);
+      groups.get(g).push(f);
+    }
+    render(slot, shown.length ? [...groups.entries()].map(([g, list]) =>
+      h("section", {class: "card", "aria-label": g}, h("h2", {}, g), h("div", {class: "metrics-grid"}, list.map(familyCard))))
+      : h("p", {class: "muted"}, "No metric matches."));
+  };
+  filter.addEventListener("input", draw);
+  render(main, pageHeader("Metrics", updated),
+         h("p", {class: "muted"}, "From ", h("a", {href: "/metrics"}, "/metrics"), " (Prometheus text format)."),
+         h("div", {class: "filters"}, field("Filter", filter)), slot);
+  poll(async () => {
+    try {
+      families = parseMetrics(await get("/metrics", {signal, text: true}));
+      updated.textContent = "updated " + new Date().toLocaleTimeString();
+      draw();
+    } catch (e) {
+      if (e.name !== "AbortError") render(slot, errorBox(e));
+    }
+  }, POLL_MS, signal);
+}

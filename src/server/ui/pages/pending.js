@@ -1,0 +1,56 @@
+// Unfinished runs: those waiting for a person (approve, deny, answer right here) and those
+// interrupted or failed (resume).
+import {apiPath, get} from "../lib/api.js";
+import {errorBox, h, render, route} from "../lib/dom.js";
+import {formatAgo, formatTime, preview} from "../lib/format.js";
+import {pageHeader, poll, section} from "../lib/page.js";
+import {runActions} from "../lib/run_actions.js";
+import {statusCell} from "./runs.js";
+
+const POLL_MS = 4000;
+
+function runCard(run, signal, reload) {
+  const error = run.last_error;
+  return h("li", {class: "card pending-run", dataset: {run: run.id}},
+    h("div", {class: "pending-head"},
+      h("a", {href: route("runs", run.id)}, run.id), " ",
+      h("span", {class: "muted"}, run.agent ?? ""), " ", statusCell(run), " ",
+      h("span", {class: "muted", title: formatTime(run.updated_at ?? run.created_at)},
+        formatAgo(run.updated_at ?? run.created_at))),
+    error ? h("p", {class: "error-text"}, h("code", {}, error.code ?? ""), " ", preview(error.message, 200)) : null,
+    run.next_attempt_at ? h("p", {class: "muted"}, "next recovery attempt ", formatTime(run.next_attempt_at)) : null,
+    runActions(run, {signal, onDone: reload}));
+}
+
+export async function show(main, current, signal) {
+  const waitingSlot = h("div");
+  const otherSlot = h("div");
+  const updated = h("span", {class: "muted"});
+  render(main, pageHeader("Pending", updated),
+         section("Waiting for you", waitingSlot),
+         section("Interrupted, failed or quarantined", otherSlot));
+  // The lists are redrawn only when they changed, so a half-typed answer is not wiped by polling.
+  let seen = "";
+  const load = async (force = false) => {
+    try {
+      const data = await get(apiPath("pending") + "?limit=200", {signal});
+      const runs = data.runs || [];
+      const signature = JSON.stringify(runs.map((r) => [r.id, r.status, r.waiting, r.attempts, r.updated_at]));
+      updated.textContent = "updated " + new Date().toLocaleTimeString();
+      if (signature === seen && !force) return;
+      seen = signature;
+      const reload = () => window.setTimeout(() => load(true), 500);
+      const waiting = runs.filter((r) => r.waiting);
+      const other = runs.filter((r) => !r.waiting);
+      render(waitingSlot, waiting.length
+        ? h("ul", {class: "plain"}, waiting.map((r) => runCard(r, signal, reload)))
+        : h("p", {class: "muted"}, "No run waits for an approval or an answer."));
+      render(otherSlot, other.length
+        ? h("ul", {class: "plain"}, other.map((r) => runCard(r, signal, reload)))
+        : h("p", {class: "muted"}, "Nothing else is unfinished."));
+    } catch (e) {
+      if (e.name !== "AbortError") render(waitingSlot, errorBox(e));
+    }
+  };
+  poll(() => load(), POLL_MS, signal);
+}

@@ -1,0 +1,159 @@
+// The runs list: filters by status and agent, keyset paging, live status by polling, and a form
+// that starts a run of an agent the server knows.
+import {apiPath, get, post, withQuery} from "../lib/api.js";
+import {badge, emptyRow, errorBox, field, h, render, route} from "../lib/dom.js";
+import {formatAgo, formatTime, preview} from "../lib/format.js";
+import {onSubmit, pageHeader, poll, section} from "../lib/page.js";
+
+const STATUSES = ["running", "waiting", "completed", "failed", "quarantined"];
+const PAGE_SIZE = 25;
+const POLL_MS = 3000;
+
+export function statusCell(run) {
+  const parts = [badge(run.status, run.status)];
+  if (run.waiting) parts.push(" ", h("span", {class: "muted"}, "for " + run.waiting));
+  if (run.quarantined && run.status !== "quarantined") parts.push(" ", badge("quarantined"));
+  return parts;
+}
+
+function runRow(run) {
+  const error = run.last_error;
+  return h("tr", {},
+    h("td", {}, h("a", {href: route("runs", run.id), dataset: {key: "run:" + run.id}}, run.id)),
+    h("td", {}, run.agent ?? ""),
+    h("td", {}, statusCell(run)),
+    h("td", {class: "num"}, run.step ?? ""),
+    h("td", {class: "num"}, run.attempts ?? ""),
+    h("td", {class: "error-cell", title: error ? error.message : null},
+      error ? [h("code", {}, error.code ?? ""), " ", preview(error.message, 80)] : ""),
+    h("td", {title: formatTime(run.updated_at)}, formatAgo(run.updated_at)));
+}
+
+function runsTable(runs) {
+  const body = h("tbody", {}, runs.length ? runs.map(runRow) : emptyRow(7, "No runs match."));
+  return h("table", {class: "data"},
+    h("caption", {class: "visually-hidden"}, "Runs, newest first"),
+    h("thead", {}, h("tr", {}, ["Run", "Agent", "Status", "Step", "Attempts", "Last error",
+                                "Updated"].map((c) => h("th", {scope: "col"}, c)))),
+    body);
+}
+
+// Re-rendering the table every few seconds must not take the keyboard focus away.
+function keepFocus(container, update) {
+  const active = document.activeElement;
+  const key = active && container.contains(active) ? active.dataset.key : null;
+  update();
+  if (key) {
+    const again = container.querySelector(`[data-key="${CSS.escape(key)}"]`);
+    if (again) again.focus();
+  }
+}
+
+function filterForm(state, reload) {
+  const status = h("select", {name: "status"},
+    h("option", {value: ""}, "any status"),
+    STATUSES.map((s) => h("option", {value: s, selected: s === state.status}, s)));
+  const agents = h("datalist", {id: "agent-names"});
+  const agent = h("input", {name: "agent", type: "search", value: state.agent, list: "agent-names",
+                            placeholder: "any agent", autocomplete: "off"});
+  const form = h("form", {class: "filters", role: "search", "aria-label": "Filter runs"},
+    field("Status", status), field("Agent", agent), agents,
+    h("button", {type: "submit"}, "Filter"));
+  const apply = () => {
+    state.status = status.value;
+    state.agent = agent.value.trim();
+    state.cursors = [""];
+    state.page = 0;
+    reload();
+  };
+  status.addEventListener("change", apply);
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    apply();
+  });
+  return {form, agents};
+}
+
+function startForm(agentNames, signal) {
+  const agent = h("select", {name: "agent", required: true},
+    agentNames.map((name) => h("option", {value: name}, name)));
+  const task = h("textarea", {name: "task", rows: "3", required: true});
+  const errors = h("div");
+  const form = h("form", {class: "stack"},
+    field("Agent", agent), field("Task", task),
+    h("div", {class: "actions"}, h("button", {type: "submit", class: "primary"}, "Start run")),
+    errors);
+  onSubmit(form, async (data) => {
+    const started = await post(apiPath("runs"), {agent: data.get("agent"), task: data.get("task")},
+                               {signal});
+    window.location.hash = route("runs", started.run_id);
+    return started;
+  }, {errorSlot: errors, done: (r) => `Started run ${r.run_id}.`});
+  return h("details", {class: "card start-run"}, h("summary", {}, "Start a run"),
+           agentNames.length ? form
+                             : h("p", {class: "muted"}, "No agents: start mend serve with serve.agents_dir set to a folder of agent folders."));
+}
+
+export async function show(main, current, signal) {
+  const state = {status: current.query.get("status") || "", agent: current.query.get("agent") || "",
+                 cursors: [""], page: 0, live: true};
+  const tableSlot = h("div", {class: "table-wrap"});
+  const pager = h("div", {class: "pager"});
+  const updated = h("span", {class: "muted"});
+  const live = h("input", {type: "checkbox", checked: true});
+  live.addEventListener("change", () => { state.live = live.checked; });
+  const startSlot = h("div");
+
+  const load = async () => {
+    const query = {limit: PAGE_SIZE, status: state.status, agent: state.agent,
+                   cursor: state.cursors[state.page]};
+    try {
+      const data = await get(withQuery(apiPath("runs"), query), {signal});
+      keepFocus(tableSlot, () => render(tableSlot, runsTable(data.runs || [])));
+      renderPager(data);
+      updated.textContent = "updated " + new Date().toLocaleTimeString();
+    } catch (e) {
+      if (e.name !== "AbortError") render(tableSlot, errorBox(e));
+    }
+  };
+  const reload = () => {
+    const params = new URLSearchParams();
+    if (state.status) params.set("status", state.status);
+    if (state.agent) params.set("agent", state.agent);
+    const hash = route("runs") + (params.toString() ? "?" + params : "");
+    window.history.replaceState(null, "", hash);
+    load();
+  };
+  const renderPager = (data) => {
+    const first = state.page * PAGE_SIZE + 1;
+    const count = (data.runs || []).length;
+    const newer = h("button", {type: "button", disabled: state.page === 0}, "‹ Newer");
+    const older = h("button", {type: "button", disabled: !data.next}, "Older ›");
+    newer.addEventListener("click", () => { state.page -= 1; reload(); });
+    older.addEventListener("click", () => {
+      state.cursors[state.page + 1] = data.next;
+      state.page += 1;
+      reload();
+    });
+    const total = data.total !== undefined ? ` of ${data.total}` : "";
+    render(pager, newer, h("span", {}, count ? `${first}–${first + count - 1}${total}` : `0${total}`),
+           older);
+  };
+
+  const {form, agents} = filterForm(state, reload);
+  render(main,
+    pageHeader("Runs", h("label", {class: "inline"}, live, " Live"), updated),
+    form, tableSlot, pager, startSlot);
+  poll(async () => {
+    if (state.live) await load();
+  }, POLL_MS, signal);
+  try {
+    const known = await get(apiPath("agents"), {signal});
+    const names = (known.agents || []).map((a) => a.name);
+    render(agents, names.map((n) => h("option", {value: n})));
+    render(startSlot, startForm(names, signal));
+  } catch (e) {
+    if (e.name === "AbortError") return;
+    render(startSlot, section("Start a run", errorBox(e)));
+  }
+}
