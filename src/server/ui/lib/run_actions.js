@@ -40,7 +40,7 @@ function approvalForm(run, calls, {signal, onDone, errors}) {
     calls.length ? h("div", {}, h("p", {}, "Waiting for approval of:"),
                      calls.map((c) => textBlock(callText(c), 2000)))
                  : h("p", {}, "Waiting for approval of a tool call."),
-    h("div", {class: "actions"}, approve), deny,
+    h("div", {class: "row approval-row"}, h("div", {class: "actions"}, approve), deny),
   ];
 }
 

@@ -91,14 +91,19 @@ function spanRow(row, trace) {
   return h("li", {class: classes}, label, track, duration, detail);
 }
 
+function plural(n, one, many) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 function summaryLine(s) {
-  const bits = [`${s.spans} spans`, `${s.attempts} attempts`, `${s.modelTurns} model turns`,
-                `${s.toolCalls} tool calls`];
+  const bits = [plural(s.spans, "span", "spans"), plural(s.attempts, "attempt", "attempts"),
+                plural(s.modelTurns, "model turn", "model turns"),
+                plural(s.toolCalls, "tool call", "tool calls")];
   if (s.denied) bits.push(`${s.denied} denied`);
-  if (s.replaced) bits.push(`${s.replaced} results replaced by a hook`);
-  if (s.errors) bits.push(`${s.errors} failed spans`);
-  if (s.heal) bits.push(`${s.heal} heal actions`);
-  if (s.recoveries) bits.push(`${s.recoveries} recovery attempts`);
+  if (s.replaced) bits.push(plural(s.replaced, "result", "results") + " replaced by a hook");
+  if (s.errors) bits.push(plural(s.errors, "failed span", "failed spans"));
+  if (s.heal) bits.push(plural(s.heal, "heal action", "heal actions"));
+  if (s.recoveries) bits.push(plural(s.recoveries, "recovery attempt", "recovery attempts"));
   return bits.join(" · ");
 }
 

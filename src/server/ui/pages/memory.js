@@ -28,7 +28,7 @@ function factDetail(fact) {
 
 // A table of facts; each row can open its details and delete the fact.
 function factsTable(facts, {signal, showScore, onDeleted}) {
-  const columns = [showScore && "Score", "Category", "Tags", "Content", "Helped", "Hurt", ""].filter(Boolean);
+  const columns = [showScore && "Score", "Category", "Tags", "Content", "Helped", "Hurt", "Actions"].filter(Boolean);
   const rows = facts.flatMap((fact) => {
     const detail = h("tr", {class: "detail-row", hidden: true}, h("td", {colspan: String(columns.length)}));
     const open = h("button", {type: "button", class: "link-button", "aria-expanded": "false"}, "Details");
@@ -144,7 +144,7 @@ function browseSection(signal) {
 
 export async function show(main, current, signal) {
   const browse = browseSection(signal);
-  render(main, pageHeader("Memory"), searchSection(signal), recallSection(signal),
+  render(main, pageHeader("Memory"), h("div", {class: "columns"}, searchSection(signal), recallSection(signal)),
          addSection(signal, browse.load), browse.element);
   await browse.load();
 }

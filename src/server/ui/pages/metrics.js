@@ -25,9 +25,11 @@ function labelsText(labels) {
 
 function familyCard(family) {
   const top = headline(family);
-  const value = "value" in top ? number(top.value)
-                               : `${number(top.count)} × mean ${number(top.mean)}`;
-  const samples = family.samples.filter((s) => !s.name.endsWith("_bucket"));
+  const unit = family.name.endsWith("_seconds") ? " s" : family.name.endsWith("_bytes") ? " B" : "";
+  const value = "value" in top ? number(top.value) + unit
+                               : `${number(top.count)} × mean ${number(top.mean)}${unit}`;
+  const histogram = family.type === "histogram" || family.type === "summary";
+  const samples = histogram ? [] : family.samples;
   return h("div", {class: "metric", dataset: {metric: family.name}},
     h("span", {class: "metric-value"}, value),
     h("span", {class: "metric-name"}, family.name),
@@ -44,6 +46,9 @@ export async function show(main, current, signal) {
   const updated = h("span", {class: "muted"});
   let families = [];
   const draw = () => {
+    // Keep the series lists a person opened across redraws.
+    const open = new Set([...slot.querySelectorAll(".metric details[open]")]
+                             .map((d) => d.closest(".metric").dataset.metric));
     const words = filter.value.trim().toLowerCase();
     const shown = families.filter((f) => !words || f.name.includes(words) || f.help.toLowerCase().includes(words));
     const groups = new Map();
@@ -55,6 +60,9 @@ export async function show(main, current, signal) {
     render(slot, shown.length ? [...groups.entries()].map(([g, list]) =>
       h("section", {class: "card", "aria-label": g}, h("h2", {}, g), h("div", {class: "metrics-grid"}, list.map(familyCard))))
       : h("p", {class: "muted"}, "No metric matches."));
+    for (const d of slot.querySelectorAll(".metric details")) {
+      if (open.has(d.closest(".metric").dataset.metric)) d.open = true;
+    }
   };
   filter.addEventListener("input", draw);
   render(main, pageHeader("Metrics", updated),

@@ -6,7 +6,7 @@ import {formatAgo, formatCount, formatTime, formatUsd} from "../lib/format.js";
 import {onAction, pageHeader, poll} from "../lib/page.js";
 import {awaitedCalls, runActions} from "../lib/run_actions.js";
 import {waterfall} from "../lib/waterfall.js";
-import {statusCell} from "./runs.js";
+import {modelText, statusCell} from "./runs.js";
 
 const POLL_MS = 2000;
 
@@ -16,7 +16,7 @@ function overview(run) {
     ["Agent", run.agent ?? ""],
     ["Step", run.step ?? ""],
     ["Attempts", run.attempts ?? ""],
-    ["Model", [run.provider ?? "", run.provider && run.model ? " / " : "", run.model ?? ""]],
+    ["Model", modelText(run)],
     ["Workspace", run.workspace ? h("code", {}, run.workspace) : ""],
     ["Tokens", run.usage ? `${formatCount(run.usage.input_tokens)} in, ${formatCount(run.usage.output_tokens)} out` : ""],
     ["Cost", formatUsd(run.cost_usd)],
@@ -49,6 +49,7 @@ function transcriptView(messages) {
                   h("span", {class: "muted"}, ` #${i + 1}`)];
     if (m.tool_call_id) head.push(" ", h("span", {class: "muted"}, "result of "), h("code", {}, m.tool_call_id));
     if (m.replaced_by_hook) head.push(" ", h("span", {class: "flag flag-replaced"}, "result replaced by hook"));
+    if (m.hook_decision) head.push(" ", h("span", {class: "flag flag-denied"}, String(m.hook_decision) + " by a hook"));
     if (m.is_error) head.push(" ", h("span", {class: "flag flag-error"}, "error"));
     const body = [];
     if (m.content !== null && m.content !== undefined && m.content !== "") {
@@ -73,7 +74,7 @@ function checkpointsView(run, checkpoints, signal) {
       window.location.hash = route("runs", forked.run_id);
       return forked;
     }, {errorSlot: errors, done: (f) => `Forked ${run.id} at step ${c.step} as ${f.run_id}.`});
-    return h("tr", {}, h("td", {class: "num"}, c.step), h("td", {class: "num"}, c.message_count ?? ""),
+    return h("tr", {}, h("td", {class: "num"}, c.step), h("td", {class: "num"}, c.message_count ?? c.messages ?? ""),
              h("td", {}, formatTime(c.created_at)), h("td", {}, fork));
   });
   return [errors, h("table", {class: "data"},

@@ -9,6 +9,13 @@ const STATUSES = ["running", "waiting", "completed", "failed", "quarantined"];
 const PAGE_SIZE = 25;
 const POLL_MS = 3000;
 
+// The model a run uses: the API gives a name, or {provider, model, base_url}.
+export function modelText(run) {
+  const m = run.model;
+  if (m && typeof m === "object") return [m.provider, m.model].filter(Boolean).join(" / ");
+  return [run.provider, m].filter(Boolean).join(" / ");
+}
+
 export function statusCell(run) {
   const parts = [badge(run.status, run.status)];
   if (run.waiting) parts.push(" ", h("span", {class: "muted"}, "for " + run.waiting));
@@ -22,6 +29,7 @@ function runRow(run) {
     h("td", {}, h("a", {href: route("runs", run.id), dataset: {key: "run:" + run.id}}, run.id)),
     h("td", {}, run.agent ?? ""),
     h("td", {}, statusCell(run)),
+    h("td", {}, modelText(run)),
     h("td", {class: "num"}, run.step ?? ""),
     h("td", {class: "num"}, run.attempts ?? ""),
     h("td", {class: "error-cell", title: error ? error.message : null},
@@ -30,10 +38,10 @@ function runRow(run) {
 }
 
 function runsTable(runs) {
-  const body = h("tbody", {}, runs.length ? runs.map(runRow) : emptyRow(7, "No runs match."));
+  const body = h("tbody", {}, runs.length ? runs.map(runRow) : emptyRow(8, "No runs match."));
   return h("table", {class: "data"},
     h("caption", {class: "visually-hidden"}, "Runs, newest first"),
-    h("thead", {}, h("tr", {}, ["Run", "Agent", "Status", "Step", "Attempts", "Last error",
+    h("thead", {}, h("tr", {}, ["Run", "Agent", "Status", "Model", "Step", "Attempts", "Last error",
                                 "Updated"].map((c) => h("th", {scope: "col"}, c)))),
     body);
 }

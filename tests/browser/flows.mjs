@@ -1,0 +1,192 @@
+// What the browser tests do in the UI, in order (they share one server, so later tests see what
+// earlier ones changed). Each gets t = {page, url, ids, paths, home, seeder, token, screenshot,
+// docsScreenshot, log}; a thrown error fails the test.
+import {mkdirSync, readFileSync} from "node:fs";
+import path from "node:path";
+
+function assert(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+// Repeats `attempt` (async, returns truthy when done) until it succeeds or `ms` pass: for effects
+// that happen on the server's own threads after an action was accepted.
+async function eventually(what, attempt, ms = 20000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await attempt()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function open(t, hash) {
+  await t.page.goto(`${t.url}/${hash}`);
+  await t.page.locator("#main h1").first().waitFor();
+}
+
+async function tokenAndRunsList(t) {
+  const {page, ids} = t;
+  const dialog = page.locator("#token-dialog");
+  await dialog.waitFor({state: "visible"});
+  await page.getByLabel("Token", {exact: true}).fill("not-the-token");
+  await page.getByRole("button", {name: "Use token"}).click();
+  await page.getByText("That token was not accepted").waitFor();
+  await page.getByLabel("Token", {exact: true}).fill(t.token);
+  await page.getByRole("button", {name: "Use token"}).click();
+  await dialog.waitFor({state: "hidden"});
+  for (const id of [ids.approve, ids.fail, ids.replace]) {
+    await page.getByRole("link", {name: id, exact: true}).waitFor();
+  }
+  await page.getByRole("button", {name: "Forget token"}).waitFor();
+  await t.screenshot();
+  if (t.docsScreenshot) {
+    mkdirSync(path.dirname(t.docsScreenshot), {recursive: true});
+    await page.screenshot({path: t.docsScreenshot});
+  }
+  // The keyboard reaches the page with a visible focus ring, starting at the skip link.
+  await page.locator("body").click({position: {x: 5, y: 700}});
+  await page.keyboard.press("Tab");
+  const focused = await page.evaluate(() => {
+    const el = document.activeElement;
+    return {cls: el.className, outline: getComputedStyle(el).outlineStyle};
+  });
+  assert(focused.cls === "skip-link", `Tab focused ${focused.cls}, not the skip link`);
+  assert(focused.outline !== "none", "the focused element shows no outline");
+  // The status filter keeps only the failed run.
+  await page.getByLabel("Status", {exact: true}).selectOption("failed");
+  await page.getByRole("link", {name: ids.approve, exact: true}).waitFor({state: "detached"});
+  await page.getByRole("link", {name: ids.fail, exact: true}).waitFor();
+  assert(page.url().includes("status=failed"), `the filter is not in the address: ${page.url()}`);
+}
+
+async function hostileTextStaysText(t) {
+  const {page, ids} = t;
+  await open(t, `#/runs/${encodeURIComponent(ids.approve)}`);
+  await page.getByRole("tab", {name: "Transcript"}).click();
+  await page.getByText('<img src=x onerror="window.__pwned=1">').first().waitFor();
+  const injected = await page.evaluate(() => ({
+    images: document.querySelectorAll("#main img").length,
+    pwned: window.__pwned !== undefined,
+  }));
+  assert(injected.images === 0, "the run's task became an <img> element");
+  assert(!injected.pwned, "the run's task ran script");
+  await page.getByText("Waiting for approval of:").waitFor();
+  await t.screenshot();
+}
+
+async function approveWaitingRun(t) {
+  const {page, ids} = t;
+  await open(t, "#/pending");
+  const card = page.locator(`li[data-run="${ids.approve}"]`);
+  await card.waitFor();
+  await card.getByRole("button", {name: "Approve"}).click();
+  await page.getByText(`Approved ${ids.approve}`).waitFor();
+  await open(t, `#/runs/${encodeURIComponent(ids.approve)}`);
+  await page.locator(".overview .badge-completed").waitFor({timeout: 30000});
+  await page.getByText("Release 1.2 is deployed to staging.").first().waitFor();
+  await t.screenshot();
+}
+
+async function retryDeadLetter(t) {
+  const {page, ids} = t;
+  await open(t, "#/lessons");
+  const row = page.locator(`tr[data-job="${ids.deadLetter}"]`);
+  await row.waitFor();
+  await row.getByRole("button", {name: `Retry lesson job ${ids.deadLetter}`}).click();
+  await page.getByText("No dead letters.").waitFor();
+  await t.screenshot();
+  // The server's lesson workers take the job again; the generator answers properly this time and
+  // the lesson becomes a memory fact.
+  await open(t, "#/memory");
+  await page.getByLabel("Query", {exact: true}).fill("rephrase the request as a neutral summary");
+  await eventually("the lesson in memory", async () => {
+    await page.getByRole("button", {name: "Search"}).click();
+    await page.getByText(/\d+ results/).waitFor();
+    return (await page.getByText("CORRECTION: Rephrase the request").count()) > 0;
+  });
+}
+
+async function searchAndRecallMemory(t) {
+  const {page} = t;
+  await open(t, "#/memory");
+  await page.getByLabel("Query", {exact: true}).fill("staging deploys");
+  await page.getByRole("button", {name: "Search"}).click();
+  const hit = page.locator("table.facts tr", {hasText: "Staging deploys need the release tag pushed first."});
+  await hit.first().waitFor();
+  await page.getByLabel("Task", {exact: true}).fill("deploy the release to staging");
+  await page.getByRole("button", {name: "Show what a run would receive"}).click();
+  await page.getByText("## Long-term Memory").waitFor();
+  await page.locator(".recall-facts", {hasText: "Staging deploys need the release tag"}).waitFor();
+  await hit.first().getByRole("button", {name: "Details"}).click();
+  await page.locator(".fact-detail dt", {hasText: "helped"}).first().waitFor();
+  await t.screenshot({fullPage: true});
+}
+
+async function traceMarksReplacedResult(t) {
+  const {page, ids} = t;
+  await open(t, `#/runs/${encodeURIComponent(ids.replace)}`);
+  const row = page.locator(".wf-row.is-replaced");
+  await row.waitFor();
+  await row.getByText("result replaced by hook").waitFor();
+  await row.getByText("heal: replace").waitFor();
+  await row.locator(".wf-label").click();
+  await row.locator(".wf-detail").getByText("withheld: the file holds a key").first().waitFor();
+  assert(await page.locator(".wf-row.type-chat").count() >= 2, "the model turns are not in the trace");
+  await t.screenshot();
+  await page.getByRole("tab", {name: "Transcript"}).click();
+  await page.locator(".message-tool .flag-replaced").waitFor();
+}
+
+async function forkFromCheckpoint(t) {
+  const {page, ids} = t;
+  await open(t, `#/runs/${encodeURIComponent(ids.replace)}`);
+  await page.getByRole("tab", {name: "Checkpoints"}).click();
+  await page.getByRole("button", {name: "Fork from step 1"}).click();
+  await eventually("the fork's page", async () => !page.url().endsWith(encodeURIComponent(ids.replace)));
+  const heading = await page.locator("#main h1").first().textContent();
+  assert(heading.startsWith("Run ") && heading !== `Run ${ids.replace}`, `fork page heading: ${heading}`);
+  await t.screenshot();
+}
+
+async function applyProposal(t) {
+  const {page, ids, paths} = t;
+  await open(t, "#/improve");
+  await page.getByRole("link", {name: ids.improve}).click();
+  await page.locator(".diff-add", {hasText: "+Name the part of the product that changed"}).waitFor();
+  await page.getByRole("button", {name: "Apply proposal"}).click();
+  await page.locator(".badge-applied").first().waitFor();
+  const skill = readFileSync(path.join(paths.improveAgent, "skills", "entry-format.md"), "utf8");
+  assert(skill.includes("Name the part of the product that changed"), "the skill file did not change");
+  await t.screenshot({fullPage: true});
+}
+
+async function metricsOverview(t) {
+  const {page} = t;
+  await open(t, "#/metrics");
+  await page.locator('.metric[data-metric="mend_lessonq_queue_depth"]').waitFor();
+  await page.getByLabel("Filter", {exact: true}).fill("lessonq");
+  assert(await page.locator(".metric").count() >= 3, "the lessonq metrics are not shown");
+  await t.screenshot();
+}
+
+// `needs`: the API routes a test uses. While a route group is not on this build yet, the tests
+// that need it are reported as skipped rather than failed.
+export const TESTS = [
+  {name: "token-prompt-and-runs-list", asksForToken: true, run: tokenAndRunsList,
+   needs: ["GET /api/v1/runs", "GET /api/v1/agents"]},
+  {name: "hostile-text-stays-text", run: hostileTextStaysText,
+   needs: ["GET /api/v1/runs/ID", "GET /api/v1/runs/ID/trace"]},
+  {name: "approve-waiting-run", run: approveWaitingRun,
+   needs: ["GET /api/v1/pending", "POST /api/v1/runs/ID/approve", "GET /api/v1/runs/ID"]},
+  {name: "retry-dead-letter", run: retryDeadLetter,
+   needs: ["GET /api/v1/lessons/dead", "POST /api/v1/lessons/dead/ID/retry", "GET /api/v1/memory/search"]},
+  {name: "search-and-recall-memory", run: searchAndRecallMemory,
+   needs: ["GET /api/v1/memory/search", "GET /api/v1/memory/recall", "GET /api/v1/memory/ID"]},
+  {name: "trace-marks-replaced-result", run: traceMarksReplacedResult,
+   needs: ["GET /api/v1/runs/ID", "GET /api/v1/runs/ID/trace"]},
+  {name: "fork-from-checkpoint", run: forkFromCheckpoint,
+   needs: ["GET /api/v1/runs/ID", "POST /api/v1/runs/ID/fork"]},
+  {name: "apply-proposal", run: applyProposal,
+   needs: ["GET /api/v1/improve", "GET /api/v1/improve/ID", "POST /api/v1/improve/ID/apply"]},
+  {name: "metrics-overview", run: metricsOverview, needs: ["GET /metrics"]},
+];
