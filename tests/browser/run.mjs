@@ -218,6 +218,9 @@ async function runTests(args, env, playwright, log) {
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
+  if (Number(process.versions.node.split(".")[0]) < 20) {
+    skip(`playwright-core needs node 20 or newer, this is ${process.version}`);
+  }
   const playwright = await loadPlaywright();
   if (!executable(args.chromium)) skip(`no Chromium at ${args.chromium} (apt-get install chromium)`);
   // A build that made only some test binaries (scripts/test asan-core) has neither.

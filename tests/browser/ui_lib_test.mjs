@@ -1,0 +1,148 @@
+// Unit tests of the web UI's modules that need no DOM (node --test): time parsing and formatting,
+// the trace waterfall's model, the Prometheus text parser, links built from data, and the tool
+// calls an approval is for.
+import assert from "node:assert/strict";
+import {test} from "node:test";
+
+import {safeHref} from "../../src/server/ui/lib/dom.js";
+import {formatDuration, formatUsd, preview, toMillis} from "../../src/server/ui/lib/format.js";
+import {headline, parseMetrics} from "../../src/server/ui/lib/prometheus.js";
+import {awaitedCalls} from "../../src/server/ui/lib/run_actions.js";
+import {attributesOf, classify, layout, summarize} from "../../src/server/ui/lib/spans.js";
+
+test("toMillis keeps sub-millisecond precision of RFC 3339 times", () => {
+  const base = Date.parse("2026-01-02T03:04:05Z");
+  assert.equal(toMillis("2026-01-02T03:04:05Z"), base);
+  assert.equal(toMillis("2026-01-02T03:04:05.123456789Z"), base + 123.456789);
+  assert.equal(toMillis("2026-01-02T05:04:05.5+02:00"), base + 500);
+});
+
+test("toMillis reads Unix nanoseconds and milliseconds", () => {
+  assert.equal(toMillis(1700000000123456789), 1700000000123.4568);
+  assert.equal(toMillis("1700000000000000000"), 1700000000000);
+  assert.equal(toMillis(1700000000000), 1700000000000);
+  assert.ok(Number.isNaN(toMillis(null)));
+  assert.ok(Number.isNaN(toMillis("yesterday")));
+});
+
+test("durations, money and previews read well", () => {
+  assert.equal(formatDuration(0.25), "250 µs");
+  assert.equal(formatDuration(1.234), "1.2 ms");
+  assert.equal(formatDuration(250), "250 ms");
+  assert.equal(formatDuration(4200), "4.20 s");
+  assert.equal(formatDuration(185000), "3 min 05 s");
+  assert.equal(formatDuration(-1), "");
+  assert.equal(formatUsd(0.00123), "$0.00123");
+  assert.equal(formatUsd(1.5), "$1.50");
+  assert.equal(formatUsd(null), "");
+  assert.equal(preview("a\n  b\tc", 10), "a b c");
+  assert.equal(preview("x".repeat(20), 10), "xxxxxxxxx…");
+});
+
+test("links built from data stay inside the UI", () => {
+  assert.equal(safeHref("#/runs/r-1"), "#/runs/r-1");
+  assert.equal(safeHref("/metrics"), "/metrics");
+  assert.equal(safeHref("javascript:alert(1)"), "#");
+  assert.equal(safeHref("//evil.example/x"), "#");
+  assert.equal(safeHref("https://evil.example/"), "#");
+});
+
+const T0 = "2026-01-02T03:04:05.000000000Z";
+function at(ms) {
+  return new Date(Date.parse(T0) + ms).toISOString();
+}
+
+const SPANS = [
+  {span_id: "t1", parent_span_id: "a1", name: "execute_tool read_file", start: at(30), end: at(40),
+   status: "error", status_message: "withheld",
+   attributes: {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "read_file",
+                "mend.step": 1, "mend.tool.replaced_by_hook": true, "error.type": "tool_error"},
+   events: [{name: "heal.action", time: at(35),
+             attributes: {"heal.action": "replace", "heal.reason": "output matches"}}]},
+  {span_id: "a1", parent_span_id: null, name: "invoke_agent reader", start: at(0), end: at(100),
+   status: "ok", attributes: {"gen_ai.operation.name": "invoke_agent", "mend.attempt": "send",
+                              "mend.run.status": "completed"}},
+  {span_id: "c1", parent_span_id: "a1", name: "chat fake-model", start: at(10), end: at(20),
+   status: "ok", attributes: {"gen_ai.operation.name": "chat", "gen_ai.request.model": "fake-model",
+                              "mend.step": 1}},
+  {span_id: "t2", parent_span_id: "a1", name: "execute_tool deploy", start: at(50), end: at(51),
+   status: "ERROR", attributes: [{k: "gen_ai.operation.name", s: "execute_tool"},
+                                 {k: "gen_ai.tool.name", s: "deploy"},
+                                 {k: "mend.tool.hook_decision", s: "denied"}]},
+  {span_id: "r1", parent_span_id: "gone", name: "mend.recovery.attempt", start: at(60),
+   status: "unset", attributes: {"mend.recovery.attempt": 2, "mend.recovery.outcome": "failed",
+                                 "mend.span.in_progress": true}},
+];
+
+test("layout orders spans as a tree, children by start time", () => {
+  const model = layout(SPANS);
+  assert.deepEqual(model.rows.map((r) => [r.span.span_id, r.depth]),
+                   [["a1", 0], ["c1", 1], ["t1", 1], ["t2", 1], ["r1", 0]]);
+  assert.equal(model.end - model.start, 100);
+  const open = model.rows.find((r) => r.span.span_id === "r1");
+  assert.equal(open.open, true, "a span without an end is open");
+  assert.equal(open.end, model.end);
+});
+
+test("classify names what a span is and flags what the page highlights", () => {
+  const replaced = classify(SPANS[0]);
+  assert.equal(replaced.type, "tool");
+  assert.equal(replaced.label, "tool read_file (step 1)");
+  assert.equal(replaced.replaced, true);
+  assert.equal(replaced.error, true);
+  assert.equal(replaced.denied, false);
+  assert.deepEqual(replaced.heal.map((e) => [e.action, e.reason]), [["replace", "output matches"]]);
+  const denied = classify(SPANS[3]);
+  assert.equal(denied.denied, true);
+  assert.equal(denied.label, "tool deploy");
+  assert.equal(classify(SPANS[1]).label, "invoke_agent reader: send → completed");
+  assert.equal(classify(SPANS[2]).type, "chat");
+  assert.equal(classify(SPANS[4]).label, "recovery attempt #2 → failed");
+  assert.deepEqual(summarize(layout(SPANS).rows),
+                   {spans: 5, attempts: 1, modelTurns: 1, toolCalls: 2, denied: 1, replaced: 1,
+                    errors: 2, heal: 1, recoveries: 1});
+});
+
+test("typed attributes from observe.db become a plain object", () => {
+  assert.deepEqual(attributesOf([{k: "a", s: "x"}, {k: "b", i: 3}, {k: "c", b: false},
+                                 {k: "d", a: ["p"]}, {nok: 1}]),
+                   {a: "x", b: 3, c: false, d: ["p"]});
+  assert.deepEqual(attributesOf(null), {});
+});
+
+test("parseMetrics reads families, labels with escapes and histograms", () => {
+  const text = [
+    "# HELP mend_lessonq_queue_depth Jobs waiting.",
+    "# TYPE mend_lessonq_queue_depth gauge",
+    "mend_lessonq_queue_depth 3",
+    "# TYPE mend_runs_total counter",
+    'mend_runs_total{status="completed",agent="a \\"q\\" b"} 5',
+    'mend_runs_total{status="failed"} 2 1700000000',
+    "# TYPE mend_step_seconds histogram",
+    'mend_step_seconds_bucket{le="+Inf"} 4',
+    "mend_step_seconds_sum 2",
+    "mend_step_seconds_count 4",
+    "not a metric line",
+    "",
+  ].join("\n");
+  const families = parseMetrics(text);
+  assert.deepEqual(families.map((f) => [f.name, f.type, f.samples.length]),
+                   [["mend_lessonq_queue_depth", "gauge", 1], ["mend_runs_total", "counter", 2],
+                    ["mend_step_seconds", "histogram", 3]]);
+  assert.equal(families[0].help, "Jobs waiting.");
+  assert.deepEqual(families[1].samples[0].labels, {status: "completed", agent: 'a "q" b'});
+  assert.deepEqual(headline(families[1]), {value: 7});
+  assert.deepEqual(headline(families[2]), {count: 4, sum: 2, mean: 0.5});
+});
+
+test("awaitedCalls are the newest assistant turn's calls without a result", () => {
+  const transcript = [
+    {role: "user", content: "go"},
+    {role: "assistant", tool_calls: [{id: "c1", name: "read_file"}]},
+    {role: "tool", tool_call_id: "c1", content: "ok"},
+    {role: "assistant", tool_calls: [{id: "c2", name: "deploy"}, {id: "c3", name: "notify"}]},
+    {role: "tool", tool_call_id: "c2", content: "done"},
+  ];
+  assert.deepEqual(awaitedCalls(transcript).map((c) => c.id), ["c3"]);
+  assert.deepEqual(awaitedCalls([{role: "user", content: "x"}]), []);
+});
