@@ -84,6 +84,9 @@ async function approveWaitingRun(t) {
   await open(t, `#/runs/${encodeURIComponent(ids.approve)}`);
   await page.locator(".overview .badge-completed").waitFor({timeout: 30000});
   await page.getByText("Release 1.2 is deployed to staging.").first().waitFor();
+  // Both attempts (the send that stopped for approval, and the approval) are in the trace.
+  await eventually("the approval's attempt in the trace", async () =>
+    (await page.locator(".wf-row.type-agent").count()) >= 2);
   await t.screenshot();
 }
 

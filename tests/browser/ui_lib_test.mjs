@@ -8,7 +8,7 @@ import {safeHref} from "../../src/server/ui/lib/dom.js";
 import {formatDuration, formatUsd, preview, toMillis} from "../../src/server/ui/lib/format.js";
 import {headline, parseMetrics} from "../../src/server/ui/lib/prometheus.js";
 import {awaitedCalls} from "../../src/server/ui/lib/run_actions.js";
-import {attributesOf, classify, layout, summarize} from "../../src/server/ui/lib/spans.js";
+import {attributesOf, classify, layout, summarize, timeAxis} from "../../src/server/ui/lib/spans.js";
 
 test("toMillis keeps sub-millisecond precision of RFC 3339 times", () => {
   const base = Date.parse("2026-01-02T03:04:05Z");
@@ -145,4 +145,22 @@ test("awaitedCalls are the newest assistant turn's calls without a result", () =
   ];
   assert.deepEqual(awaitedCalls(transcript).map((c) => c.id), ["c3"]);
   assert.deepEqual(awaitedCalls([{role: "user", content: "x"}]), []);
+});
+
+test("timeAxis shortens idle stretches and keeps busy time to scale", () => {
+  const rows = [{start: 0, end: 10}, {start: 2, end: 4}, {start: 1000, end: 1010}];
+  const axis = timeAxis(rows);
+  assert.equal(axis.gaps.length, 1);
+  assert.equal(axis.gaps[0].duration, 990);
+  // Busy: 20 ms; the gap is drawn as 5% of that (1 ms), so the axis is 21 units long.
+  assert.equal(axis.at(0), 0);
+  assert.equal(axis.at(10), 10 / 21);
+  assert.equal(axis.at(1000), 11 / 21);
+  assert.equal(axis.at(1010), 1);
+  assert.ok(axis.at(500) > axis.at(10) && axis.at(500) < axis.at(1000));
+  // A short pause between busy stretches is drawn to scale.
+  const close = timeAxis([{start: 0, end: 10}, {start: 12, end: 20}]);
+  assert.equal(close.gaps.length, 0);
+  assert.equal(close.at(12), 12 / 20);
+  assert.equal(timeAxis([]).at(5), 0);
 });

@@ -67,8 +67,7 @@ export function runActions(run, {signal, onDone, calls = []} = {}) {
   const options = {signal, onDone, errors};
   if (run.waiting === "approval") return h("div", {class: "run-actions"}, approvalForm(run, calls, options), errors);
   if (run.waiting === "question") return h("div", {class: "run-actions"}, answerForm(run, options), errors);
-  if (run.status === "failed" || run.status === "quarantined" ||
-      (run.status === "running" && run.driven === false)) {
+  if (run.status === "failed" || run.status === "quarantined") {
     const resume = h("button", {type: "button"}, "Resume");
     onAction(resume, async () => {
       await post(apiPath("runs", run.id, "resume"), {}, {signal});

@@ -113,6 +113,56 @@ export function layout(spans) {
   return {rows, start, end};
 }
 
+// The waterfall's time axis. A trace often has long idle stretches (a run waiting hours for an
+// approval between two attempts); drawn to scale, every span would be a sliver. Stretches where no
+// span runs that are longer than a quarter of the busy time are shortened to `gapShare` of it
+// each. Returns {at(t) -> position in [0, 1], gaps: [{position, duration}]}; positions are
+// monotonic in t.
+export function timeAxis(rows, gapShare = 0.05) {
+  const spans = rows.map((r) => [r.start, Math.max(r.start, r.end)])
+                    .filter(([a, b]) => Number.isFinite(a) && Number.isFinite(b))
+                    .sort((x, y) => x[0] - y[0]);
+  const busy = [];
+  for (const [a, b] of spans) {
+    const last = busy[busy.length - 1];
+    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+    else busy.push([a, b]);
+  }
+  if (!busy.length) return {at: () => 0, gaps: []};
+  const active = busy.reduce((n, [a, b]) => n + (b - a), 0);
+  // Segments of the axis: [from, to, drawn length].
+  const segments = [];
+  const gaps = [];
+  busy.forEach(([a, b], i) => {
+    if (i > 0) {
+      const gapStart = busy[i - 1][1];
+      const gap = a - gapStart;
+      const shorten = active > 0 && gap > active * 0.25;
+      segments.push([gapStart, a, shorten ? active * gapShare : gap, shorten]);
+    }
+    segments.push([a, b, b - a, false]);
+  });
+  const total = segments.reduce((n, s) => n + s[2], 0) || 1;
+  let offset = 0;
+  const placed = segments.map(([from, to, length, shortened]) => {
+    const seg = {from, to, length, offset, shortened};
+    offset += length;
+    if (shortened) gaps.push({position: (seg.offset + length / 2) / total, duration: to - from});
+    return seg;
+  });
+  const at = (t) => {
+    if (!Number.isFinite(t) || t <= placed[0].from) return 0;
+    for (const seg of placed) {
+      if (t <= seg.to) {
+        const span = seg.to - seg.from;
+        return (seg.offset + (span > 0 ? ((t - seg.from) / span) * seg.length : 0)) / total;
+      }
+    }
+    return 1;
+  };
+  return {at, gaps};
+}
+
 // Counts for the trace's summary line.
 export function summarize(rows) {
   const count = (pred) => rows.filter(pred).length;

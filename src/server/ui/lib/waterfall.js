@@ -4,7 +4,7 @@
 // row is a button that opens the span's attributes, status and events.
 import {h} from "./dom.js";
 import {formatDuration, formatTime} from "./format.js";
-import {layout, summarize} from "./spans.js";
+import {layout, summarize, timeAxis} from "./spans.js";
 
 const MAX_ROWS = 3000;
 
@@ -64,8 +64,7 @@ function percent(value) {
   return Math.max(0, Math.min(100, value)).toFixed(3) + "%";
 }
 
-function spanRow(row, trace) {
-  const width = trace.end - trace.start || 1;
+function spanRow(row, axis) {
   const info = row.info;
   const classes = ["wf-row", "type-" + info.type, info.error && "is-error", info.denied && "is-denied",
                    info.replaced && "is-replaced", row.open && "is-open"];
@@ -80,13 +79,14 @@ function spanRow(row, trace) {
     if (open && !detail.firstChild) detail.append(...details(row));
     detail.hidden = !open;
   });
-  const left = ((row.start - trace.start) / width) * 100;
-  const size = Math.max(((row.end - row.start) / width) * 100, 0.3);
+  const left = axis.at(row.start) * 100;
+  const size = Math.max((axis.at(row.end) - axis.at(row.start)) * 100, 0.3);
   const track = h("div", {class: "wf-track", "aria-hidden": "true"},
+    axis.gaps.map((g) => h("span", {class: "wf-gap", style: {left: percent(g.position * 100)}})),
     h("span", {class: "wf-bar", style: {left: percent(left), width: percent(Math.min(size, 100 - left))}}),
     info.heal.filter((e) => Number.isFinite(e.time)).map((e) =>
       h("span", {class: "wf-mark", title: `heal ${e.action}: ${e.reason}`,
-                 style: {left: percent(((e.time - trace.start) / width) * 100)}})));
+                 style: {left: percent(axis.at(e.time) * 100)}})));
   const duration = h("span", {class: "wf-dur"}, row.open ? "—" : formatDuration(row.end - row.start));
   return h("li", {class: classes}, label, track, duration, detail);
 }
@@ -115,13 +115,18 @@ export function waterfall(trace) {
   const model = layout(trace.spans || []);
   if (!model.rows.length) return h("p", {class: "muted"}, "This trace has no spans.");
   const rows = model.rows.slice(0, MAX_ROWS);
+  const axis = timeAxis(model.rows);
+  const idle = axis.gaps.length
+    ? ` · ${plural(axis.gaps.length, "idle stretch", "idle stretches")} shortened (dashed): ` +
+      axis.gaps.map((g) => formatDuration(g.duration)).join(", ")
+    : "";
   return h("div", {class: "waterfall"},
     h("p", {class: "wf-summary"}, summaryLine(summarize(model.rows)),
-      " · ", formatDuration(model.end - model.start), " in all"),
+      " · ", formatDuration(model.end - model.start), " in all", idle),
     h("ul", {class: "legend", "aria-label": "Legend"},
       LEGEND.map(([key, text]) => h("li", {}, h("span", {class: "swatch swatch-" + key}), text))),
     h("ol", {class: "wf-rows", "aria-label": "Spans of trace " + (trace.trace_id ?? "")},
-      rows.map((row) => spanRow(row, model))),
+      rows.map((row) => spanRow(row, axis))),
     model.rows.length > MAX_ROWS
       ? h("p", {class: "muted"}, `Only the first ${MAX_ROWS} of ${model.rows.length} spans are shown.`)
       : null);

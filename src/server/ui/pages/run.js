@@ -24,7 +24,12 @@ function overview(run) {
     ["Updated", [formatTime(run.updated_at), " ", h("span", {class: "muted"}, formatAgo(run.updated_at))]],
     ["Trace", run.trace_id ? h("code", {}, run.trace_id) : h("span", {class: "muted"}, "none")],
   ];
+  if (run.parent && run.parent.id) {
+    rows.push(["Forked from", [h("a", {href: route("runs", run.parent.id)}, run.parent.id),
+                               run.parent.step !== undefined ? ` at step ${run.parent.step}` : ""]]);
+  }
   const parts = [h("dl", {class: "kv overview"}, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))];
+  if (run.task) parts.push(h("h3", {}, "Task"), textBlock(run.task, 2000));
   const error = run.last_error;
   if (error) {
     parts.push(h("div", {class: "error-box"},
@@ -154,15 +159,17 @@ export async function show(main, current, signal) {
       keepPolling = !(e instanceof ApiError && e.status === 404);
       return;
     }
-    const run = data.run || {};
-    const transcript = data.transcript || [];
-    const checkpoints = data.checkpoints || [];
+    // {"run": {...}, "transcript", "checkpoints"}, or the run's fields with those two beside them.
+    const run = data.run || data;
+    const transcript = data.transcript || run.transcript || [];
+    const checkpoints = data.checkpoints || run.checkpoints || [];
     const signature = JSON.stringify([run.status, run.waiting, run.updated_at, run.step, transcript.length,
                                       checkpoints.length]);
     if (signature !== seen) {
       seen = signature;
       render(overviewSlot, overview(run));
-      render(actionSlot, runActions(run, {signal, calls: awaitedCalls(transcript), onDone: afterAction}));
+      const calls = Array.isArray(run.pending_calls) ? run.pending_calls : awaitedCalls(transcript);
+      render(actionSlot, runActions(run, {signal, calls, onDone: afterAction}));
       render(t.panels.transcript, transcriptView(transcript));
       render(t.panels.checkpoints, checkpointsView(run, checkpoints, signal));
     }
