@@ -140,6 +140,17 @@ async function traceMarksReplacedResult(t) {
   await page.locator(".message-tool .flag-replaced").waitFor();
 }
 
+async function traceListOpensATrace(t) {
+  const {page, ids} = t;
+  await open(t, "#/traces");
+  const row = page.locator("table.data tr", {has: page.getByRole("link", {name: ids.replace, exact: true})});
+  await row.waitFor();
+  await row.locator("td").first().getByRole("link").click();
+  await page.locator(".wf-row.is-replaced").waitFor();
+  await page.getByRole("link", {name: ids.replace, exact: true}).first().waitFor();
+  await t.screenshot();
+}
+
 async function forkFromCheckpoint(t) {
   const {page, ids} = t;
   await open(t, `#/runs/${encodeURIComponent(ids.replace)}`);
@@ -187,6 +198,8 @@ export const TESTS = [
    needs: ["GET /api/v1/memory/search", "GET /api/v1/memory/recall", "GET /api/v1/memory/ID"]},
   {name: "trace-marks-replaced-result", run: traceMarksReplacedResult,
    needs: ["GET /api/v1/runs/ID", "GET /api/v1/runs/ID/trace"]},
+  {name: "trace-list-opens-a-trace", run: traceListOpensATrace,
+   needs: ["GET /api/v1/traces", "GET /api/v1/traces/ID"]},
   {name: "fork-from-checkpoint", run: forkFromCheckpoint,
    needs: ["GET /api/v1/runs/ID", "POST /api/v1/runs/ID/fork"]},
   {name: "apply-proposal", run: applyProposal,

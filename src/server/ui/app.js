@@ -11,11 +11,13 @@ import * as metrics from "./pages/metrics.js";
 import * as pending from "./pages/pending.js";
 import * as run from "./pages/run.js";
 import * as runs from "./pages/runs.js";
+import * as traces from "./pages/traces.js";
 
 const PAGES = {
   runs: {list: runs, item: run, title: "Runs"},
   pending: {list: pending, title: "Pending"},
   memory: {list: memory, title: "Memory"},
+  traces: {list: traces, item: traces, title: "Traces"},
   lessons: {list: lessons, title: "Lessons"},
   improve: {list: improve, item: improve, title: "Improve"},
   metrics: {list: metrics, title: "Metrics"},

@@ -22,7 +22,8 @@ function overview(run) {
     ["Cost", formatUsd(run.cost_usd)],
     ["Created", formatTime(run.created_at)],
     ["Updated", [formatTime(run.updated_at), " ", h("span", {class: "muted"}, formatAgo(run.updated_at))]],
-    ["Trace", run.trace_id ? h("code", {}, run.trace_id) : h("span", {class: "muted"}, "none")],
+    ["Trace", run.trace_id ? h("a", {href: route("traces", run.trace_id)}, h("code", {}, run.trace_id))
+                           : h("span", {class: "muted"}, "none")],
   ];
   if (run.parent && run.parent.id) {
     rows.push(["Forked from", [h("a", {href: route("runs", run.parent.id)}, run.parent.id),
