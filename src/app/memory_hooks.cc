@@ -33,10 +33,17 @@ Result<memory::Retrieval> RecallForTask(Runtime& runtime, const std::string& tas
   return retrieval;
 }
 
-Result<std::string> MemoryContextHook::ContextSection(const agent::RunInfo& run) {
+namespace {
+
+struct InjectedSection {
+  std::string text;  // "" when nothing was selected
+  size_t facts = 0;
+};
+
+Result<InjectedSection> BuildSection(Runtime& runtime, const agent::RunInfo& run) {
   MEND_ASSIGN_OR_RETURN(memory::Retrieval retrieval,
-                        RecallForTask(runtime_, run.task, run.workspace));
-  if (retrieval.selected.empty()) return std::string();
+                        RecallForTask(runtime, run.task, run.workspace));
+  if (retrieval.selected.empty()) return InjectedSection{};
   std::vector<std::string> ids;
   ids.reserve(retrieval.selected.size());
   for (const memory::ScoredFact& scored : retrieval.selected) ids.push_back(scored.fact.id);
@@ -45,12 +52,23 @@ Result<std::string> MemoryContextHook::ContextSection(const agent::RunInfo& run)
   span.SetAttribute("mend.memory.fact_ids", ids)
       .SetAttribute("mend.memory.section_chars", static_cast<int64_t>(retrieval.section.size()))
       .SetContent("mend.memory.section", retrieval.section);
-  if (Status s = runtime_.facts->RecordInjection(run.run_id, ids); !s.ok()) {
+  if (Status s = runtime.facts->RecordInjection(run.run_id, ids); !s.ok()) {
     span.SetError(StatusCodeName(s.code()), s.message());
     return s;
   }
   span.SetOk();
-  return std::move(retrieval.section);
+  return InjectedSection{std::move(retrieval.section), ids.size()};
+}
+
+}  // namespace
+
+Result<std::string> MemoryContextHook::ContextSection(const agent::RunInfo& run) {
+  Result<InjectedSection> section = BuildSection(runtime_, run);
+  if (runtime_.run_metrics != nullptr) {
+    runtime_.run_metrics->RecordMemoryRecall(section.status(), section.ok() ? section->facts : 0);
+  }
+  if (!section.ok()) return section.status();
+  return std::move(section->text);
 }
 
 Status MemoryFeedbackHook::AfterRun(agent::RunOutcome& outcome) {

@@ -6,6 +6,7 @@
 #include <system_error>
 #include <utility>
 
+#include "app/runtime_metrics_internal.h"
 #include "mend/app/deferred_provider.h"
 #include "mend/app/runtime.h"
 
@@ -101,6 +102,11 @@ Result<llm::LlmProvider*> ProviderFor(Runtime& runtime, const agent::RunModel& m
   options.script_file = model.script_file;
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<llm::LlmProvider> built,
                         llm::CreateProvider(options, runtime.env));
+  if (runtime.run_metrics != nullptr) {
+    built = std::make_unique<internal::MeteredProvider>(
+        std::move(built), *runtime.run_metrics, *runtime.env.clock,
+        internal::MeterLabels{options.kind, options.model});
+  }
   llm::LlmProvider* raw = built.get();
   runtime.run_providers.emplace(key, std::move(built));
   return raw;

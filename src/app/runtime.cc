@@ -9,6 +9,7 @@
 
 #include "app/event_log.h"
 #include "app/lessons_internal.h"
+#include "app/runtime_metrics_internal.h"
 #include "app/unavailable_fact_store.h"
 #include "mend/agent/agent_spec.h"
 #include "mend/app/check_hooks.h"
@@ -244,27 +245,37 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
   MEND_RETURN_IF_ERROR(env.fs->CreateDirs(runtime->home));
   runtime->caller_dir = options.caller_dir.empty() ? CurrentDirectory() : options.caller_dir;
   runtime->holder = store::LocalLeaseHolder(options.holder_prefix);
-  if (options.store != nullptr) {
-    runtime->store = std::move(options.store);
-  } else {
-    MEND_ASSIGN_OR_RETURN(runtime->store, OpenConfiguredStore(*runtime));
+  runtime->metrics = std::make_unique<obs::MetricsRegistry>();
+  runtime->run_metrics = std::make_unique<RuntimeMetrics>(*runtime->metrics);
+  std::unique_ptr<store::CheckpointStore> store = std::move(options.store);
+  if (store == nullptr) {
+    MEND_ASSIGN_OR_RETURN(store, OpenConfiguredStore(*runtime));
   }
+  runtime->store =
+      internal::TimeCheckpointSaves(std::move(store), *runtime->run_metrics, *env.clock);
   MEND_RETURN_IF_ERROR(OpenEvents(*runtime, options.event_log));
-  if (options.provider != nullptr) {
-    runtime->provider = std::move(options.provider);
-  } else {
+  internal::InstallRuntimeMetrics(*runtime);
+  internal::MeterLabels labels;
+  std::unique_ptr<llm::LlmProvider> provider = std::move(options.provider);
+  if (provider == nullptr) {
     auto deferred = std::make_unique<DeferredProvider>(ConfiguredProviderFactory(config, env));
     runtime->deferred = deferred.get();
-    runtime->provider = std::move(deferred);
+    provider = std::move(deferred);
+    // Named now: a provider whose build fails never learns its name.
+    labels.provider = config.GetString("provider.name");
+    labels.default_model = config.GetString("provider.model");
   }
+  runtime->provider = std::make_unique<internal::MeteredProvider>(
+      std::move(provider), *runtime->run_metrics, *env.clock, std::move(labels));
   MEND_RETURN_IF_ERROR(OpenMemory(*runtime, std::move(options.facts)));
-  runtime->metrics = std::make_unique<obs::MetricsRegistry>();
   MEND_RETURN_IF_ERROR(OpenTracer(*runtime, std::move(options.span_processor)));
   MEND_RETURN_IF_ERROR(internal::OpenLessons(*runtime));
   return runtime;
 }
 
 Runtime::~Runtime() {
+  // The run-count collector reads the store, which goes away before the registry.
+  internal::UninstallRuntimeMetrics(*this);
   // Lesson jobs still in flight get the configured time to finish; unfinished ones stay in the
   // WAL for the next start.
   const Status stopped =

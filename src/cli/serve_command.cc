@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 
@@ -15,7 +16,7 @@
 #include "mend/app/recovery.h"
 #include "mend/app/retention.h"
 #include "mend/app/runtime.h"
-#include "mend/base/time_format.h"
+#include "mend/base/json.h"
 #include "mend/server/server.h"
 
 namespace mend::cli {
@@ -53,7 +54,9 @@ Status Serve(CliContext& ctx) {
   app::RuntimeRunDriver driver(*runtime);
   heal::RecoveryOptions recovery_options = app::RecoveryOptionsFor(*runtime);
   recovery_options.driver = &driver;
-  recovery_options.on_recovered = [&log](const std::string& id) { log << "recovered " << id << "\n"; };
+  recovery_options.on_recovered = [&log](const std::string& id) {
+    log << "recovered " << id << "\n";
+  };
   recovery_options.on_quarantined = [&log](const std::string& id) {
     log << "quarantined " << id << "\n";
   };
@@ -77,11 +80,16 @@ Status Serve(CliContext& ctx) {
         });
     retention->Start();
   }
-  log << "serving http://" << (options.host.find(':') != std::string::npos
-                                   ? "[" + options.host + "]"
-                                   : options.host)
-      << ":" << http->port() << "/ as " << runtime->holder.id << " (Ctrl-C stops)\n"
-      << std::flush;
+  const std::string host =
+      options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
+  const std::string url = "http://" + host + ":" + std::to_string(http->port()) + "/";
+  // The address goes to stdout (scripts read the port from it when --listen asked for port 0).
+  if (ctx.json) {
+    ctx.out << DumpJson({{"url", url}, {"holder", runtime->holder.id}}) << std::endl;
+  } else {
+    ctx.out << "listening on " << url << std::endl;
+  }
+  log << "serving " << url << " as " << runtime->holder.id << " (Ctrl-C stops)\n" << std::flush;
 
   int received = 0;
   sigwait(&signals, &received);

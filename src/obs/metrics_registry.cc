@@ -189,7 +189,28 @@ HistogramFamily& MetricsRegistry::histogram_family(std::string_view name, std::s
                              std::move(upper_bounds));
 }
 
+CollectorId MetricsRegistry::AddCollector(std::function<void()> collect) {
+  std::lock_guard lock(collect_mu_);
+  const CollectorId id{next_collector_++};
+  collectors_.emplace_back(id, std::move(collect));
+  return id;
+}
+
+Status MetricsRegistry::RemoveCollector(CollectorId id) {
+  std::lock_guard lock(collect_mu_);
+  auto it = std::find_if(collectors_.begin(), collectors_.end(),
+                         [id](const auto& entry) { return entry.first == id; });
+  if (it == collectors_.end()) return NotFoundError("no such metrics collector");
+  collectors_.erase(it);
+  return OkStatus();
+}
+
 std::string MetricsRegistry::RenderPrometheus() const {
+  {
+    // Collectors update metrics, which may register families under mu_: run them before taking it.
+    std::lock_guard collect_lock(collect_mu_);
+    for (const auto& [id, collect] : collectors_) collect();
+  }
   std::lock_guard lock(mu_);
   std::string out;
   for (const auto& [name, entry] : entries_) {

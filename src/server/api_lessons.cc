@@ -1,4 +1,5 @@
-// Routes of the lesson queue: status, pending, dead letters, retry, purge, add, drain (docs/http_api.md).
+// Routes of the lesson queue: status, pending, dead letters, retry, purge, add, drain
+// (docs/http_api.md).
 #include "server/api.h"
 #include "server/serve_context.h"
 

@@ -1,4 +1,5 @@
-// Routes of runs and pending: list, detail, start, resume, fork, approve, deny, answer (docs/http_api.md).
+// Routes of runs and pending: list, detail, start, resume, fork, approve, deny, answer
+// (docs/http_api.md).
 #include "server/api.h"
 #include "server/serve_context.h"
 

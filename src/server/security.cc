@@ -23,8 +23,8 @@ std::string Lower(std::string_view text) {
 std::string HostOf(std::string_view authority) {
   if (!authority.empty() && authority.front() == '[') {
     size_t close = authority.find(']');
-    return Lower(authority.substr(0, close == std::string_view::npos ? authority.size()
-                                                                        : close + 1));
+    return Lower(
+        authority.substr(0, close == std::string_view::npos ? authority.size() : close + 1));
   }
   return Lower(authority.substr(0, authority.find(':')));
 }
@@ -79,8 +79,10 @@ Status CheckRequest(const httplib::Request& req, const ServerOptions& options) {
     // An HTML form can send text/plain or form bodies to another site without asking first; a
     // JSON body cannot be sent cross-site without a preflight this server never grants.
     const std::string type = Lower(req.get_header_value("Content-Type"));
-    if (req.path.rfind("/api/", 0) == 0 && !req.body.empty() &&
-        type.rfind("application/json", 0) != 0) {
+    // The check runs before the body is read, so the headers tell whether there is one.
+    const std::string length = req.get_header_value("Content-Length");
+    const bool has_body = (!length.empty() && length != "0") || req.has_header("Transfer-Encoding");
+    if (req.path.rfind("/api/", 0) == 0 && has_body && type.rfind("application/json", 0) != 0) {
       return PermissionDeniedError("API request bodies must be application/json");
     }
   }
@@ -89,7 +91,8 @@ Status CheckRequest(const httplib::Request& req, const ServerOptions& options) {
   constexpr std::string_view kBearer = "bearer ";
   if (auth.size() <= kBearer.size() || Lower(auth.substr(0, kBearer.size())) != kBearer ||
       !ConstantTimeEquals(auth.substr(kBearer.size()), options.token)) {
-    return UnauthenticatedError("a valid \"Authorization: Bearer <serve.token>\" header is required");
+    return UnauthenticatedError(
+        "a valid \"Authorization: Bearer <serve.token>\" header is required");
   }
   return OkStatus();
 }

@@ -4,8 +4,11 @@
 
 #include <arpa/inet.h>
 #include <httplib.h>
+#include <sys/socket.h>
 
+#include <atomic>
 #include <charconv>
+#include <chrono>
 #include <thread>
 #include <utility>
 
@@ -34,8 +37,7 @@ Status ParseListen(const std::string& listen, ServerOptions& options) {
   const std::string port_text = listen.substr(colon + 1);
   int port = -1;
   auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port < 0 ||
-      port > 65535) {
+  if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port < 0 || port > 65535) {
     return InvalidArgumentError("listen address \"" + listen + "\": port must be 0-65535");
   }
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
@@ -65,6 +67,7 @@ class HttpServer final : public Server {
   ServeContext context_;
   httplib::Server http_;
   std::thread listener_;
+  std::atomic<bool> listener_done_{false};
   int port_ = 0;
   bool stopped_ = false;
   int still_running_ = 0;
@@ -76,6 +79,12 @@ void HttpServer::Configure() {
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_.set_payload_max_length(static_cast<size_t>(options.max_body_bytes));
   http_.set_keep_alive_timeout(5);
+  // httplib's default is SO_REUSEPORT, which lets a second server bind the same port and take
+  // half its connections; SO_REUSEADDR alone still allows a quick restart.
+  http_.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     Status allowed = CheckRequest(req, context_.options());
     if (allowed.ok()) return httplib::Server::HandlerResponse::Unhandled;
@@ -149,7 +158,14 @@ Status HttpServer::Start() {
     }
     port_ = options.port;
   }
-  listener_ = std::thread([this] { http_.listen_after_bind(); });
+  listener_ = std::thread([this] {
+    http_.listen_after_bind();
+    listener_done_.store(true);
+  });
+  // httplib's stop() only acts on a server whose accept loop already runs; wait for it so a Stop
+  // right after Start cannot be lost (the loop starts within microseconds).
+  while (!http_.is_running() && !listener_done_.load())
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   return OkStatus();
 }
 

@@ -68,8 +68,8 @@ TEST_F(CliTest, HelpListsCommandsAndMarksPlannedOnes) {
   EXPECT_EQ(Run({"--help"}), 0);
   EXPECT_THAT(
       out(), AllOf(HasSubstr("demo"), HasSubstr("config"), HasSubstr("--home"), HasSubstr("--json"),
-                   HasSubstr("--version"), HasSubstr("Not yet implemented"), HasSubstr("serve"), HasSubstr("proxy"),
-                   HasSubstr("improve")));
+                   HasSubstr("--version"), HasSubstr("Not yet implemented"), HasSubstr("serve"),
+                   HasSubstr("proxy"), HasSubstr("improve")));
   EXPECT_EQ(err(), "");
 }
 

@@ -55,6 +55,40 @@ TEST(MetricsRegistryTest, RendersExactTextExposition) {
   EXPECT_THAT(registry.status(), IsOk());
 }
 
+TEST(MetricsRegistryTest, CollectorsSetValuesBeforeEveryRender) {
+  MetricsRegistry registry;
+  Gauge& rows = registry.gauge("rows", "Rows in a table.");
+  int scrapes = 0;
+  registry.AddCollector([&] { rows.Set(++scrapes * 10); });
+  EXPECT_THAT(registry.RenderPrometheus(), HasSubstr("rows 10\n"));
+  EXPECT_THAT(registry.RenderPrometheus(), HasSubstr("rows 20\n"));
+  EXPECT_EQ(scrapes, 2);
+}
+
+TEST(MetricsRegistryTest, CollectorMayRegisterMetrics) {
+  MetricsRegistry registry;
+  registry.AddCollector([&] {
+    registry.gauge_family("late", "Registered while collecting.", {"k"}).WithLabels({"v"}).Set(3);
+  });
+  EXPECT_THAT(registry.RenderPrometheus(), HasSubstr("late{k=\"v\"} 3\n"));
+  EXPECT_THAT(registry.status(), IsOk());
+}
+
+TEST(MetricsRegistryTest, RemovedCollectorNeverRunsAgain) {
+  MetricsRegistry registry;
+  int first = 0;
+  int second = 0;
+  const CollectorId a = registry.AddCollector([&] { ++first; });
+  registry.AddCollector([&] { ++second; });
+  registry.RenderPrometheus();
+  MEND_EXPECT_OK(registry.RemoveCollector(a));
+  registry.RenderPrometheus();
+  EXPECT_EQ(first, 1);
+  EXPECT_EQ(second, 2);
+  EXPECT_THAT(registry.RemoveCollector(a), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(registry.RemoveCollector(CollectorId{12345}), StatusIs(StatusCode::kNotFound));
+}
+
 TEST(MetricsRegistryTest, UnlabelledHistogramUsesDefaultBuckets) {
   MetricsRegistry registry;
   registry.histogram("latency_seconds", "").Observe(0.003);

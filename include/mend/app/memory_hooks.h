@@ -21,8 +21,9 @@ Result<memory::Retrieval> RecallForTask(Runtime& runtime, const std::string& tas
                                         const std::string& workspace);
 
 // Pre-run hook "memory": the `## Long-term Memory` section for the run's task and workspace, and
-// a record in the fact store of which facts the run received. A store error is returned (the
-// agent reports it as `hook.failed` and the run goes on without the section). Thread-safe as the
+// a record in the fact store of which facts the run received; each call is counted in the
+// runtime's mend_memory_* metrics. A store error is returned (the agent reports it as
+// `hook.failed` and the run goes on without the section). Thread-safe as the
 // retriever and store are. `runtime` must outlive the hook.
 class MemoryContextHook final : public agent::PreRunHook {
  public:

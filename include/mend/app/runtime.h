@@ -5,11 +5,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mend/agent/agent.h"
 #include "mend/app/lessons.h"
+#include "mend/app/runtime_metrics.h"
 #include "mend/base/config.h"
 #include "mend/base/env.h"
 #include "mend/base/result.h"
@@ -66,12 +68,24 @@ struct Runtime {
   // The caller's current directory (absolute): the workspace of new runs whose agent folder
   // names none (RuntimeOptions::caller_dir).
   std::string caller_dir;
+  // The process's metrics (docs/metrics.md), rendered by `mend serve` at /metrics. Declared
+  // before everything that records into it, so it outlives them all.
+  std::unique_ptr<obs::MetricsRegistry> metrics;
+  // The runtime's own families on `metrics` (runs, recovery, heal, provider requests, checkpoint
+  // saves, memory, improve) and what feeds them: OpenRuntime wraps the provider and the store,
+  // subscribes it to `events` and counts runs in `store` at each scrape.
+  std::unique_ptr<RuntimeMetrics> run_metrics;
+  // The collector of `metrics` that reads the run counts from `store`; removed by ~Runtime before
+  // the store goes away.
+  std::optional<obs::CollectorId> run_counts_collector;
   // The model provider. Unless injected through RuntimeOptions it is built from the provider.*
   // keys on first use (so commands that need no model work without an API key); see
-  // PrepareProvider to build it up front.
+  // PrepareProvider to build it up front. Either way it is wrapped so every request is counted in
+  // run_metrics; name() is the wrapped provider's.
   std::unique_ptr<llm::LlmProvider> provider;
   // Providers of runs that recorded another provider or base URL than the configured ones
-  // (ProviderFor in run_model.h), by "<provider>\n<base_url>"; guarded by run_providers_mu.
+  // (ProviderFor in run_model.h), by "<provider>\n<base_url>", counted like `provider`; guarded by
+  // run_providers_mu.
   std::mutex run_providers_mu;
   std::map<std::string, std::unique_ptr<llm::LlmProvider>> run_providers;
   // `mend run --record FILE`: when not empty, the Agents OpenAgent and OpenAgentForRun create
@@ -79,6 +93,7 @@ struct Runtime {
   // recorders live in `recorders` (guarded by run_providers_mu).
   std::string record_path;
   std::vector<std::unique_ptr<llm::RecordingProvider>> recorders;
+  // Wrapped so every Save is timed in run_metrics.
   std::unique_ptr<store::CheckpointStore> store;
   std::unique_ptr<obs::EventBus> events;
   // Every run as a trace (docs/observe.md): agents, recovery and lesson workers start their spans
@@ -102,8 +117,6 @@ struct Runtime {
 
   DeferredProvider* deferred = nullptr;  // `provider` when it is built on demand; else null
 
-  // The process's metrics (mend_lessonq_*, ...), rendered by `mend serve` at /metrics.
-  std::unique_ptr<obs::MetricsRegistry> metrics;
   // Reflexion (DESIGN.md §8). Declared last: its workers use the provider, the fact store and
   // the metrics, so they stop first.
   Lessons lessons;

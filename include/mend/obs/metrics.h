@@ -128,6 +128,9 @@ using CounterFamily = MetricFamily<Counter>;
 using GaugeFamily = MetricFamily<Gauge>;
 using HistogramFamily = MetricFamily<Histogram>;
 
+// Names a collector added with MetricsRegistry::AddCollector.
+enum class CollectorId : uint64_t {};
+
 // Owns metrics and renders them in the Prometheus text exposition format 0.0.4.
 //
 // Registering a name again with the same type, label names (and buckets) returns the metric
@@ -159,7 +162,18 @@ class MetricsRegistry {
                                     std::vector<std::string> label_names,
                                     std::vector<double> upper_bounds = DefaultBuckets());
 
-  // All exported metrics: families sorted by name, children sorted by label values.
+  // Registers `collect`, called by every RenderPrometheus before any metric is read, on the
+  // rendering thread, so values kept elsewhere (a row count in a database, say) are set on their
+  // gauges at scrape time. Collectors run one at a time in the order added; a collector may
+  // register and update metrics, but must not render, add or remove collectors (that deadlocks).
+  // It must not throw. Whatever `collect` references must stay valid until RemoveCollector.
+  CollectorId AddCollector(std::function<void()> collect);
+  // Removes the collector; once this returns it is not running and never runs again, so what it
+  // references may go away. kNotFound when `id` is not (or no longer) registered.
+  Status RemoveCollector(CollectorId id);
+
+  // Runs the collectors, then renders all exported metrics: families sorted by name, children
+  // sorted by label values.
   std::string RenderPrometheus() const;
 
   // OK, or the first misuse: kInvalidArgument for an invalid name, label set or bucket list, or a
@@ -181,6 +195,11 @@ class MetricsRegistry {
   Status Check(Type type, const std::string& name, const std::vector<std::string>& label_names,
                const std::vector<double>& bounds) const;
   Status CheckNoSeriesClash(Type type, const std::string& name) const;
+
+  // Held while collectors run, so RemoveCollector waits for a running one; never taken under mu_.
+  mutable std::mutex collect_mu_;
+  std::vector<std::pair<CollectorId, std::function<void()>>> collectors_;
+  uint64_t next_collector_ = 1;
 
   mutable std::mutex mu_;
   internal::ErrorLog errors_;

@@ -1,0 +1,124 @@
+// `mend serve` as a user runs it: it prints where it listens, answers its probes and API, refuses
+// an address other machines reach without a token, and on SIGTERM stops cleanly with exit 0.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/child_process.h"
+#include "tests/e2e/temp_dir.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr std::chrono::seconds kBound(20);
+
+class ServeE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = ScopedTempDir::Create();
+    MEND_ASSERT_OK(dir);
+    dir_ = std::move(*dir);
+    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path()};
+  }
+
+  // Starts `mend serve` on a free loopback port and returns the port it printed.
+  int StartServe(std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {MEND_BINARY, "--home",   dir_->File("home"),
+                                     "serve",     "--listen", "127.0.0.1:0"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto child = ChildProcess::Spawn(argv, env_);
+    EXPECT_THAT(child, IsOk());
+    if (!child.ok()) return 0;
+    serve_ = std::move(*child);
+    auto line = serve_->ReadStdoutLine(kBound);
+    EXPECT_THAT(line, IsOk());
+    if (!line.ok()) return 0;
+    std::smatch match;
+    const std::regex pattern("listening on http://127\\.0\\.0\\.1:([0-9]+)/");
+    EXPECT_TRUE(std::regex_match(*line, match, pattern)) << *line;
+    return match.empty() ? 0 : std::stoi(match[1].str());
+  }
+
+  std::unique_ptr<ScopedTempDir> dir_;
+  std::vector<std::string> env_;
+  std::unique_ptr<ChildProcess> serve_;
+};
+
+TEST_F(ServeE2eTest, ServesAndStopsOnSigtermWithExitZero) {
+  const int port = StartServe();
+  ASSERT_GT(port, 0);
+  httplib::Client client("127.0.0.1", port);
+  auto health = client.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  auto ready = client.Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200) << ready->body;
+  auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body, HasSubstr("# TYPE mend_lessonq_queue_depth gauge"));
+
+  MEND_ASSERT_OK(serve_->Kill(SIGTERM));
+  auto out = serve_->Finish(kBound);
+  MEND_ASSERT_OK(out);
+  EXPECT_TRUE(out->status.exited);
+  EXPECT_EQ(out->status.code, 0) << out->err;
+  EXPECT_THAT(out->err, HasSubstr("stopped"));
+  // The home it created is private.
+  struct stat st {};
+  ASSERT_EQ(stat(dir_->File("home").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700);
+}
+
+TEST_F(ServeE2eTest, RefusesAnyAddressWithoutAToken) {
+  auto out = RunProcess(
+      {MEND_BINARY, "--home", dir_->File("home"), "serve", "--listen", "0.0.0.0:0"}, env_, kBound);
+  MEND_ASSERT_OK(out);
+  EXPECT_TRUE(out->status.exited);
+  EXPECT_EQ(out->status.code, 2);
+  EXPECT_THAT(out->err, HasSubstr("serve.token"));
+  EXPECT_EQ(out->out, "");
+}
+
+TEST_F(ServeE2eTest, TokenFromTheEnvironmentGuardsTheApi) {
+  env_.push_back("MEND_SERVE_TOKEN=t0ken-e2e");
+  const int port = StartServe();
+  ASSERT_GT(port, 0);
+  httplib::Client client("127.0.0.1", port);
+  auto denied = client.Get("/metrics");
+  ASSERT_TRUE(denied);
+  EXPECT_EQ(denied->status, 401);
+  auto allowed = client.Get("/metrics", {{"Authorization", "Bearer t0ken-e2e"}});
+  ASSERT_TRUE(allowed);
+  EXPECT_EQ(allowed->status, 200);
+  MEND_ASSERT_OK(serve_->Kill(SIGINT));
+  auto out = serve_->Finish(kBound);
+  MEND_ASSERT_OK(out);
+  EXPECT_EQ(out->status.code, 0) << out->err;
+  EXPECT_THAT(out->err, ::testing::Not(HasSubstr("t0ken-e2e")));
+}
+
+TEST_F(ServeE2eTest, AnAddressInUseIsAClearError) {
+  const int port = StartServe();
+  ASSERT_GT(port, 0);
+  auto out = RunProcess({MEND_BINARY, "--home", dir_->File("home2"), "serve", "--listen",
+                         "127.0.0.1:" + std::to_string(port)},
+                        env_, kBound);
+  MEND_ASSERT_OK(out);
+  EXPECT_EQ(out->status.code, 1);
+  EXPECT_THAT(out->err, HasSubstr("cannot listen on 127.0.0.1:" + std::to_string(port)));
+}
+
+}  // namespace
+}  // namespace mend::testing
