@@ -128,10 +128,10 @@ async function setUp(args, dir, log) {
   const seeder = new Seeder({mend: args.mend, home, baseUrl, cwd: dir, log});
   const ids = seed(seeder, paths);
   log(`seeded: ${JSON.stringify(ids)}`);
-  // Port 0: the server picks a free port and prints it.
+  // Port 0: the server picks a free port and prints its address on stdout.
   const serve = await startAndWait(args.mend,
     ["--home", home, "serve", "--listen", "127.0.0.1:0", "--agents-dir", paths.agents],
-    {stream: "stderr", pattern: /^serving (http:\/\/127\.0\.0\.1:\d+)\//, cwd: dir, log,
+    {stream: "stdout", pattern: /^listening on (http:\/\/127\.0\.0\.1:\d+)\//, cwd: dir, log,
      env: {...seeder.env(), MEND_SERVE_TOKEN: TOKEN}});
   return {fake: fake.child, serve: serve.child, url: serve.match[1], ids, paths, home, seeder};
 }
