@@ -13,6 +13,25 @@ function number(value) {
   return Math.abs(value) >= 100 ? value.toFixed(1) : value.toPrecision(3);
 }
 
+// The numbers a person looks at first, when the server exports them.
+const HEADLINES = [
+  ["mend_runs_active", "runs running"], ["mend_runs_waiting", "runs waiting"],
+  ["mend_runs_quarantined", "runs quarantined"], ["mend_runs_failed_total", "failed attempts"],
+  ["mend_lessonq_queue_depth", "lessons queued"], ["mend_lessonq_dlq_size", "dead letters"],
+  ["mend_provider_requests_total", "model requests"], ["mend_provider_cost_usd_total", "model cost (USD)"],
+  ["mend_heal_actions_total", "heal actions"], ["mend_recovery_outage", "provider outage"],
+];
+
+function headlines(families) {
+  const byName = new Map(families.map((f) => [f.name, f]));
+  const shown = HEADLINES.filter(([name]) => byName.has(name));
+  if (!shown.length) return null;
+  return h("div", {class: "stats", "aria-label": "Summary"}, shown.map(([name, label]) =>
+    h("div", {class: "stat", dataset: {metric: name}},
+      h("span", {class: "stat-value"}, number(headline(byName.get(name)).value ?? NaN)),
+      h("span", {class: "stat-label"}, label))));
+}
+
 function groupOf(name) {
   const match = /^([a-z]+)_([a-z]+)_/.exec(name);
   return match ? `${match[1]}_${match[2]}` : name.split("_")[0];
@@ -26,8 +45,10 @@ function labelsText(labels) {
 function familyCard(family) {
   const top = headline(family);
   const unit = family.name.endsWith("_seconds") ? " s" : family.name.endsWith("_bytes") ? " B" : "";
-  const value = "value" in top ? number(top.value) + unit
-                               : `${number(top.count)} × mean ${number(top.mean)}${unit}`;
+  let value;
+  if ("value" in top) value = number(top.value) + unit;
+  else if (!top.count) value = "no observations";
+  else value = `${number(top.count)} × mean ${number(top.mean)}${unit}`;
   const histogram = family.type === "histogram" || family.type === "summary";
   const samples = histogram ? [] : family.samples;
   return h("div", {class: "metric", dataset: {metric: family.name}},
@@ -57,8 +78,10 @@ export async function show(main, current, signal) {
       if (!groups.has(g)) groups.set(g, []);
       groups.get(g).push(f);
     }
-    render(slot, shown.length ? [...groups.entries()].map(([g, list]) =>
-      h("section", {class: "card", "aria-label": g}, h("h2", {}, g), h("div", {class: "metrics-grid"}, list.map(familyCard))))
+    render(slot, words ? null : headlines(families), shown.length
+      ? h("div", {class: "metric-groups"}, [...groups.entries()].map(([g, list]) =>
+          h("section", {class: "card", "aria-label": g}, h("h2", {}, g),
+            h("div", {class: "metrics-grid"}, list.map(familyCard)))))
       : h("p", {class: "muted"}, "No metric matches."));
     for (const d of slot.querySelectorAll(".metric details")) {
       if (open.has(d.closest(".metric").dataset.metric)) d.open = true;
