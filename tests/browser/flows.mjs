@@ -39,12 +39,10 @@ async function tokenAndRunsList(t) {
   }
   await page.getByRole("button", {name: "Forget token"}).waitFor();
   await t.screenshot();
-  if (t.docsScreenshot) {
-    mkdirSync(path.dirname(t.docsScreenshot), {recursive: true});
-    await page.screenshot({path: t.docsScreenshot});
-  }
-  // The keyboard reaches the page with a visible focus ring, starting at the skip link.
-  await page.locator("body").click({position: {x: 5, y: 700}});
+  // The keyboard reaches the page with a visible focus ring, starting at the skip link (the token
+  // is in the tab's sessionStorage now, so a reload asks for nothing).
+  await page.reload();
+  await page.getByRole("link", {name: ids.fail, exact: true}).waitFor();
   await page.keyboard.press("Tab");
   const focused = await page.evaluate(() => {
     const el = document.activeElement;
@@ -132,6 +130,10 @@ async function traceMarksReplacedResult(t) {
   await row.waitFor();
   await row.getByText("result replaced by hook").waitFor();
   await row.getByText("heal: replace").waitFor();
+  if (t.docsScreenshot) {
+    mkdirSync(path.dirname(t.docsScreenshot), {recursive: true});
+    await page.screenshot({path: t.docsScreenshot});
+  }
   await row.locator(".wf-label").click();
   await row.locator(".wf-detail").getByText("withheld: the file holds a key").first().waitFor();
   assert(await page.locator(".wf-row.type-chat").count() >= 2, "the model turns are not in the trace");

@@ -6,7 +6,8 @@
 //   node tests/browser/run.mjs --mend PATH --fake-server PATH --out DIR
 //        [--chromium PATH] [--only NAME]... [--keep] [--docs-screenshot FILE]
 //
-// Each test saves a screenshot into --out. Prints one "ok"/"not ok" line per test and a final
+// Each test saves a screenshot into --out; --docs-screenshot also saves the run page with the
+// replaced tool result's trace there (docs/images/ui-run.png is made so). Prints one "ok"/"not ok" line per test and a final
 // "N passed, N failed" line. Exit 0: all passed; 1: a test failed; 2: usage or set-up error;
 // 77: skipped (no playwright-core under tests/browser/node_modules, no Chromium, or mend and
 // fake_llm_server not built).
