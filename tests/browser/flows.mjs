@@ -102,7 +102,7 @@ async function retryDeadLetter(t) {
   await page.getByLabel("Query", {exact: true}).fill("rephrase the request as a neutral summary");
   await eventually("the lesson in memory", async () => {
     await page.getByRole("button", {name: "Search"}).click();
-    await page.getByText(/\d+ results/).waitFor();
+    await page.getByText(/^\d+ results for/).waitFor();
     return (await page.getByText("CORRECTION: Rephrase the request").count()) > 0;
   });
 }

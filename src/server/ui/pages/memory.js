@@ -2,7 +2,7 @@
 // add and delete facts, with the helped/hurt counts the store keeps.
 import {apiPath, del, get, post, withQuery} from "../lib/api.js";
 import {emptyRow, errorBox, field, h, render, textBlock} from "../lib/dom.js";
-import {formatTime} from "../lib/format.js";
+import {formatTime, preview} from "../lib/format.js";
 import {loadInto, onAction, onSubmit, pageHeader, section} from "../lib/page.js";
 
 const PAGE_SIZE = 20;
@@ -16,14 +16,27 @@ function count(value) {
   return value === undefined || value === null ? "" : String(value);
 }
 
+const DETAIL_ORDER = ["id", "category", "tags", "helped", "hurt", "confidence", "source",
+                      "access_count", "created_at", "last_accessed", "workspace", "superseded_by"];
+
+function detailValue(key, value) {
+  if (value === null || value === undefined || value === "") return h("span", {class: "muted"}, "–");
+  if (Array.isArray(value) && value.every((v) => typeof v !== "object")) return value.join(", ");
+  if (typeof value === "object") return textBlock(JSON.stringify(value, null, 2), 2000);
+  if (key.endsWith("_at") || key === "last_accessed") return formatTime(value);
+  return String(value);
+}
+
 function factDetail(fact) {
-  const skip = new Set(["content"]);
-  const rows = Object.entries(fact).filter(([k]) => !skip.has(k)).map(([k, v]) => [
-    h("dt", {}, k),
-    h("dd", {}, typeof v === "object" && v !== null ? textBlock(JSON.stringify(v, null, 2), 2000)
-                                                     : /_at$/.test(k) ? formatTime(v) : String(v ?? "")),
-  ]);
-  return h("div", {class: "fact-detail"}, textBlock(fact.content ?? "", 8000), h("dl", {class: "kv"}, rows));
+  const keys = [...DETAIL_ORDER.filter((k) => k in fact),
+                ...Object.keys(fact).filter((k) => !DETAIL_ORDER.includes(k) && k !== "content" &&
+                                                   k !== "provenance")];
+  const episodes = Array.isArray(fact.provenance) ? fact.provenance : [];
+  return h("div", {class: "fact-detail"}, textBlock(fact.content ?? "", 8000),
+    h("dl", {class: "kv"}, keys.map((k) => [h("dt", {}, k), h("dd", {}, detailValue(k, fact[k]))])),
+    episodes.length ? [h("h4", {}, "Where it came from"), h("ul", {}, episodes.map((e) =>
+      h("li", {}, formatTime(e.at), " — task: ", preview(e.task, 200),
+        e.outcome ? [" — outcome: ", preview(e.outcome, 300)] : null)))] : null);
 }
 
 // A table of facts; each row can open its details and delete the fact.
@@ -63,22 +76,24 @@ function factsTable(facts, {signal, showScore, onDeleted}) {
     h("tbody", {}, rows.length ? rows : emptyRow(columns.length, "No facts.")));
 }
 
-function searchSection(signal) {
+// The form goes in the page's first row; its results fill `results` below it, full width.
+function searchSection(signal, results) {
   const q = h("input", {type: "search", name: "q", required: true});
   const k = h("input", {type: "number", name: "k", value: "10", min: "1", max: "100", class: "narrow"});
-  const results = h("div", {class: "table-wrap", "aria-live": "polite"});
   const form = h("form", {class: "filters", role: "search", "aria-label": "Search memory"},
                  field("Query", q), field("Results", k), h("button", {type: "submit", class: "primary"}, "Search"));
   const run = async (data) => {
     const found = await get(withQuery(apiPath("memory", "search"), {q: data.get("q"), k: data.get("k")}), {signal});
     const facts = found.results || [];
-    render(results, h("p", {class: "muted"}, `${facts.length} results`),
-           factsTable(facts, {signal, showScore: true, onDeleted: () => run(new FormData(form))}));
+    render(results, h("section", {class: "card", "aria-label": "Search results"},
+      h("h2", {}, `${facts.length} results for “${data.get("q")}”`),
+      h("div", {class: "table-wrap"},
+        factsTable(facts, {signal, showScore: true, onDeleted: () => run(new FormData(form))}))));
     return facts;
   };
   onSubmit(form, run, {errorSlot: results});
   return section("Search", h("p", {class: "muted"}, "The ranking runs use, without the injection gate, budget or HyDE."),
-                 form, results);
+                 form);
 }
 
 function recallSection(signal) {
@@ -144,7 +159,9 @@ function browseSection(signal) {
 
 export async function show(main, current, signal) {
   const browse = browseSection(signal);
-  render(main, pageHeader("Memory"), h("div", {class: "columns"}, searchSection(signal), recallSection(signal)),
-         addSection(signal, browse.load), browse.element);
+  const results = h("div", {"aria-live": "polite"});
+  render(main, pageHeader("Memory"),
+         h("div", {class: "columns"}, searchSection(signal, results), recallSection(signal)),
+         results, addSection(signal, browse.load), browse.element);
   await browse.load();
 }
