@@ -335,6 +335,7 @@ std::vector<Attribute> InheritedAttributes(std::string_view scope_name,
 Status FinishSpans(const std::vector<Attribute>& inherited, std::vector<SpanData>::iterator first,
                    std::vector<SpanData>::iterator last, DecodeBudget& budget) {
   for (auto span = first; span != last; ++span) {
+    span->attributes.reserve(span->attributes.size() + inherited.size());
     for (const Attribute& a : inherited) {
       if (FindAttribute(span->attributes, a.key) != nullptr) continue;
       MEND_RETURN_IF_ERROR(budget.Add(1, a.key.size() + TextBytes(a.value)));

@@ -34,7 +34,8 @@ Status SpanStore::CheckHasTraces() const {
   if (schema_version_ >= 2) return OkStatus();
   return FailedPreconditionError(
       "observe.db has schema version " + std::to_string(schema_version_) +
-      ", which keeps no trace list; open it for writing once (mend migrate) to build it");
+      ", which keeps no trace list; a read-write open (any mend command that records traces) "
+      "migrates it");
 }
 
 Result<TracePage> SpanStore::ListTraces(const TraceQuery& query) {

@@ -17,7 +17,8 @@ struct OtlpDecodeLimits {
   // Attributes (including the resource and scope attributes copied onto each span), events,
   // links, and the elements of array and key-value-list values.
   size_t max_values = 1'000'000;
-  // Bytes of decoded text: names, keys, string values (copies included), rendered JSON values.
+  // Bytes of attribute keys and values (copies included; complex values as their JSON text).
+  // Names and other strings are bounded by the body's size.
   size_t max_string_bytes = size_t{64} << 20;
   // Nesting of arrayValue/kvlistValue inside an attribute value, and of unknown protobuf groups.
   int max_depth = 32;
