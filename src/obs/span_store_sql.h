@@ -178,6 +178,9 @@ inline constexpr char kTracesFirstPage[] = "SELECT " MEND_TRACE_COLUMNS
 inline constexpr char kTracesBefore[] = "SELECT " MEND_TRACE_COLUMNS
                                         " FROM traces WHERE (start_ns, trace_id) < (?2, ?3) "
                                         "ORDER BY start_ns DESC, trace_id DESC LIMIT ?1";
+inline constexpr char kCountTraces[] = "SELECT count(*) FROM traces";
+inline constexpr char kCountTracesBefore[] =
+    "SELECT count(*) FROM traces WHERE (start_ns, trace_id) < (?1, ?2)";
 
 inline constexpr char kAddDropped[] =
     "UPDATE meta SET value = value + ?1 WHERE key = 'dropped_spans'";

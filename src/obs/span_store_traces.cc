@@ -64,6 +64,13 @@ Result<TracePage> SpanStore::ListTraces(const TraceQuery& query) {
     }
     page.traces.push_back(internal::TraceOfRow(stmt));
   }
+  MEND_ASSIGN_OR_RETURN(page.total, conn_->QueryInt(internal::kCountTraces));
+  if (page.next.has_value()) {
+    MEND_ASSIGN_OR_RETURN(SqliteStmt more, conn_->Prepare(internal::kCountTracesBefore));
+    more.Bind(1, UnixNanos(page.next->start)).BindText(2, page.next->trace_id);
+    MEND_ASSIGN_OR_RETURN(bool row, more.Step());
+    if (row) page.more = more.Int(0);
+  }
   return page;
 }
 

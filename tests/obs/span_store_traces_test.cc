@@ -159,6 +159,8 @@ TEST_F(SpanStoreTracesTest, PagesNewestFirstWithoutGapsOrRepeats) {
     ASSERT_THAT(page, IsOk());
     for (const std::string& id : Ids(*page)) seen.push_back(id);
     EXPECT_EQ(page->next.has_value(), pages < 2);
+    EXPECT_EQ(page->total, 25);
+    EXPECT_EQ(page->more, 25 - static_cast<int64_t>(seen.size()));
     if (!page->next) break;
     // The cursor survives being handed out as text.
     Result<TraceCursor> cursor = ParseTraceCursor(FormatTraceCursor(*page->next));

@@ -107,6 +107,8 @@ struct TraceSummary {
 struct TracePage {
   std::vector<TraceSummary> traces;  // newest first
   std::optional<TraceCursor> next;   // set when older traces exist
+  int64_t total = 0;                 // traces stored
+  int64_t more = 0;                  // traces after this page
 };
 
 // What DeleteEndedBefore removed (or, in a dry run, would remove).
