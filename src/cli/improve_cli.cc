@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mend/app/improve_view.h"
 #include "mend/app/runtime.h"
 #include "mend/base/json.h"
 #include "mend/improve/audit.h"
@@ -45,18 +46,6 @@ nlohmann::json DecisionJson(const improve::GateDecision& d) {
             {"max_cost_increase", d.max_cost_increase}}}};
 }
 
-nlohmann::json ProposalJson(const std::optional<improve::Proposal>& p) {
-  if (!p.has_value()) return nullptr;
-  nlohmann::json files = nlohmann::json::array();
-  for (const auto& [path, text] : p->files) files.push_back(path);
-  return {{"status", improve::ProposalStatusName(p->status)},
-          {"note", p->note},
-          {"created_at", p->created_at},
-          {"decided_at", p->decided_at},
-          {"agent_dir", p->agent_dir},
-          {"files", files}};
-}
-
 void PrintProposalLine(std::ostream& out, const improve::Proposal& p) {
   if (p.status == improve::ProposalStatus::kApplied) {
     out << "applied to " << p.agent_dir << " (the old files are in improve/" << p.attempt_id
@@ -77,17 +66,7 @@ Status List(CliContext& ctx) {
   MEND_ASSIGN_OR_RETURN(std::vector<improve::AttemptSummary> attempts,
                         improve::ListAttempts(ctx.fs, runtime->home));
   if (ctx.json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const improve::AttemptSummary& a : attempts) {
-      nlohmann::json proposal = nullptr;
-      if (a.proposal.has_value()) proposal = improve::ProposalStatusName(*a.proposal);
-      list.push_back({{"attempt_id", a.attempt_id},
-                      {"agent_dir", a.agent_dir},
-                      {"outcome", a.outcome},
-                      {"gate", a.gate.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.gate)},
-                      {"proposal", proposal}});
-    }
-    ctx.out << DumpJson({{"attempts", list}}) << "\n";
+    ctx.out << DumpJson(app::AttemptListJson(attempts)) << "\n";
     return OkStatus();
   }
   if (attempts.empty()) {
@@ -108,60 +87,25 @@ Status List(CliContext& ctx) {
 
 Status Show(CliContext& ctx, const std::string& id) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
-  MEND_ASSIGN_OR_RETURN(improve::AuditRecord record, improve::ReadAudit(ctx.fs, runtime->home, id));
-  std::optional<improve::Proposal> proposal;
-  Result<improve::Proposal> read = improve::ReadProposal(ctx.fs, runtime->home, id);
-  if (read.ok()) {
-    proposal = *read;
-  } else if (read.status().code() != StatusCode::kNotFound) {
-    return read.status();
-  }
-  // The recorded decision checked against the recorded scores.
-  std::optional<bool> recomputed_matches;
-  if (record.decision.has_value()) {
-    Result<improve::GateDecision> again =
-        improve::RecomputeDecision(record, record.inputs.options.gates);
-    recomputed_matches = again.ok() && again->outcome == record.decision->outcome &&
-                         again->refused_by == record.decision->refused_by;
-  }
+  MEND_ASSIGN_OR_RETURN(app::AttemptDetail detail,
+                        app::ReadAttemptDetail(ctx.fs, runtime->home, id));
   if (ctx.json) {
-    nlohmann::json decision = nullptr;
-    if (record.decision.has_value()) {
-      nlohmann::json gate = nullptr;
-      if (record.decision->refused_by.has_value()) {
-        gate = improve::GateName(*record.decision->refused_by);
-      }
-      decision = {{"candidate", record.decision->candidate},
-                  {"outcome", improve::GateOutcomeName(record.decision->outcome)},
-                  {"gate", gate},
-                  {"reason", record.decision->reason}};
-    }
-    nlohmann::json matches = nullptr;
-    if (recomputed_matches.has_value()) matches = *recomputed_matches;
-    ctx.out << DumpJson({{"attempt_id", record.attempt_id},
-                         {"agent_dir", record.inputs.agent_dir},
-                         {"cases", record.inputs.cases.size()},
-                         {"editor_exchanges", record.editor.size()},
-                         {"score_rows", record.scores.size()},
-                         {"decision", decision},
-                         {"recomputed_matches", matches},
-                         {"card", record.card.value_or("")},
-                         {"proposal", ProposalJson(proposal)}})
-            << "\n";
+    ctx.out << DumpJson(app::AttemptDetailJson(detail)) << "\n";
     return OkStatus();
   }
+  const improve::AuditRecord& record = detail.record;
   ctx.out << "attempt " << record.attempt_id << " of " << record.inputs.agent_dir << "\n";
   if (record.card.has_value()) {
     ctx.out << *record.card;
   } else {
     ctx.out << "unfinished: no decision was recorded\n";
   }
-  if (recomputed_matches.has_value()) {
-    ctx.out << (*recomputed_matches
+  if (detail.recomputed_matches.has_value()) {
+    ctx.out << (*detail.recomputed_matches
                     ? "audit: the recorded scores give the recorded decision\n"
                     : "audit: the recorded scores do NOT give the recorded decision\n");
   }
-  if (proposal.has_value()) PrintProposalLine(ctx.out, *proposal);
+  if (detail.proposal.has_value()) PrintProposalLine(ctx.out, *detail.proposal);
   return OkStatus();
 }
 
@@ -170,7 +114,7 @@ Status Apply(CliContext& ctx, const std::string& id) {
   MEND_ASSIGN_OR_RETURN(improve::Proposal p,
                         improve::ApplyProposal(ctx.fs, *runtime->env.clock, runtime->home, id));
   if (ctx.json) {
-    ctx.out << DumpJson({{"attempt_id", p.attempt_id}, {"proposal", ProposalJson(p)}}) << "\n";
+    ctx.out << DumpJson(app::ProposalDecisionJson(p)) << "\n";
   } else {
     PrintProposalLine(ctx.out, p);
   }
@@ -183,7 +127,7 @@ Status Reject(CliContext& ctx, const std::string& id, const std::string& reason)
                         improve::RejectProposal(ctx.fs, *runtime->env.clock, runtime->home, id,
                                                 reason.empty() ? "rejected by hand" : reason));
   if (ctx.json) {
-    ctx.out << DumpJson({{"attempt_id", p.attempt_id}, {"proposal", ProposalJson(p)}}) << "\n";
+    ctx.out << DumpJson(app::ProposalDecisionJson(p)) << "\n";
   } else {
     PrintProposalLine(ctx.out, p);
   }
@@ -209,7 +153,7 @@ void PrintImproveOutcome(CliContext& ctx, const ImproveOutcome& outcome) {
                          {"reason", e.reason}});
     }
     j["refused"] = refused;
-    j["proposal"] = ProposalJson(outcome.proposal);
+    j["proposal"] = app::ProposalJson(outcome.proposal);
     j["candidates"] = r.candidates.size();
     j["runs"] = r.runs;
     j["editor_errors"] = r.editor_errors;

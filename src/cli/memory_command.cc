@@ -13,7 +13,7 @@
 
 #include "cli/command.h"
 #include "mend/agent/agent_spec.h"
-#include "mend/app/memory_hooks.h"
+#include "mend/app/memory_view.h"
 #include "mend/app/runtime.h"
 #include "mend/base/json.h"
 #include "mend/base/utf8.h"
@@ -70,18 +70,6 @@ std::string NormalWorkspace(const std::string& dir) {
   return path;
 }
 
-const char* KindName(memory::AddResult::Kind kind) {
-  switch (kind) {
-    case memory::AddResult::Kind::kAdded:
-      return "added";
-    case memory::AddResult::Kind::kReinforced:
-      return "reinforced";
-    case memory::AddResult::Kind::kMerged:
-      return "merged";
-  }
-  return "added";
-}
-
 Status AddFact(CliContext& ctx, const AddArgs& args) {
   memory::NewFact fact;
   fact.content = JoinWords(args.text);
@@ -93,7 +81,7 @@ Status AddFact(CliContext& ctx, const AddArgs& args) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
   MEND_ASSIGN_OR_RETURN(memory::AddResult added, runtime->facts->Add(fact));
   EmbedNewFacts(ctx, *runtime);
-  const std::string kind = KindName(added.kind);
+  const std::string kind(app::AddResultName(added.kind));
   if (ctx.json) {
     ctx.out << DumpJson({{"id", added.id}, {"result", kind}}) << "\n";
   } else if (added.kind == memory::AddResult::Kind::kMerged) {
@@ -123,15 +111,7 @@ Status SearchFacts(CliContext& ctx, const SearchArgs& args) {
   MEND_ASSIGN_OR_RETURN(std::vector<memory::ScoredFact> hits,
                         runtime->retriever->Search(query, args.k));
   if (ctx.json) {
-    nlohmann::json results = nlohmann::json::array();
-    for (const memory::ScoredFact& hit : hits) {
-      results.push_back({{"id", hit.fact.id},
-                         {"score", hit.score},
-                         {"category", hit.fact.category},
-                         {"tags", hit.fact.tags},
-                         {"content", hit.fact.content}});
-    }
-    ctx.out << DumpJson({{"results", results}}) << "\n";
+    ctx.out << DumpJson(app::SearchResultsJson(hits)) << "\n";
     return OkStatus();
   }
   if (hits.empty()) ctx.out << "no fact matches\n";
@@ -140,16 +120,6 @@ Status SearchFacts(CliContext& ctx, const SearchArgs& args) {
             << FirstLine(hit.fact.content, 80) << "\n";
   }
   return OkStatus();
-}
-
-// Why a recall came back empty, for the person who asked.
-Result<std::string> EmptyReason(app::Runtime& runtime, const memory::Retrieval& retrieval) {
-  if (!runtime.config.GetBool("memory.enabled")) return std::string("memory.enabled is false");
-  MEND_ASSIGN_OR_RETURN(int64_t count, runtime.facts->Count());
-  if (count == 0) return std::string("no facts");
-  if (retrieval.gated) return std::string("below the relevance gate");
-  if (retrieval.ranked.empty()) return std::string("no fact matches the task");
-  return std::string("no fact fits memory.max_facts and memory.budget_chars");
 }
 
 // The agent folder a run would use, when --agent names one; else a spec with the --workspace.
@@ -168,38 +138,19 @@ Status Recall(CliContext& ctx, const RecallArgs& args) {
   MEND_ASSIGN_OR_RETURN(agent::AgentSpec spec, RecallAgent(ctx, args));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
   // A run from this directory of a folder that names no workspace works here, and memory is
-  // scoped by that workspace.
-  const std::string workspace = spec.workspace.empty() ? runtime->caller_dir : spec.workspace;
-  // A run builds its model with the agent's model before asking memory, so HyDE sees the same
-  // model here; a provider that cannot be built only turns HyDE off, as in a run.
-  if (runtime->config.GetBool("memory.hyde")) {
-    app::PrepareProvider(*runtime, spec.model).IgnoreError();
-  }
-  MEND_ASSIGN_OR_RETURN(memory::Retrieval retrieval, app::RecallForTask(*runtime, task, workspace));
-  std::string reason;
-  if (retrieval.section.empty()) {
-    MEND_ASSIGN_OR_RETURN(reason, EmptyReason(*runtime, retrieval));
-  }
+  // scoped by that workspace; ExplainRecall takes the runtime's caller_dir for it.
+  MEND_ASSIGN_OR_RETURN(app::RecallAnswer answer,
+                        app::ExplainRecall(*runtime, task, spec.workspace, spec.model));
   if (ctx.json) {
-    nlohmann::json facts = nlohmann::json::array();
-    for (const memory::ScoredFact& s : retrieval.selected) {
-      facts.push_back(
-          {{"id", s.fact.id}, {"category", s.fact.category}, {"content", s.fact.content}});
-    }
-    ctx.out << DumpJson(
-                   {{"facts", facts},
-                    {"section", retrieval.section},
-                    {"workspace", workspace},
-                    {"reason", reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(reason)}})
-            << "\n";
+    ctx.out << DumpJson(app::RecallAnswerJson(answer)) << "\n";
     return OkStatus();
   }
-  if (retrieval.section.empty()) {
-    ctx.err << "nothing would be injected (" << reason << ")\n";
+  if (answer.retrieval.section.empty()) {
+    ctx.err << "nothing would be injected (" << answer.reason << ")\n";
     return OkStatus();
   }
-  ctx.out << retrieval.section;
-  if (!retrieval.section.ends_with('\n')) ctx.out << "\n";
+  ctx.out << answer.retrieval.section;
+  if (!answer.retrieval.section.ends_with('\n')) ctx.out << "\n";
   return OkStatus();
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/memory_command.h"
+#include "mend/app/memory_view.h"
 #include "mend/app/runtime.h"
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
@@ -22,28 +23,6 @@ namespace {
 constexpr char kStdio[] = "-";
 constexpr size_t kPreviewChars = 60;
 constexpr size_t kEmbedBatch = 64;
-
-nlohmann::json FactJson(const memory::Fact& fact) {
-  nlohmann::json episodes = nlohmann::json::array();
-  for (const memory::Episode& e : fact.provenance) {
-    episodes.push_back({{"task", e.task}, {"outcome", e.outcome}, {"at", FormatRfc3339(e.at)}});
-  }
-  return {{"id", fact.id},
-          {"content", fact.content},
-          {"category", fact.category},
-          {"tags", fact.tags},
-          {"workspace", fact.workspace},
-          {"source", fact.source},
-          {"confidence", fact.confidence},
-          {"created_at", FormatRfc3339(fact.created_at)},
-          {"last_accessed", FormatRfc3339(fact.last_accessed)},
-          {"access_count", fact.access_count},
-          {"helped", fact.helped},
-          {"hurt", fact.hurt},
-          {"superseded_by", fact.superseded_by.empty() ? nlohmann::json(nullptr)
-                                                       : nlohmann::json(fact.superseded_by)},
-          {"provenance", episodes}};
-}
 
 std::string JoinTags(const std::vector<std::string>& tags) {
   std::string text;
@@ -146,7 +125,7 @@ Status ListFacts(CliContext& ctx, app::Runtime& runtime, const ListArgs& args) {
   MEND_ASSIGN_OR_RETURN(std::vector<memory::Fact> facts, runtime.facts->List(options));
   if (ctx.json) {
     nlohmann::json list = nlohmann::json::array();
-    for (const memory::Fact& fact : facts) list.push_back(FactJson(fact));
+    for (const memory::Fact& fact : facts) list.push_back(app::FactJson(fact));
     ctx.out << DumpJson({{"facts", list}}) << "\n";
   } else {
     PrintTable(facts, ctx.out);
@@ -157,7 +136,7 @@ Status ListFacts(CliContext& ctx, app::Runtime& runtime, const ListArgs& args) {
 Status ShowFact(CliContext& ctx, app::Runtime& runtime, const std::string& id) {
   MEND_ASSIGN_OR_RETURN(memory::Fact fact, runtime.facts->Get(id));
   if (ctx.json) {
-    ctx.out << DumpJson(FactJson(fact)) << "\n";
+    ctx.out << DumpJson(app::FactJson(fact)) << "\n";
   } else {
     PrintFact(fact, ctx.out);
   }

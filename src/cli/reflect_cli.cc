@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "mend/app/lesson_admin.h"
 #include "mend/app/lessons.h"
 #include "mend/app/runtime.h"
 #include "mend/base/json.h"
@@ -28,41 +29,13 @@ constexpr char kCommandHint[] =
 constexpr char kChatHint[] =
     "subcommands: /reflect <lesson text> | list | failed | retry <id> | purge <id> | drain";
 
-Result<lessonq::LessonQueue*> QueueOf(app::Runtime& runtime) {
-  if (runtime.lessons.queue == nullptr) {
-    return runtime.lessons.unavailable;
-  }
-  return runtime.lessons.queue.get();
-}
-
-int64_t AgeSeconds(const lessonq::Job& job, Time now) {
-  const auto age = std::chrono::duration_cast<std::chrono::seconds>(now - job.enqueued_at);
-  return std::max<int64_t>(0, age.count());
-}
-
-nlohmann::json JobJson(const lessonq::Job& job, Time now) {
-  return {{"id", job.id},
-          {"trigger", job.request.trigger},
-          {"attempts", job.attempts},
-          {"age_seconds", AgeSeconds(job, now)},
-          {"task", job.request.task},
-          {"last_error",
-           job.last_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.last_error)}};
-}
-
-nlohmann::json JobsJson(const std::vector<lessonq::Job>& jobs, Time now) {
-  nlohmann::json list = nlohmann::json::array();
-  for (const lessonq::Job& job : jobs) list.push_back(JobJson(job, now));
-  return list;
-}
-
 // The seed's layout: a header with the count, then two or three indented lines per job.
 void PrintSection(std::ostream& out, std::string_view title, const std::vector<lessonq::Job>& jobs,
                   Time now) {
   out << title << " (" << jobs.size() << "):\n";
   for (const lessonq::Job& job : jobs) {
     out << "  " << job.id << " [trigger=" << job.request.trigger << " attempts=" << job.attempts
-        << " age=" << AgeSeconds(job, now) << "s]\n"
+        << " age=" << app::LessonJobAgeSeconds(job, now) << "s]\n"
         << "    task: " << FirstLine(job.request.task, kTaskPreviewChars) << "\n";
     if (!job.last_error.empty()) {
       out << "    last error: " << FirstLine(job.last_error, kErrorPreviewChars) << "\n";
@@ -72,15 +45,8 @@ void PrintSection(std::ostream& out, std::string_view title, const std::vector<l
 
 // A dead-letter id must name a WAL file, so anything else is refused before it reaches a path.
 Status CheckJobId(const std::string& id) {
-  if (lessonq::IsJobId(id)) return OkStatus();
-  return UsageError("'" + id + "' is not a lesson job id (16 lowercase hexadecimal characters)");
-}
-
-Status DeadLetterAction(const Status& status, const std::string& id) {
-  if (status.code() == StatusCode::kNotFound) {
-    return NotFoundError("no dead-lettered lesson job " + id);
-  }
-  return status;
+  const Status valid = app::CheckLessonJobId(id);
+  return valid.ok() ? valid : UsageError(valid);
 }
 
 }  // namespace
@@ -107,13 +73,10 @@ std::string QueueSummary(const lessonq::QueueStats& stats) {
 }
 
 Status PrintStatus(CliContext& ctx, app::Runtime& runtime, Surface surface) {
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, QueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, app::LessonQueueOf(runtime));
   MEND_ASSIGN_OR_RETURN(lessonq::QueueStats stats, queue->Stats());
   if (ctx.json) {
-    ctx.out << DumpJson({{"queue_depth", stats.queue_depth},
-                         {"wal_records", stats.wal_records},
-                         {"dlq_size", stats.dlq_size}})
-            << "\n";
+    ctx.out << DumpJson(app::QueueStatsJson(stats)) << "\n";
     return OkStatus();
   }
   ctx.out << QueueSummary(stats) << "\n"
@@ -134,7 +97,7 @@ Status AddLesson(CliContext& ctx, app::Runtime& runtime, std::string_view text) 
 }
 
 Status PrintJobs(CliContext& ctx, app::Runtime& runtime, Listing listing) {
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, QueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, app::LessonQueueOf(runtime));
   const bool with_pending = listing == Listing::kPendingAndDeadLetters;
   std::vector<lessonq::Job> pending;
   if (with_pending) {
@@ -143,8 +106,8 @@ Status PrintJobs(CliContext& ctx, app::Runtime& runtime, Listing listing) {
   MEND_ASSIGN_OR_RETURN(std::vector<lessonq::Job> dead, queue->DeadLetters());
   const Time now = runtime.env.clock->Now();
   if (ctx.json) {
-    nlohmann::json doc = {{"dlq", JobsJson(dead, now)}};
-    if (with_pending) doc["pending"] = JobsJson(pending, now);
+    nlohmann::json doc = {{"dlq", app::LessonJobsJson(dead, now)}};
+    if (with_pending) doc["pending"] = app::LessonJobsJson(pending, now);
     ctx.out << DumpJson(doc) << "\n";
     return OkStatus();
   }
@@ -155,8 +118,7 @@ Status PrintJobs(CliContext& ctx, app::Runtime& runtime, Listing listing) {
 
 Status RetryJob(CliContext& ctx, app::Runtime& runtime, const std::string& id) {
   MEND_RETURN_IF_ERROR(CheckJobId(id));
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, QueueOf(runtime));
-  MEND_RETURN_IF_ERROR(DeadLetterAction(queue->RetryDeadLetter(id), id));
+  MEND_RETURN_IF_ERROR(app::RetryDeadLetter(runtime, id));
   if (ctx.json) {
     ctx.out << DumpJson({{"id", id}, {"retried", true}}) << "\n";
   } else {
@@ -167,8 +129,7 @@ Status RetryJob(CliContext& ctx, app::Runtime& runtime, const std::string& id) {
 
 Status PurgeJob(CliContext& ctx, app::Runtime& runtime, const std::string& id) {
   MEND_RETURN_IF_ERROR(CheckJobId(id));
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, QueueOf(runtime));
-  MEND_RETURN_IF_ERROR(DeadLetterAction(queue->PurgeDeadLetter(id), id));
+  MEND_RETURN_IF_ERROR(app::PurgeDeadLetter(runtime, id));
   if (ctx.json) {
     ctx.out << DumpJson({{"id", id}, {"purged", true}}) << "\n";
   } else {
@@ -178,24 +139,9 @@ Status PurgeJob(CliContext& ctx, app::Runtime& runtime, const std::string& id) {
 }
 
 Status Drain(CliContext& ctx, app::Runtime& runtime) {
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, QueueOf(runtime));
-  const Status started = app::StartLessonWorkers(runtime);
-  if (started.code() == StatusCode::kUnavailable) {
-    return UnavailableError("another mend process owns the lesson workers of " +
-                            queue->options().base_dir +
-                            "; it processes the queue itself (drain again once it has exited)");
-  }
-  MEND_RETURN_IF_ERROR(started);
-  MEND_ASSIGN_OR_RETURN(
-      lessonq::DrainReport report,
-      queue->DrainNow(runtime.config.GetDuration("reflexion.queue.drain_timeout")));
+  MEND_ASSIGN_OR_RETURN(lessonq::DrainReport report, app::DrainLessons(runtime));
   if (ctx.json) {
-    ctx.out << DumpJson({{"succeeded", report.succeeded},
-                         {"skipped", report.skipped},
-                         {"retried", report.retried},
-                         {"dead_lettered", report.dead_lettered},
-                         {"remaining", report.remaining}})
-            << "\n";
+    ctx.out << DumpJson(app::DrainReportJson(report)) << "\n";
     return OkStatus();
   }
   ctx.out << "drained: " << report.succeeded << " stored, " << report.skipped << " skipped, "

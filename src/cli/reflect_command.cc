@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/reflect_cli.h"
+#include "mend/app/lesson_admin.h"
 #include "mend/app/lessons.h"
 #include "mend/app/runtime.h"
 #include "mend/base/json.h"
@@ -20,9 +21,6 @@ namespace mend::cli {
 namespace {
 
 using reflect_cli::Surface;
-
-// The triggers an operator may enqueue by hand; "manual" lessons go through `reflect add`.
-constexpr const char* kTriggers[] = {"error", "hallucination", "low_quality"};
 
 struct EnqueueArgs {
   std::string task;
@@ -37,23 +35,14 @@ std::string JoinWords(const std::vector<std::string>& words) {
   return text;
 }
 
-Status CheckTrigger(const std::string& trigger) {
-  for (const char* known : kTriggers) {
-    if (trigger == known) return OkStatus();
-  }
-  return UsageError("unknown trigger '" + trigger +
-                    "' (expected error, hallucination or low_quality)");
-}
-
 Status Enqueue(CliContext& ctx, const EnqueueArgs& args) {
   if (Trim(args.task).empty()) return UsageError("the task is empty");
-  MEND_RETURN_IF_ERROR(CheckTrigger(args.trigger));
-  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
-  if (runtime->lessons.queue == nullptr) {
-    return runtime->lessons.unavailable;
+  if (Status trigger = app::CheckEnqueueTrigger(args.trigger); !trigger.ok()) {
+    return UsageError(trigger);
   }
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
   lessonq::LessonRequest request{args.task, args.attempt, args.outcome, args.trigger};
-  MEND_ASSIGN_OR_RETURN(lessonq::EnqueueResult result, runtime->lessons.queue->Enqueue(request));
+  MEND_ASSIGN_OR_RETURN(lessonq::EnqueueResult result, app::EnqueueLesson(*runtime, request));
   if (ctx.json) {
     ctx.out << DumpJson({{"id", result.id}, {"created", result.created}}) << "\n";
   } else if (result.created) {

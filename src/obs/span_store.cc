@@ -1,4 +1,5 @@
-// observe.db: opening, the schema, and writing batches of spans with the run summaries.
+// observe.db: opening, the schema and its migrations, and writing batches of spans with the run
+// and trace summaries.
 #include "mend/obs/span_store.h"
 
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include "obs/span_store_rows.h"
 #include "obs/span_store_sql.h"
 #include "obs/sqlite_conn.h"
+#include "obs/trace_summary.h"
 
 namespace mend::obs {
 namespace {
@@ -31,21 +33,51 @@ Status CheckVersion(int64_t version, const std::string& path) {
   return OkStatus();
 }
 
+// Brings a file at `from` (>= 1) to kSpanStoreSchemaVersion; docs/observe.md lists the steps.
+Status Migrate(SqliteConn& conn, int64_t from) {
+  if (from < 2) {
+    MEND_RETURN_IF_ERROR(conn.Exec(internal::kCreateTracesV2));
+    MEND_RETURN_IF_ERROR(internal::BackfillTraces(conn));
+  }
+  MEND_ASSIGN_OR_RETURN(SqliteStmt set, conn.Prepare(internal::kSetSchemaVersion));
+  return set.Bind(1, kSpanStoreSchemaVersion).Run();
+}
+
+// Creates or migrates the schema in one write transaction, so a crash or a second process opening
+// the file at the same time never sees half of it.
 Status InitSchema(SqliteConn& conn, const std::string& path) {
   MEND_RETURN_IF_ERROR(conn.Exec(internal::kPragmas));
   return conn.InWriteTransaction([&]() -> Status {
     MEND_RETURN_IF_ERROR(conn.Exec(internal::kCreateMeta));
-    MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, conn.Prepare(internal::kSchemaVersion));
-    MEND_ASSIGN_OR_RETURN(bool row, stmt.Step());
-    if (row) return CheckVersion(stmt.Int(0), path);
-    return conn.Exec(internal::kCreateSchemaV1);
+    int64_t version = 0;
+    {
+      MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, conn.Prepare(internal::kSchemaVersion));
+      MEND_ASSIGN_OR_RETURN(bool row, stmt.Step());
+      if (row) {
+        version = stmt.Int(0);
+        if (version < 1) return DataLossError(path + " has an unreadable schema version");
+      }
+    }
+    if (version == 0) {
+      MEND_RETURN_IF_ERROR(conn.Exec(internal::kCreateSchemaV1));
+      version = 1;
+    }
+    MEND_RETURN_IF_ERROR(CheckVersion(version, path));
+    if (version == kSpanStoreSchemaVersion) return OkStatus();
+    return Migrate(conn, version);
   });
 }
 
-// Inserts `span`; a span already stored under its ids is replaced, and the runs it belonged to
-// before and now are returned in `dirty` so their summaries are rebuilt.
+// The runs and traces a batch replaced spans of: their summaries are rebuilt from their spans.
+struct Dirty {
+  std::set<std::string> runs;
+  std::set<std::string> traces;
+};
+
+// Inserts `span`; a span already stored under its ids is replaced, and the run it belonged to
+// before and the one it belongs to now, and its trace, are marked dirty.
 Status InsertSpan(SqliteConn& conn, const SpanData& span, internal::SpanRowText& text,
-                  std::set<std::string>& dirty) {
+                  Dirty& dirty) {
   {
     MEND_ASSIGN_OR_RETURN(SqliteStmt insert, conn.Prepare(internal::kInsertSpan));
     internal::BindSpan(insert, span, text);
@@ -56,37 +88,68 @@ Status InsertSpan(SqliteConn& conn, const SpanData& span, internal::SpanRowText&
     MEND_ASSIGN_OR_RETURN(SqliteStmt old, conn.Prepare(internal::kRunOfSpan));
     old.BindText(1, span.context.trace_id).BindText(2, span.context.span_id);
     MEND_ASSIGN_OR_RETURN(bool row, old.Step());
-    if (row) dirty.insert(old.Text(0));
+    if (row) dirty.runs.insert(old.Text(0));
   }
-  dirty.insert(span.run_id);
+  dirty.runs.insert(span.run_id);
+  dirty.traces.insert(span.context.trace_id);
   MEND_ASSIGN_OR_RETURN(SqliteStmt replace, conn.Prepare(internal::kReplaceSpan));
   internal::BindSpan(replace, span, text);
   return replace.Run();
 }
 
-Status WriteBatch(SqliteConn& conn, const std::vector<SpanData>& spans, int64_t newly_dropped) {
+// The summaries of a batch, per run and per trace. A batch's spans mostly come from one run and
+// one trace in a row: the previous span's summaries are reused without a map lookup.
+struct BatchSummaries {
   std::map<std::string, internal::RunAccumulator> runs;
-  std::set<std::string> dirty;
-  internal::SpanRowText text;
-  // A batch's spans mostly come from one run, in a row: the previous span's summary is reused
-  // without a map lookup.
-  internal::RunAccumulator* last = nullptr;
-  for (const SpanData& span : spans) {
-    MEND_RETURN_IF_ERROR(InsertSpan(conn, span, text, dirty));
-    if (span.run_id.empty()) continue;
-    if (last == nullptr || last->summary.run_id != span.run_id) last = &runs[span.run_id];
-    last->Add(span);
+  std::map<std::string, internal::TraceAccumulator> traces;
+  internal::RunAccumulator* last_run = nullptr;
+  internal::TraceAccumulator* last_trace = nullptr;
+
+  void Add(const SpanData& span) {
+    if (last_trace == nullptr || last_trace->trace_id != span.context.trace_id) {
+      last_trace = &traces[span.context.trace_id];
+    }
+    last_trace->Add(internal::FactsOf(span));
+    if (span.run_id.empty()) return;
+    if (last_run == nullptr || last_run->summary.run_id != span.run_id) {
+      last_run = &runs[span.run_id];
+    }
+    last_run->Add(span);
   }
-  for (const auto& [run_id, acc] : runs) {
+};
+
+Status StoreSummaries(SqliteConn& conn, const BatchSummaries& batch, const Dirty& dirty) {
+  for (const auto& [run_id, acc] : batch.runs) {
     // A run with a replaced span is rebuilt from its spans below instead.
-    if (dirty.contains(run_id)) continue;
+    if (dirty.runs.contains(run_id)) continue;
     MEND_ASSIGN_OR_RETURN(SqliteStmt upsert, conn.Prepare(internal::kUpsertRun));
     internal::BindRun(upsert, acc);
     MEND_RETURN_IF_ERROR(upsert.Run());
   }
-  for (const std::string& run_id : dirty) {
+  for (const std::string& run_id : dirty.runs) {
     if (!run_id.empty()) MEND_RETURN_IF_ERROR(internal::RecomputeRun(conn, run_id));
   }
+  for (const auto& [trace_id, acc] : batch.traces) {
+    if (dirty.traces.contains(trace_id)) continue;
+    MEND_ASSIGN_OR_RETURN(SqliteStmt upsert, conn.Prepare(internal::kUpsertTrace));
+    internal::BindTrace(upsert, acc);
+    MEND_RETURN_IF_ERROR(upsert.Run());
+  }
+  for (const std::string& trace_id : dirty.traces) {
+    MEND_RETURN_IF_ERROR(internal::RecomputeTrace(conn, trace_id));
+  }
+  return OkStatus();
+}
+
+Status WriteBatch(SqliteConn& conn, const std::vector<SpanData>& spans, int64_t newly_dropped) {
+  BatchSummaries batch;
+  Dirty dirty;
+  internal::SpanRowText text;
+  for (const SpanData& span : spans) {
+    MEND_RETURN_IF_ERROR(InsertSpan(conn, span, text, dirty));
+    batch.Add(span);
+  }
+  MEND_RETURN_IF_ERROR(StoreSummaries(conn, batch, dirty));
   if (newly_dropped > 0) {
     MEND_ASSIGN_OR_RETURN(SqliteStmt add, conn.Prepare(internal::kAddDropped));
     MEND_RETURN_IF_ERROR(add.Bind(1, newly_dropped).Run());
@@ -96,7 +159,8 @@ Status WriteBatch(SqliteConn& conn, const std::vector<SpanData>& spans, int64_t 
 
 }  // namespace
 
-SpanStore::SpanStore(std::unique_ptr<internal::SqliteConn> conn) : conn_(std::move(conn)) {}
+SpanStore::SpanStore(std::unique_ptr<internal::SqliteConn> conn, int64_t schema_version)
+    : conn_(std::move(conn)), schema_version_(schema_version) {}
 SpanStore::~SpanStore() = default;
 
 Result<std::unique_ptr<SpanStore>> SpanStore::Open(const std::string& path,
@@ -110,7 +174,7 @@ Result<std::unique_ptr<SpanStore>> SpanStore::Open(const std::string& path,
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConn> conn,
                         SqliteConn::Open(path, SqliteConn::Access::kReadWrite, vfs));
   MEND_RETURN_IF_ERROR(InitSchema(*conn, path));
-  return std::unique_ptr<SpanStore>(new SpanStore(std::move(conn)));
+  return std::unique_ptr<SpanStore>(new SpanStore(std::move(conn), kSpanStoreSchemaVersion));
 }
 
 Result<std::unique_ptr<SpanStore>> SpanStore::OpenReadOnly(const std::string& path) {
@@ -125,7 +189,7 @@ Result<std::unique_ptr<SpanStore>> SpanStore::OpenReadOnly(const std::string& pa
   if (has_meta == 0) return FailedPreconditionError(path + " has no observe.db schema");
   MEND_ASSIGN_OR_RETURN(int64_t version, conn->QueryInt(internal::kSchemaVersion));
   MEND_RETURN_IF_ERROR(CheckVersion(version, path));
-  return std::unique_ptr<SpanStore>(new SpanStore(std::move(conn)));
+  return std::unique_ptr<SpanStore>(new SpanStore(std::move(conn), version));
 }
 
 Status SpanStore::Write(const std::vector<SpanData>& spans, int64_t newly_dropped) {

@@ -7,11 +7,39 @@
 #include "obs/span_codec.h"
 #include "obs/span_store_rows.h"
 #include "obs/span_store_sql.h"
+#include "obs/trace_summary.h"
 
 namespace mend::obs {
 
+using internal::SqliteConn;
 using internal::SqliteStmt;
 using internal::UnixNanos;
+
+namespace {
+
+// After the spans that ended before `cutoff_ns` are gone: removes the traces left with no span
+// (counted in `removed`) and rebuilds the others that lost spans.
+Status PruneTraces(SqliteConn& conn, int64_t cutoff_ns, int64_t* removed) {
+  MEND_ASSIGN_OR_RETURN(SqliteStmt empty, conn.Prepare(internal::kDeleteEmptyTracesBefore));
+  MEND_RETURN_IF_ERROR(empty.Bind(1, cutoff_ns).Run());
+  *removed = conn.Changes();
+  std::vector<std::string> left;
+  {
+    MEND_ASSIGN_OR_RETURN(SqliteStmt select, conn.Prepare(internal::kTracesStartedBefore));
+    select.Bind(1, cutoff_ns);
+    while (true) {
+      MEND_ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      left.push_back(select.Text(0));
+    }
+  }
+  for (const std::string& trace_id : left) {
+    MEND_RETURN_IF_ERROR(internal::RecomputeTrace(conn, trace_id));
+  }
+  return OkStatus();
+}
+
+}  // namespace
 
 std::string FormatRunTraceCursor(const RunTraceCursor& cursor) {
   return std::to_string(UnixNanos(cursor.start)) + ":" + cursor.run_id;
@@ -106,6 +134,11 @@ Result<SpanPruneResult> SpanStore::DeleteEndedBefore(Time cutoff, Mode mode,
     runs.Bind(1, cutoff_ns);
     MEND_ASSIGN_OR_RETURN(bool run_row, runs.Step());
     if (run_row) result.runs = runs.Int(0);
+    if (schema_version_ < 2) return result;
+    MEND_ASSIGN_OR_RETURN(SqliteStmt traces, conn_->Prepare(internal::kCountTracesEmptiedBefore));
+    traces.Bind(1, cutoff_ns);
+    MEND_ASSIGN_OR_RETURN(bool trace_row, traces.Step());
+    if (trace_row) result.traces = traces.Int(0);
     return result;
   }
   MEND_ASSIGN_OR_RETURN(int64_t pages_before, conn_->QueryInt(internal::kPageCount));
@@ -130,7 +163,7 @@ Result<SpanPruneResult> SpanStore::DeleteEndedBefore(Time cutoff, Mode mode,
     for (const std::string& run_id : across) {
       MEND_RETURN_IF_ERROR(internal::RecomputeRun(*conn_, run_id));
     }
-    return OkStatus();
+    return PruneTraces(*conn_, cutoff_ns, &result.traces);
   }));
   // Free pages go back to the file system: incremental_vacuum moves them to the end and truncates
   // (the database is in auto_vacuum=INCREMENTAL mode), and the checkpoint shrinks the WAL.

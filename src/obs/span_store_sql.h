@@ -54,6 +54,28 @@ CREATE INDEX runs_by_start ON runs(start_ns, run_id);
 INSERT INTO meta(key, value) VALUES ('schema_version', 1), ('dropped_spans', 0);
 )sql";
 
+// Version 2 adds the per-trace summary; migrating fills it from the stored spans
+// (trace_summary.cc, BackfillTraces).
+inline constexpr char kCreateTracesV2[] = R"sql(
+CREATE TABLE traces(
+  trace_id TEXT PRIMARY KEY,
+  root_rank INTEGER NOT NULL,
+  root_start_ns INTEGER NOT NULL,
+  root_span_id TEXT NOT NULL,
+  root_name TEXT NOT NULL,
+  root_service TEXT NOT NULL,
+  root_run_id TEXT NOT NULL,
+  any_service TEXT NOT NULL,
+  any_run_id TEXT NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  span_count INTEGER NOT NULL,
+  error_count INTEGER NOT NULL);
+CREATE INDEX traces_by_start ON traces(start_ns, trace_id);
+)sql";
+inline constexpr char kSetSchemaVersion[] =
+    "UPDATE meta SET value = ?1 WHERE key = 'schema_version'";
+
 #define MEND_SPAN_COLUMNS                                                                  \
   "trace_id, span_id, parent_span_id, trace_flags, run_id, name, kind, start_ns, end_ns, " \
   "status, status_message, attributes, events, links"
@@ -103,6 +125,63 @@ inline constexpr char kRunsBefore[] = "SELECT " MEND_RUN_COLUMNS
                                       " FROM runs WHERE start_ns < ?2 OR (start_ns = ?2 AND "
                                       "run_id < ?3) ORDER BY start_ns DESC, run_id DESC LIMIT ?1";
 
+// What a trace summary needs of a span (trace_summary.cc, FactsOfRow).
+#define MEND_TRACE_FACT_COLUMNS \
+  "trace_id, span_id, parent_span_id, run_id, name, start_ns, end_ns, status, attributes"
+inline constexpr char kTraceFactsOf[] =
+    "SELECT " MEND_TRACE_FACT_COLUMNS " FROM spans WHERE trace_id = ?1";
+inline constexpr char kTraceFactsAll[] =
+    "SELECT " MEND_TRACE_FACT_COLUMNS " FROM spans ORDER BY trace_id";
+
+#define MEND_TRACE_COLUMNS                                                                   \
+  "trace_id, root_rank, root_start_ns, root_span_id, root_name, root_service, root_run_id, " \
+  "any_service, any_run_id, start_ns, end_ns, span_count, error_count"
+// The stored root stays unless the batch's candidate sorts first by (rank, start, span id): a span
+// without a parent (rank 0) before any other (rank 1), then the earliest start.
+#define MEND_ROOT_OF(column)                                                                \
+  column                                                                                    \
+      " = CASE WHEN (excluded.root_rank, excluded.root_start_ns, excluded.root_span_id) < " \
+      "(traces.root_rank, traces.root_start_ns, traces.root_span_id) THEN excluded." column \
+      " ELSE traces." column " END"
+#define MEND_MIN_NON_EMPTY(column)                                                            \
+  column " = CASE WHEN traces." column " = '' THEN excluded." column " WHEN excluded." column \
+         " = '' THEN traces." column " ELSE min(traces." column ", excluded." column ") END"
+
+// Merges a batch's summary of a trace into the stored one; trace_summary.cc has the same rules.
+// clang-format off
+inline constexpr char kUpsertTrace[] =
+    "INSERT INTO traces(" MEND_TRACE_COLUMNS ") "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+    "ON CONFLICT(trace_id) DO UPDATE SET "
+    MEND_ROOT_OF("root_rank") ", "
+    MEND_ROOT_OF("root_start_ns") ", "
+    MEND_ROOT_OF("root_span_id") ", "
+    MEND_ROOT_OF("root_name") ", "
+    MEND_ROOT_OF("root_service") ", "
+    MEND_ROOT_OF("root_run_id") ", "
+    MEND_MIN_NON_EMPTY("any_service") ", "
+    MEND_MIN_NON_EMPTY("any_run_id") ", "
+    "start_ns = min(traces.start_ns, excluded.start_ns), "
+    "end_ns = max(traces.end_ns, excluded.end_ns), "
+    "span_count = traces.span_count + excluded.span_count, "
+    "error_count = traces.error_count + excluded.error_count";
+// clang-format on
+#undef MEND_ROOT_OF
+#undef MEND_MIN_NON_EMPTY
+inline constexpr char kDeleteTrace[] = "DELETE FROM traces WHERE trace_id = ?1";
+inline constexpr char kTraceById[] =
+    "SELECT " MEND_TRACE_COLUMNS " FROM traces WHERE trace_id = ?1";
+inline constexpr char kTracesFirstPage[] = "SELECT " MEND_TRACE_COLUMNS
+                                           " FROM traces ORDER BY start_ns DESC, trace_id DESC "
+                                           "LIMIT ?1";
+// A row-value comparison, so the page starts with a seek in traces_by_start, however deep it is.
+inline constexpr char kTracesBefore[] = "SELECT " MEND_TRACE_COLUMNS
+                                        " FROM traces WHERE (start_ns, trace_id) < (?2, ?3) "
+                                        "ORDER BY start_ns DESC, trace_id DESC LIMIT ?1";
+inline constexpr char kCountTraces[] = "SELECT count(*) FROM traces";
+inline constexpr char kCountTracesBefore[] =
+    "SELECT count(*) FROM traces WHERE (start_ns, trace_id) < (?1, ?2)";
+
 inline constexpr char kAddDropped[] =
     "UPDATE meta SET value = value + ?1 WHERE key = 'dropped_spans'";
 inline constexpr char kDropped[] = "SELECT value FROM meta WHERE key = 'dropped_spans'";
@@ -124,6 +203,16 @@ inline constexpr char kRunsAcross[] =
 inline constexpr char kDeleteSpansEndedBefore[] =
     "DELETE FROM spans WHERE end_ns < ?1" MEND_NOT_KEPT;
 inline constexpr char kDeleteRunsEndedBefore[] = "DELETE FROM runs WHERE end_ns < ?1" MEND_NOT_KEPT;
+// A trace loses spans only when it started before the cutoff; those left with no span go, the
+// others are rebuilt from what is left.
+inline constexpr char kCountTracesEmptiedBefore[] =
+    "SELECT count(*) FROM traces WHERE start_ns < ?1 AND NOT EXISTS (SELECT 1 FROM spans WHERE "
+    "spans.trace_id = traces.trace_id AND (spans.end_ns >= ?1 OR spans.run_id IN (SELECT run_id "
+    "FROM temp.keep_runs)))";
+inline constexpr char kDeleteEmptyTracesBefore[] =
+    "DELETE FROM traces WHERE start_ns < ?1 AND NOT EXISTS (SELECT 1 FROM spans WHERE "
+    "spans.trace_id = traces.trace_id)";
+inline constexpr char kTracesStartedBefore[] = "SELECT trace_id FROM traces WHERE start_ns < ?1";
 #undef MEND_NOT_KEPT
 inline constexpr char kPageCount[] = "PRAGMA page_count";
 inline constexpr char kPageSize[] = "PRAGMA page_size";

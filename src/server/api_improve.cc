@@ -1,12 +1,82 @@
-// Routes of improve proposals: list, show, apply, reject (docs/http_api.md).
+// Routes of improve's recorded attempts: list, show, apply, reject (docs/http_api.md, "Improve").
+// Each mirrors a `mend improve` subcommand and answers its JSON shape (app/improve_view.h).
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mend/app/improve_view.h"
+#include "mend/app/runtime.h"
+#include "mend/improve/audit.h"
+#include "mend/improve/proposal.h"
 #include "server/api.h"
 #include "server/serve_context.h"
 
 namespace mend::server {
+namespace {
+
+// An attempt id names a folder under <home>/improve, so nothing but the form NewAttemptId writes
+// gets near the file system.
+Result<std::string> AttemptId(const ApiRequest& req) {
+  const std::string& id = req.params[0];
+  if (!improve::IsValidAttemptId(id)) {
+    return InvalidArgumentError(
+        "\"" + id + "\" is not an improve attempt id (imp-<yyyymmdd>T<hhmmss>-<8 hex>)");
+  }
+  return id;
+}
+
+Result<ApiResponse> List(app::Runtime& runtime) {
+  MEND_ASSIGN_OR_RETURN(std::vector<improve::AttemptSummary> attempts,
+                        improve::ListAttempts(*runtime.env.fs, runtime.home));
+  return ApiResponse(app::AttemptListJson(attempts));
+}
+
+Result<ApiResponse> Show(app::Runtime& runtime, const ApiRequest& req) {
+  MEND_ASSIGN_OR_RETURN(std::string id, AttemptId(req));
+  MEND_ASSIGN_OR_RETURN(app::AttemptDetail detail,
+                        app::ReadAttemptDetail(*runtime.env.fs, runtime.home, id));
+  return ApiResponse(app::AttemptDetailJson(detail));
+}
+
+enum class Decision { kApply, kReject };
+
+Result<ApiResponse> Decide(app::Runtime& runtime, const ApiRequest& req, Decision decision) {
+  MEND_ASSIGN_OR_RETURN(std::string id, AttemptId(req));
+  MEND_ASSIGN_OR_RETURN(std::string reason, req.OptionalBodyString("reason"));
+  FileSystem& fs = *runtime.env.fs;
+  Clock& clock = *runtime.env.clock;
+  improve::Proposal proposal;
+  if (decision == Decision::kApply) {
+    MEND_ASSIGN_OR_RETURN(proposal, improve::ApplyProposal(fs, clock, runtime.home, id));
+  } else {
+    MEND_ASSIGN_OR_RETURN(proposal,
+                          improve::RejectProposal(fs, clock, runtime.home, id,
+                                                  reason.empty() ? "rejected by hand" : reason));
+  }
+  return ApiResponse(app::ProposalDecisionJson(proposal));
+}
+
+}  // namespace
 
 void AddImproveRoutes(ApiRoutes& routes, ServeContext& context) {
-  (void)routes;
-  (void)context;
+  app::Runtime& runtime = context.runtime();
+  routes.Get("/api/v1/improve", [&runtime](const ApiRequest&) { return List(runtime); });
+  // Proposals are read, checked and rewritten without a lock of their own, so decisions are
+  // taken one at a time: two applies of one proposal cannot both pass its "queued" check.
+  auto decide_mu = std::make_shared<std::mutex>();
+  auto decide = [&runtime, decide_mu](Decision decision) {
+    return [&runtime, decide_mu, decision](const ApiRequest& req) {
+      std::lock_guard<std::mutex> lock(*decide_mu);
+      return Decide(runtime, req, decision);
+    };
+  };
+  // `.+` rather than `[^/]+`, so an id with a slash is refused as a bad id (400), not missed.
+  routes.Post("/api/v1/improve/(.+)/apply", decide(Decision::kApply));
+  routes.Post("/api/v1/improve/(.+)/reject", decide(Decision::kReject));
+  routes.Get("/api/v1/improve/(.+)",
+             [&runtime](const ApiRequest& req) { return Show(runtime, req); });
 }
 
 }  // namespace mend::server

@@ -120,8 +120,8 @@ TEST_F(ServerTest, BodyThatIsNotJsonIsABadRequest) {
   StartServer();
   auto result = client_->Post("/api/v1/memory", "{not json", "application/json");
   ASSERT_TRUE(result);
-  // Until the memory routes exist the path is unknown; either way the answer is a JSON error.
-  EXPECT_TRUE(result->status == 400 || result->status == 404) << result->status;
+  EXPECT_EQ(result->status, 400);
+  EXPECT_THAT(result->body, HasSubstr("\"INVALID_ARGUMENT\""));
 }
 
 TEST_F(ServerTest, MetricsAreServedInPrometheusFormat) {

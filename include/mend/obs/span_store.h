@@ -18,9 +18,11 @@ class SqliteConn;
 }  // namespace internal
 
 // The observe.db schema this build writes (docs/observe.md, "observe.db").
-inline constexpr int64_t kSpanStoreSchemaVersion = 1;
+inline constexpr int64_t kSpanStoreSchemaVersion = 2;
 // The largest page ListRuns returns.
 inline constexpr size_t kMaxRunTracePageSize = 1000;
+// The largest page ListTraces returns.
+inline constexpr size_t kMaxTracePageSize = 1000;
 
 // A position in the newest-first list of runs: the page after it starts with the next older run.
 // Runs are ordered by their first span's start time, then by run id (both descending).
@@ -63,16 +65,64 @@ struct RunTracePage {
   std::optional<RunTraceCursor> next;  // set when older runs exist
 };
 
+// A position in the newest-first list of traces: the page after it starts with the next older
+// trace. Traces are ordered by their earliest span start, then by trace id (both descending).
+struct TraceCursor {
+  Time start{};
+  std::string trace_id;
+  bool operator==(const TraceCursor&) const = default;
+};
+// "<start in unix nanoseconds>:<trace id>"; opaque to users.
+std::string FormatTraceCursor(const TraceCursor& cursor);
+// kInvalidArgument for text FormatTraceCursor cannot have produced.
+Result<TraceCursor> ParseTraceCursor(std::string_view text);
+
+struct TraceQuery {
+  size_t limit = 20;  // 1..kMaxTracePageSize
+  std::optional<TraceCursor> before;
+};
+
+// What the stored spans of one trace add up to: mend's own runs and spans other programs sent
+// (OTLP receiver) alike. The trace's root is the span without a parent that started first; while
+// no such span is stored (a root still in flight, or a trace continuing a caller's span), the span
+// that started first stands in for it and `has_root` is false.
+struct TraceSummary {
+  std::string trace_id;
+  std::string root_span_id;
+  std::string root_name;
+  bool has_root = false;
+  // service.name of the root, else the smallest non-empty one among the trace's spans. mend's own
+  // spans carry no service.name; a span with a mend run id and none counts as service "mend".
+  std::string service_name;
+  // The run id of the root, else the smallest non-empty one among the trace's spans; "" when no
+  // span belongs to a mend run.
+  std::string run_id;
+  Time start{};  // earliest span start
+  Time end{};    // latest span end
+  int64_t span_count = 0;
+  int64_t error_count = 0;  // spans with status ERROR
+  bool operator==(const TraceSummary&) const = default;
+};
+
+struct TracePage {
+  std::vector<TraceSummary> traces;  // newest first
+  std::optional<TraceCursor> next;   // set when older traces exist
+  int64_t total = 0;                 // traces stored
+  int64_t more = 0;                  // traces after this page
+};
+
 // What DeleteEndedBefore removed (or, in a dry run, would remove).
 struct SpanPruneResult {
-  int64_t spans = 0;  // spans that ended before the cutoff
-  int64_t runs = 0;   // runs left with no span at all
+  int64_t spans = 0;   // spans that ended before the cutoff
+  int64_t runs = 0;    // runs left with no span at all
+  int64_t traces = 0;  // traces left with no span at all
   // Bytes the file shrank by; in a dry run, an estimate (the size of the spans' columns).
   int64_t bytes_reclaimed = 0;
 };
 
-// observe.db: finished spans in SQLite (WAL mode, synchronous=NORMAL), with a per-run summary the
-// writer keeps up to date in the same transaction, so listing runs does not scan spans. The
+// observe.db: finished spans in SQLite (WAL mode, synchronous=NORMAL), with per-run and per-trace
+// summaries the writer keeps up to date in the same transaction, so listing runs or traces does
+// not scan spans. The
 // format is in docs/observe.md. Errors: kUnavailable when the database is busy (locked),
 // kResourceExhausted when the disk is full, kDataLoss when it is corrupt, kInternal for other
 // SQLite failures (I/O errors included). All methods are thread-safe (one connection behind a
@@ -80,13 +130,15 @@ struct SpanPruneResult {
 class SpanStore {
  public:
   // Opens or creates `path` (its directory is created 0700 when missing; the file is made 0600)
-  // and brings its schema to kSpanStoreSchemaVersion. `vfs` names a registered SQLite VFS (tests
+  // and brings its schema to kSpanStoreSchemaVersion (an older file is migrated in one
+  // transaction; docs/observe.md lists the migrations). `vfs` names a registered SQLite VFS (tests
   // inject faults through one); empty is SQLite's default. kFailedPrecondition when the file was
   // written by a newer schema.
   static Result<std::unique_ptr<SpanStore>> Open(const std::string& path,
                                                  const std::string& vfs = "");
   // Opens an existing file read-only; writes fail. kNotFound when `path` does not exist,
-  // kFailedPrecondition when it has no schema or a newer one.
+  // kFailedPrecondition when it has no schema or a newer one. An older schema is not migrated:
+  // what it lacks (the trace list of version 2) is kFailedPrecondition until a read-write Open.
   static Result<std::unique_ptr<SpanStore>> OpenReadOnly(const std::string& path);
   ~SpanStore();
   SpanStore(const SpanStore&) = delete;
@@ -105,11 +157,18 @@ class SpanStore {
   Result<RunTraceSummary> RunSummary(const std::string& run_id);
   // A page of runs, newest first. kInvalidArgument for a limit outside 1..kMaxRunTracePageSize.
   Result<RunTracePage> ListRuns(const RunTraceQuery& query);
+  // A page of traces, newest first, whether or not they belong to a mend run. kInvalidArgument for
+  // a limit outside 1..kMaxTracePageSize; kFailedPrecondition on a version 1 file opened
+  // read-only.
+  Result<TracePage> ListTraces(const TraceQuery& query);
+  // The summary of one trace; kNotFound when none of its spans is stored, kFailedPrecondition as
+  // for ListTraces.
+  Result<TraceSummary> GetTraceSummary(const std::string& trace_id);
 
   // Deletes the spans that ended before `cutoff` (nothing with kDryRun), except those of the runs
-  // in `keep_runs` (unfinished runs keep their whole trace), updates the summaries of the runs they
-  // belonged to, then runs `PRAGMA incremental_vacuum` and a WAL checkpoint (TRUNCATE) so the file
-  // shrinks.
+  // in `keep_runs` (unfinished runs keep their whole trace), updates the summaries of the runs and
+  // traces they belonged to, then runs `PRAGMA incremental_vacuum` and a WAL checkpoint (TRUNCATE)
+  // so the file shrinks.
   enum class Mode { kDelete, kDryRun };
   Result<SpanPruneResult> DeleteEndedBefore(Time cutoff, Mode mode = Mode::kDelete,
                                             const std::vector<std::string>& keep_runs = {});
@@ -118,10 +177,12 @@ class SpanStore {
   Result<int64_t> dropped_spans();
 
  private:
-  explicit SpanStore(std::unique_ptr<internal::SqliteConn> conn);
+  SpanStore(std::unique_ptr<internal::SqliteConn> conn, int64_t schema_version);
+  Status CheckHasTraces() const;
 
   std::mutex mu_;
   std::unique_ptr<internal::SqliteConn> conn_;
+  const int64_t schema_version_;  // of the file; older than ours only when opened read-only
 };
 
 }  // namespace mend::obs

@@ -1,0 +1,56 @@
+#pragma once
+
+// Recorded improve attempts as `mend improve list | show | apply | reject` and `mend serve`'s
+// /api/v1/improve show them: the JSON shapes of docs/improve.md ("JSON output") and an attempt's
+// details read back from its audit folder. Both surfaces call these, so their answers agree. The
+// readers are as thread-safe as the FileSystem; the JSON builders are pure.
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mend/base/file_system.h"
+#include "mend/base/result.h"
+#include "mend/improve/audit.h"
+#include "mend/improve/proposal.h"
+
+namespace mend::app {
+
+// {"status","note","created_at","decided_at","agent_dir","files":[path...]}, or null.
+nlohmann::json ProposalJson(const std::optional<improve::Proposal>& proposal);
+
+// {"attempts":[{"attempt_id","agent_dir","outcome","gate":null|"...","proposal":null|"<status>"}]}
+nlohmann::json AttemptListJson(const std::vector<improve::AttemptSummary>& attempts);
+
+// What `show` tells about one attempt.
+struct AttemptDetail {
+  improve::AuditRecord record;
+  std::optional<improve::Proposal> proposal;
+  // Whether the recorded scores give the recorded decision (RecomputeDecision); nullopt without
+  // a decision.
+  std::optional<bool> recomputed_matches;
+  // The proposal as a unified diff per file (improve/proposal_diff.h), against the text the
+  // attempt started from: the backup of an applied proposal, else the agent folder's file while
+  // it still has the recorded hash. A file edited since the attempt started is diffed against its
+  // current text and named in `changed_files` (apply refuses it). Empty without a proposal.
+  std::string diff;
+  std::vector<std::string> changed_files;
+};
+
+// Reads `<home>/improve/<attempt_id>/`: ReadAudit's and ReadProposal's errors (kInvalidArgument
+// for an id that is not an attempt id, kNotFound for an unknown one, kDataLoss for a malformed
+// file); a missing proposal is not an error. File system errors reading the agent folder for the
+// diff come back as they are.
+Result<AttemptDetail> ReadAttemptDetail(FileSystem& fs, std::string_view home,
+                                        std::string_view attempt_id);
+
+// `show --json`: {"attempt_id","agent_dir","cases","editor_exchanges","score_rows",
+// "decision":null|{"candidate","outcome","gate","reason"},"recomputed_matches":null|bool,"card",
+// "proposal":PROPOSAL,"diff","changed_files":[...]}.
+nlohmann::json AttemptDetailJson(const AttemptDetail& detail);
+
+// `apply`/`reject --json`: {"attempt_id","proposal":PROPOSAL}.
+nlohmann::json ProposalDecisionJson(const improve::Proposal& proposal);
+
+}  // namespace mend::app

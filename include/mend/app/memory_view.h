@@ -1,0 +1,78 @@
+#pragma once
+
+// Long-term memory as `mend memory` and `mend serve`'s /api/v1/memory show it: the JSON shapes of
+// docs/memory_cli.md (FACT, search, recall), pages of facts, and recall with the reason an answer
+// is empty. Both surfaces call these, so their answers agree. Thread-safe as the runtime's fact
+// store and retriever are; the JSON builders are pure.
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mend/base/result.h"
+#include "mend/memory/fact_store.h"
+#include "mend/memory/retriever.h"
+
+namespace mend::app {
+
+struct Runtime;
+
+// FACT: {"id","content","category","tags","workspace","source","confidence","created_at",
+// "last_accessed","access_count","helped","hurt","superseded_by","provenance":[{"task","outcome",
+// "at"}]} with RFC 3339 UTC times.
+nlohmann::json FactJson(const memory::Fact& fact);
+
+// {"results":[{"id","score","category","tags","content"}]}, in the order given.
+nlohmann::json SearchResultsJson(const std::vector<memory::ScoredFact>& hits);
+
+// "added", "reinforced" or "merged".
+std::string_view AddResultName(memory::AddResult::Kind kind);
+
+// What a run for a task would receive from memory, and why it would receive nothing.
+struct RecallAnswer {
+  memory::Retrieval retrieval;
+  std::string workspace;  // the workspace the run would have
+  // Empty when the section is not; otherwise one of "memory.enabled is false", "no facts",
+  // "below the relevance gate", "no fact matches the task",
+  // "no fact fits memory.max_facts and memory.budget_chars".
+  std::string reason;
+};
+
+// RecallForTask for `task` in `workspace` ("" = runtime.caller_dir, where a run of an agent
+// folder without a workspace works). With memory.hyde on, the provider is first built for
+// `model` ("" = the configured one), as a run builds it; a provider that cannot be built only
+// turns HyDE off. kInvalidArgument for an empty task; RecallForTask's errors otherwise.
+Result<RecallAnswer> ExplainRecall(Runtime& runtime, std::string_view task,
+                                   const std::string& workspace, const std::string& model = "");
+
+// {"facts":[{"id","category","content"}],"section","workspace","reason":null|"..."}.
+nlohmann::json RecallAnswerJson(const RecallAnswer& answer);
+
+// The most facts one page may hold.
+inline constexpr size_t kMaxFactPageSize = 1000;
+
+// One page of ListFactPage: facts newest first, in the store's order (FactStore::List: created_at
+// descending; of facts with one created_at, the one stored last first), and where the next page
+// starts. `total` counts every fact matching the filter, `more` those after this page; `next` is
+// empty on the last page.
+struct FactPage {
+  std::vector<memory::Fact> facts;
+  int64_t total = 0;
+  int64_t more = 0;
+  std::string next;
+};
+
+// Up to `limit` (1..kMaxFactPageSize) facts of `filter` (its own limit is ignored) after the
+// position `cursor` ("" = the newest): a keyset cursor naming the last fact of the previous page,
+// in the text form of store::FormatRunCursor (its created_at in nanoseconds, ':', its escaped id).
+// Facts added meanwhile come before the cursor, so they never shift a later page; when the
+// cursor's fact was deleted, the page starts at the first older fact. kInvalidArgument for a bad
+// limit or cursor; the store's errors otherwise. Reads every matching fact once per page.
+Result<FactPage> ListFactPage(memory::FactStore& facts, const memory::ListOptions& filter,
+                              size_t limit, std::string_view cursor);
+
+nlohmann::json FactPageJson(const FactPage& page);
+
+}  // namespace mend::app

@@ -1,0 +1,135 @@
+// Recorded improve attempts as the CLI and the HTTP API show them (improve_view.h).
+#include "mend/app/improve_view.h"
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+
+#include "mend/base/hash.h"
+#include "mend/improve/gates.h"
+#include "mend/improve/proposal_diff.h"
+
+namespace mend::app {
+namespace {
+
+// The text of `path`; nullopt when the file does not exist.
+Result<std::optional<std::string>> ReadIfExists(FileSystem& fs, const std::string& path) {
+  Result<std::string> text = ReadFileToString(fs, path);
+  if (text.ok()) return std::optional<std::string>(*std::move(text));
+  if (text.status().code() == StatusCode::kNotFound) return std::optional<std::string>();
+  return text.status();
+}
+
+// The text `path` had when the attempt started ("" for a file the proposal adds), or its current
+// text when it changed since (then `changed` is set).
+Result<std::string> BaseText(FileSystem& fs, std::string_view home, const improve::Proposal& p,
+                             const std::string& path, bool& changed) {
+  auto base = p.base_sha256.find(path);
+  const std::string base_sha = base == p.base_sha256.end() ? "" : base->second;
+  changed = false;
+  if (p.status == improve::ProposalStatus::kApplied) {
+    // Apply backs up every file that existed; one without a base hash was added by it.
+    if (base_sha.empty()) return std::string();
+    const std::string attempt_dir = JoinPath(JoinPath(home, "improve"), p.attempt_id);
+    MEND_ASSIGN_OR_RETURN(std::optional<std::string> old,
+                          ReadIfExists(fs, JoinPath(JoinPath(attempt_dir, "backup"), path)));
+    return old.value_or("");
+  }
+  MEND_ASSIGN_OR_RETURN(std::optional<std::string> current,
+                        ReadIfExists(fs, JoinPath(p.agent_dir, path)));
+  changed = (current.has_value() ? Sha256Hex(*current) : std::string()) != base_sha;
+  return current.value_or("");
+}
+
+Status AddDiff(FileSystem& fs, std::string_view home, AttemptDetail& detail) {
+  const improve::Proposal& p = *detail.proposal;
+  for (const auto& [path, text] : p.files) {
+    bool changed = false;
+    MEND_ASSIGN_OR_RETURN(std::string before, BaseText(fs, home, p, path, changed));
+    if (changed) detail.changed_files.push_back(path);
+    detail.diff += improve::UnifiedDiff(path, before, text);
+  }
+  return OkStatus();
+}
+
+nlohmann::json RecordedDecisionJson(const std::optional<improve::RecordedDecision>& d) {
+  if (!d.has_value()) return nullptr;
+  nlohmann::json gate = nullptr;
+  if (d->refused_by.has_value()) gate = improve::GateName(*d->refused_by);
+  return {{"candidate", d->candidate},
+          {"outcome", improve::GateOutcomeName(d->outcome)},
+          {"gate", gate},
+          {"reason", d->reason}};
+}
+
+}  // namespace
+
+nlohmann::json ProposalJson(const std::optional<improve::Proposal>& p) {
+  if (!p.has_value()) return nullptr;
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& [path, text] : p->files) files.push_back(path);
+  return {{"status", improve::ProposalStatusName(p->status)},
+          {"note", p->note},
+          {"created_at", p->created_at},
+          {"decided_at", p->decided_at},
+          {"agent_dir", p->agent_dir},
+          {"files", files}};
+}
+
+nlohmann::json AttemptListJson(const std::vector<improve::AttemptSummary>& attempts) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const improve::AttemptSummary& a : attempts) {
+    nlohmann::json proposal = nullptr;
+    if (a.proposal.has_value()) proposal = improve::ProposalStatusName(*a.proposal);
+    list.push_back({{"attempt_id", a.attempt_id},
+                    {"agent_dir", a.agent_dir},
+                    {"outcome", a.outcome},
+                    {"gate", a.gate.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.gate)},
+                    {"proposal", proposal}});
+  }
+  return {{"attempts", list}};
+}
+
+Result<AttemptDetail> ReadAttemptDetail(FileSystem& fs, std::string_view home,
+                                        std::string_view attempt_id) {
+  AttemptDetail detail;
+  MEND_ASSIGN_OR_RETURN(detail.record, improve::ReadAudit(fs, home, attempt_id));
+  Result<improve::Proposal> read = improve::ReadProposal(fs, home, attempt_id);
+  if (read.ok()) {
+    detail.proposal = *std::move(read);
+    MEND_RETURN_IF_ERROR(AddDiff(fs, home, detail));
+  } else if (read.status().code() != StatusCode::kNotFound) {
+    return read.status();
+  }
+  const improve::AuditRecord& record = detail.record;
+  if (record.decision.has_value()) {
+    Result<improve::GateDecision> again =
+        improve::RecomputeDecision(record, record.inputs.options.gates);
+    detail.recomputed_matches = again.ok() && again->outcome == record.decision->outcome &&
+                                again->refused_by == record.decision->refused_by;
+  }
+  return detail;
+}
+
+nlohmann::json AttemptDetailJson(const AttemptDetail& detail) {
+  const improve::AuditRecord& record = detail.record;
+  nlohmann::json matches = nullptr;
+  if (detail.recomputed_matches.has_value()) matches = *detail.recomputed_matches;
+  return {{"attempt_id", record.attempt_id},
+          {"agent_dir", record.inputs.agent_dir},
+          {"cases", record.inputs.cases.size()},
+          {"editor_exchanges", record.editor.size()},
+          {"score_rows", record.scores.size()},
+          {"decision", RecordedDecisionJson(record.decision)},
+          {"recomputed_matches", matches},
+          {"card", record.card.value_or("")},
+          {"proposal", ProposalJson(detail.proposal)},
+          {"diff", detail.diff},
+          {"changed_files", detail.changed_files}};
+}
+
+nlohmann::json ProposalDecisionJson(const improve::Proposal& proposal) {
+  return {{"attempt_id", proposal.attempt_id}, {"proposal", ProposalJson(proposal)}};
+}
+
+}  // namespace mend::app
