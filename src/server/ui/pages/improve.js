@@ -48,6 +48,10 @@ function decisionControls(attempt, signal, reload) {
   if ((proposal.files || []).length) {
     status.push(h("p", {}, "Files: ", proposal.files.map((f, i) => [i ? ", " : "", h("code", {}, f)])));
   }
+  if ((attempt.changed_files || []).length && proposal.status === "queued") {
+    status.push(h("div", {class: "error-box"}, "Edited by hand since the attempt started, so applying is refused: ",
+                  attempt.changed_files.map((f, i) => [i ? ", " : "", h("code", {}, f)])));
+  }
   if (proposal.status !== "queued") return status;
   const errors = h("div");
   const apply = h("button", {type: "button", class: "primary"}, "Apply proposal");

@@ -75,7 +75,10 @@ export async function show(main, current, signal) {
     const result = await post(apiPath("lessons", "drain"), {}, {signal});
     await load(true);
     return result;
-  }, {errorSlot: errors, done: "The queue was drained."});
+  }, {errorSlot: errors, done: (r) => r && r.succeeded !== undefined
+      ? `Drained: ${r.succeeded} stored, ${r.skipped} skipped, ${r.retried} retried, ` +
+        `${r.dead_lettered} dead-lettered, ${r.remaining} remaining.`
+      : "The queue was drained."});
 
   render(main, pageHeader("Lessons", updated), errors, stats,
          section("Waiting or retrying", pendingSlot, h("div", {class: "actions"}, drain)),

@@ -107,7 +107,8 @@ function recallSection(signal) {
     render(out,
       facts.length ? h("ol", {class: "recall-facts"}, facts.map((f) => h("li", {},
         h("span", {class: "muted"}, `${f.category ?? ""} · ${f.id ?? ""}`), textBlock(f.content ?? "", 1000))))
-                   : h("p", {class: "muted"}, "No fact would be injected for this task."),
+                   : h("p", {class: "muted"}, "No fact would be injected for this task" +
+                                              (recall.reason ? `: ${recall.reason}.` : ".")),
       recall.section ? [h("h3", {}, "The prompt section"), textBlock(recall.section, 20000)] : null);
     return recall;
   }, {errorSlot: out});
@@ -131,7 +132,9 @@ function addSection(signal, onAdded) {
     form.reset();
     onAdded();
     return added;
-  }, {errorSlot: errors, done: "Fact added."});
+  }, {errorSlot: errors, done: (r) => r.result === "reinforced" ? `The same fact exists (${r.fact_id}); it was reinforced.`
+                                     : r.result === "merged" ? `A near duplicate (${r.fact_id}) absorbed the text.`
+                                     : `Fact ${r.fact_id ?? ""} added.`});
   return h("details", {class: "card"}, h("summary", {}, "Add a fact"), form);
 }
 
