@@ -4,6 +4,8 @@
 import {mkdirSync, readFileSync} from "node:fs";
 import path from "node:path";
 
+import {ANSWER, DENY_REASON} from "./seed.mjs";
+
 function assert(condition, message) {
   if (!condition) throw new Error(message);
 }
@@ -85,6 +87,47 @@ async function approveWaitingRun(t) {
   // Both attempts (the send that stopped for approval, and the approval) are in the trace.
   await eventually("the approval's attempt in the trace", async () =>
     (await page.locator(".wf-row.type-agent").count()) >= 2);
+  await t.screenshot();
+}
+
+async function denyFromRunPage(t) {
+  const {page, ids} = t;
+  await open(t, `#/runs/${encodeURIComponent(ids.deny)}`);
+  await page.getByText("Waiting for approval of:").waitFor();
+  await page.getByLabel("Reason for denying", {exact: true}).fill(DENY_REASON);
+  await page.getByRole("button", {name: "Deny"}).click();
+  await page.locator(".overview .badge-completed").waitFor({timeout: 30000});
+  await page.getByText("Understood: release 2.0 is not deployed.").first().waitFor();
+  await page.locator(".wf-row").first().waitFor();
+  await t.screenshot();
+}
+
+async function answerQuestion(t) {
+  const {page, ids} = t;
+  await open(t, "#/pending");
+  const card = page.locator(`li[data-run="${ids.ask}"]`);
+  await card.getByText("Which environment needs the hotfix?").waitFor();
+  await card.getByLabel("Your answer", {exact: true}).fill(ANSWER);
+  await card.getByRole("button", {name: "Send answer"}).click();
+  await page.getByText(`Answered ${ids.ask}`).waitFor();
+  await open(t, `#/runs/${encodeURIComponent(ids.ask)}`);
+  await page.locator(".overview .badge-completed").waitFor({timeout: 30000});
+  await page.getByText("The hotfix goes to staging, as you said.").first().waitFor();
+  await page.locator(".wf-row").first().waitFor();
+  await t.screenshot();
+}
+
+async function startRun(t) {
+  const {page} = t;
+  await open(t, "#/runs");
+  const form = page.locator("details.start-run");
+  await form.getByText("Start a run").click();
+  await form.getByLabel("Agent", {exact: true}).selectOption("reader");
+  await form.getByLabel("Task", {exact: true}).fill("TASK-REPLACE: read notes.txt once more");
+  await page.getByRole("button", {name: "Start run"}).click();
+  await eventually("the new run's page", async () => /#\/runs\/[^/?]+$/.test(page.url()));
+  await page.locator(".overview .badge-completed").waitFor({timeout: 30000});
+  await page.getByText("TASK-REPLACE: read notes.txt once more").first().waitFor();
   await t.screenshot();
 }
 
@@ -194,6 +237,12 @@ export const TESTS = [
    needs: ["GET /api/v1/runs/ID", "GET /api/v1/runs/ID/trace"]},
   {name: "approve-waiting-run", run: approveWaitingRun,
    needs: ["GET /api/v1/pending", "POST /api/v1/runs/ID/approve", "GET /api/v1/runs/ID"]},
+  {name: "deny-from-run-page", run: denyFromRunPage,
+   needs: ["GET /api/v1/runs/ID", "POST /api/v1/runs/ID/deny"]},
+  {name: "answer-question", run: answerQuestion,
+   needs: ["GET /api/v1/pending", "POST /api/v1/runs/ID/answer", "GET /api/v1/runs/ID"]},
+  {name: "start-run", run: startRun,
+   needs: ["GET /api/v1/runs", "GET /api/v1/agents", "POST /api/v1/runs", "GET /api/v1/runs/ID"]},
   {name: "retry-dead-letter", run: retryDeadLetter,
    needs: ["GET /api/v1/lessons/dead", "POST /api/v1/lessons/dead/ID/retry", "GET /api/v1/memory/search"]},
   {name: "search-and-recall-memory", run: searchAndRecallMemory,

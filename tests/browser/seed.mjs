@@ -1,7 +1,8 @@
 // Seeds a mend home for the browser tests with real `mend` commands against the fake LLM server:
-// a run waiting for approval (its task holds markup that must stay text), a failed run whose
-// lesson job ends in the dead-letter queue, a run whose tool result an output check replaced,
-// memory facts, and a queued improve proposal (the skill-fix scenario of bench/improve).
+// two runs waiting for approval (one task holds markup that must stay text), a run waiting for an
+// answer, a failed run whose lesson job ends in the dead-letter queue, a run whose tool result an
+// output check replaced, memory facts, and a queued improve proposal (the skill-fix scenario of
+// bench/improve).
 import {spawnSync} from "node:child_process";
 import {cpSync, mkdirSync, readFileSync, writeFileSync} from "node:fs";
 import path from "node:path";
@@ -10,7 +11,12 @@ export const TASKS = {
   approve: 'TASK-APPROVE: deploy release 1.2 <img src=x onerror="window.__pwned=1"> to staging',
   fail: "TASK-FAIL: summarise the quarterly report",
   replace: "TASK-REPLACE: read notes.txt and tell me what it says",
+  deny: "TASK-DENY: deploy release 2.0 to production",
+  ask: "TASK-ASK: deploy the hotfix where it is needed",
 };
+
+export const DENY_REASON = "not during the release freeze";
+export const ANSWER = "staging, please";
 
 const LESSON_PROMPT = "You review an AI agent's run that went wrong";
 
@@ -31,6 +37,15 @@ function routes(scenarioRoutes) {
      responses: [{text: "Release 1.2 is deployed to staging."}]},
     {name: "approve-call", contains: "TASK-APPROVE",
      responses: [{tool_calls: [{name: "deploy", id: "call_deploy", arguments: {}}]}]},
+    {name: "deny-done", contains: ["TASK-DENY", DENY_REASON],
+     responses: [{text: "Understood: release 2.0 is not deployed."}]},
+    {name: "deny-call", contains: "TASK-DENY",
+     responses: [{tool_calls: [{name: "deploy", id: "call_deploy2", arguments: {}}]}]},
+    {name: "ask-done", contains: ["TASK-ASK", ANSWER],
+     responses: [{text: "The hotfix goes to staging, as you said."}]},
+    {name: "ask-call", contains: "TASK-ASK",
+     responses: [{tool_calls: [{name: "ask_human", id: "call_ask",
+                                arguments: {question: "Which environment needs the hotfix?"}}]}]},
     {name: "fail", contains: "TASK-FAIL",
      responses: [{status: 400, error_message: "the request was refused by the model"}]},
     {name: "replace-done", contains: ["TASK-REPLACE", "withheld: the file holds a key"],
@@ -54,6 +69,8 @@ function writeAgents(agents) {
   write(path.join(agents, "deployer", "tools", "deploy.toml"),
         'name = "deploy"\ndescription = "Deploys the release to staging."\n' +
         'command = ["/bin/echo", "deployed release 1.2"]\n');
+  write(path.join(agents, "asker", "agent.toml"), 'name = "asker"\ntools = ["ask_human"]\n');
+  write(path.join(agents, "asker", "instructions.md"), "You ask when something is unclear.\n");
   write(path.join(agents, "summariser", "agent.toml"), 'name = "summariser"\ntools = []\n');
   write(path.join(agents, "summariser", "instructions.md"), "You summarise reports.\n");
   write(path.join(agents, "reader", "agent.toml"),
@@ -133,6 +150,14 @@ export function seed(seeder, paths) {
                                   {allowFailure: true});
   expectStatus(approve, "waiting", "the deployer run");
   ids.approve = approve.json.run_id;
+  const deny = seeder.mendJson(["run", path.join(paths.agents, "deployer"), TASKS.deny],
+                               {allowFailure: true});
+  expectStatus(deny, "waiting", "the second deployer run");
+  ids.deny = deny.json.run_id;
+  const ask = seeder.mendJson(["run", path.join(paths.agents, "asker"), TASKS.ask],
+                              {allowFailure: true});
+  expectStatus(ask, "waiting", "the asker run");
+  ids.ask = ask.json.run_id;
   // The run fails on the model's 400; its lesson job fails permanently in this process's workers
   // (the generator's first reply has no lesson) and lands in the dead-letter queue.
   const fail = seeder.mendJson(["run", path.join(paths.agents, "summariser"), TASKS.fail],

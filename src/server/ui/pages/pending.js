@@ -4,12 +4,32 @@ import {apiPath, get} from "../lib/api.js";
 import {errorBox, h, render, route} from "../lib/dom.js";
 import {formatAgo, formatTime, preview} from "../lib/format.js";
 import {pageHeader, poll, section} from "../lib/page.js";
-import {runActions} from "../lib/run_actions.js";
+import {awaitedCalls, runActions} from "../lib/run_actions.js";
 import {statusCell} from "./runs.js";
 
 const POLL_MS = 4000;
 
-function runCard(run, signal, reload) {
+// What a waiting run waits on (its question, the tool calls to approve) is in its detail, not in
+// the list: it is fetched for the first few waiting runs.
+const DETAILS_FOR = 20;
+
+async function withDetails(runs, signal) {
+  return Promise.all(runs.map(async (run, i) => {
+    if (i >= DETAILS_FOR) return {run, calls: []};
+    try {
+      const data = await get(apiPath("runs", run.id), {signal});
+      const detail = data.run || data;
+      const calls = Array.isArray(detail.pending_calls) ? detail.pending_calls
+                                                         : awaitedCalls(data.transcript || detail.transcript);
+      return {run: {...run, question: detail.question ?? run.question}, calls};
+    } catch (e) {
+      if (e.name === "AbortError") throw e;
+      return {run, calls: []};
+    }
+  }));
+}
+
+function runCard(run, signal, reload, calls = []) {
   const error = run.last_error;
   return h("li", {class: "card pending-run", dataset: {run: run.id}},
     h("div", {class: "pending-head"},
@@ -19,7 +39,7 @@ function runCard(run, signal, reload) {
         formatAgo(run.updated_at ?? run.created_at))),
     error ? h("p", {class: "error-text"}, h("code", {}, error.code ?? ""), " ", preview(error.message, 200)) : null,
     run.next_attempt_at ? h("p", {class: "muted"}, "next recovery attempt ", formatTime(run.next_attempt_at)) : null,
-    runActions(run, {signal, onDone: reload}));
+    runActions(run, {signal, onDone: reload, calls}));
 }
 
 export async function show(main, current, signal) {
@@ -40,10 +60,10 @@ export async function show(main, current, signal) {
       if (signature === seen && !force) return;
       seen = signature;
       const reload = () => window.setTimeout(() => load(true), 500);
-      const waiting = runs.filter((r) => r.waiting);
+      const waiting = await withDetails(runs.filter((r) => r.waiting), signal);
       const other = runs.filter((r) => !r.waiting);
       render(waitingSlot, waiting.length
-        ? h("ul", {class: "plain"}, waiting.map((r) => runCard(r, signal, reload)))
+        ? h("ul", {class: "plain"}, waiting.map((w) => runCard(w.run, signal, reload, w.calls)))
         : h("p", {class: "muted"}, "No run waits for an approval or an answer."));
       render(otherSlot, other.length
         ? h("ul", {class: "plain"}, other.map((r) => runCard(r, signal, reload)))

@@ -137,6 +137,8 @@ export async function show(main, current, signal) {
   const overviewSlot = h("section", {class: "card", "aria-label": "Overview"});
   const actionSlot = h("div");
   const t = tabs([["trace", "Trace"], ["transcript", "Transcript"], ["checkpoints", "Checkpoints"]]);
+  for (const panel of Object.values(t.panels)) render(panel, h("p", {class: "muted"}, "Loading…"));
+  render(overviewSlot, h("p", {class: "muted"}, "Loading…"));
   render(main, pageHeader("Run " + id, headerTools), h("p", {}, h("a", {href: "#/runs"}, "‹ All runs")),
          actionSlot, overviewSlot, t.list, Object.values(t.panels));
   let seen = "";
