@@ -89,7 +89,7 @@ export async function show(main, current, signal) {
   };
   filter.addEventListener("input", draw);
   render(main, pageHeader("Metrics", updated),
-         h("p", {class: "muted"}, "From ", h("a", {href: "/metrics"}, "/metrics"), " (Prometheus text format)."),
+         h("p", {class: "muted"}, "From ", h("code", {}, "/metrics"), " (Prometheus text format), every 10 s."),
          h("div", {class: "filters"}, field("Filter", filter)), slot);
   poll(async () => {
     try {
