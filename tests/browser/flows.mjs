@@ -204,6 +204,10 @@ async function forkFromCheckpoint(t) {
   await eventually("the fork's page", async () => !page.url().endsWith(encodeURIComponent(ids.replace)));
   const heading = await page.locator("#main h1").first().textContent();
   assert(heading.startsWith("Run ") && heading !== `Run ${ids.replace}`, `fork page heading: ${heading}`);
+  await page.locator(".overview").getByText(ids.replace).waitFor();  // "Forked from"
+  // A fork is not driven until it is resumed.
+  await page.getByRole("button", {name: "Resume"}).click();
+  await page.locator(".overview .badge-completed").waitFor({timeout: 30000});
   await t.screenshot();
 }
 
@@ -252,7 +256,7 @@ export const TESTS = [
   {name: "trace-list-opens-a-trace", run: traceListOpensATrace,
    needs: ["GET /api/v1/traces", "GET /api/v1/traces/ID"]},
   {name: "fork-from-checkpoint", run: forkFromCheckpoint,
-   needs: ["GET /api/v1/runs/ID", "POST /api/v1/runs/ID/fork"]},
+   needs: ["GET /api/v1/runs/ID", "POST /api/v1/runs/ID/fork", "POST /api/v1/runs/ID/resume"]},
   {name: "apply-proposal", run: applyProposal,
    needs: ["GET /api/v1/improve", "GET /api/v1/improve/ID", "POST /api/v1/improve/ID/apply"]},
   {name: "metrics-overview", run: metricsOverview, needs: ["GET /metrics"]},

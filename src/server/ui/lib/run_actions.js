@@ -67,13 +67,18 @@ export function runActions(run, {signal, onDone, calls = []} = {}) {
   const options = {signal, onDone, errors};
   if (run.waiting === "approval") return h("div", {class: "run-actions"}, approvalForm(run, calls, options), errors);
   if (run.waiting === "question") return h("div", {class: "run-actions"}, answerForm(run, options), errors);
-  if (run.status === "failed" || run.status === "quarantined") {
+  // A running run nobody here drives (a fork, or one whose process died) can be resumed; the
+  // server refuses (409) while another process holds its lease.
+  const idle = run.status === "running" && run.driven_here === false;
+  if (run.status === "failed" || run.status === "quarantined" || idle) {
     const resume = h("button", {type: "button"}, "Resume");
     onAction(resume, async () => {
       await post(apiPath("runs", run.id, "resume"), {}, {signal});
       onDone?.("resumed");
     }, {errorSlot: errors, done: `Resuming ${run.id}.`});
-    return h("div", {class: "run-actions"}, h("div", {class: "actions"}, resume), errors);
+    return h("div", {class: "run-actions"},
+      idle ? h("p", {}, "This server is not driving this run (a fork starts this way, and so does a run whose process stopped).") : null,
+      h("div", {class: "actions"}, resume), errors);
   }
   return null;
 }

@@ -167,7 +167,7 @@ export async function show(main, current, signal) {
     const transcript = data.transcript || run.transcript || [];
     const checkpoints = data.checkpoints || run.checkpoints || [];
     const signature = JSON.stringify([run.status, run.waiting, run.updated_at, run.step, transcript.length,
-                                      checkpoints.length]);
+                                      checkpoints.length, run.driven_here]);
     if (signature !== seen) {
       seen = signature;
       render(overviewSlot, overview(run));

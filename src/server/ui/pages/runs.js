@@ -82,9 +82,11 @@ function filterForm(state, reload) {
   return {form, agents};
 }
 
-function startForm(agentNames, signal) {
+function startForm(agents, signal) {
+  const agentNames = agents.map((a) => a.name);
   const agent = h("select", {name: "agent", required: true},
-    agentNames.map((name) => h("option", {value: name}, name)));
+    agents.map((a) => h("option", {value: a.name, disabled: Boolean(a.error)},
+                        a.error ? `${a.name} (does not load: ${a.error})` : a.name)));
   const task = h("textarea", {name: "task", rows: "3", required: true});
   const errors = h("div");
   const form = h("form", {class: "stack"},
@@ -156,10 +158,9 @@ export async function show(main, current, signal) {
     if (state.live) await load();
   }, POLL_MS, signal);
   try {
-    const known = await get(apiPath("agents"), {signal});
-    const names = (known.agents || []).map((a) => a.name);
-    render(agents, names.map((n) => h("option", {value: n})));
-    render(startSlot, startForm(names, signal));
+    const known = (await get(apiPath("agents"), {signal})).agents || [];
+    render(agents, known.map((a) => h("option", {value: a.name})));
+    render(startSlot, startForm(known, signal));
   } catch (e) {
     if (e.name === "AbortError") return;
     render(startSlot, section("Start a run", errorBox(e)));
