@@ -195,6 +195,7 @@ async function runTests(args, env, playwright, log) {
       page.on("dialog", (dialog) => dialog.accept());
       const shot = path.join(args.out, `${String(index + 1).padStart(2, "0")}-${test.name}.png`);
       const t = {page, ...env, token: TOKEN, log,
+                 hasRoute: (need) => hasRoute(env.url, need),
                  screenshot: async (options = {}) => page.screenshot({path: shot, ...options}),
                  docsScreenshot: args.docsScreenshot};
       let error = null;

@@ -18,7 +18,10 @@ export function modelText(run) {
 
 export function statusCell(run) {
   const parts = [badge(run.status, run.status)];
-  if (run.waiting) parts.push(" ", h("span", {class: "muted"}, "for " + run.waiting));
+  if (run.waiting) {
+    const what = run.waiting === "question" ? "an answer" : run.waiting;
+    parts.push(" ", h("span", {class: "muted"}, "for " + what));
+  }
   if (run.quarantined && run.status !== "quarantined") parts.push(" ", badge("quarantined"));
   return parts;
 }
