@@ -242,8 +242,7 @@ async function metricsOverview(t) {
 export const TESTS = [
   {name: "token-prompt-and-runs-list", asksForToken: true, run: tokenAndRunsList,
    needs: ["GET /api/v1/runs", "GET /api/v1/agents"]},
-  {name: "hostile-text-stays-text", run: hostileTextStaysText,
-   needs: ["GET /api/v1/runs/ID", "GET /api/v1/runs/ID/trace"]},
+  {name: "hostile-text-stays-text", run: hostileTextStaysText, needs: ["GET /api/v1/runs/ID"]},
   {name: "approve-waiting-run", run: approveWaitingRun,
    needs: ["GET /api/v1/pending", "POST /api/v1/runs/ID/approve", "GET /api/v1/runs/ID"]},
   {name: "deny-from-run-page", run: denyFromRunPage,
