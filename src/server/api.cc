@@ -102,14 +102,14 @@ void WriteError(httplib::Response& res, const Status& status) {
 
 namespace {
 
-Result<ApiRequest> ToApiRequest(const httplib::Request& req) {
+Result<ApiRequest> ToApiRequest(const httplib::Request& req, const std::string& body_text) {
   ApiRequest request;
   request.method = req.method;
   request.path = req.path;
   for (size_t i = 1; i < req.matches.size(); ++i) request.params.push_back(req.matches[i].str());
   for (const auto& [key, value] : req.params) request.query.emplace(key, value);
-  if (!req.body.empty()) {
-    Result<nlohmann::json> body = ParseJson(req.body);
+  if (!body_text.empty()) {
+    Result<nlohmann::json> body = ParseJson(body_text);
     if (!body.ok()) {
       return InvalidArgumentError("the request body is not JSON: " +
                                   std::string(body.status().message()));
@@ -120,14 +120,33 @@ Result<ApiRequest> ToApiRequest(const httplib::Request& req) {
   return request;
 }
 
+void Handle(const ApiHandler& handler, const httplib::Request& req, const std::string& body,
+            httplib::Response& res) {
+  Result<ApiRequest> request = ToApiRequest(req, body);
+  if (!request.ok()) return WriteError(res, request.status());
+  Result<ApiResponse> response = handler(*request);
+  if (!response.ok()) return WriteError(res, response.status());
+  WriteJson(res, response->body, response->status);
+}
+
 httplib::Server::Handler Wrap(ApiHandler handler) {
   return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
-    Result<ApiRequest> request = ToApiRequest(req);
-    if (!request.ok()) return WriteError(res, request.status());
-    Result<ApiResponse> response = handler(*request);
-    if (!response.ok()) return WriteError(res, response.status());
-    WriteJson(res, response->body, response->status);
+    Handle(handler, req, req.body, res);
   };
+}
+
+httplib::Server::HandlerWithContentReader WrapWithBody(ApiHandler handler, size_t max_bytes) {
+  return
+      [handler = std::move(handler), max_bytes](const httplib::Request& req, httplib::Response& res,
+                                                const httplib::ContentReader& reader) {
+        std::string body;
+        if (Status read = ReadBoundedBody(reader, max_bytes, body); !read.ok()) {
+          res.set_header("Connection", "close");
+          return WriteJson(res, ErrorBody(read),
+                           read.code() == StatusCode::kResourceExhausted ? 413 : 400);
+        }
+        Handle(handler, req, body, res);
+      };
 }
 
 }  // namespace
@@ -136,10 +155,28 @@ void ApiRoutes::Get(const std::string& pattern, ApiHandler handler) {
   http_.Get(pattern, Wrap(std::move(handler)));
 }
 void ApiRoutes::Post(const std::string& pattern, ApiHandler handler) {
-  http_.Post(pattern, Wrap(std::move(handler)));
+  http_.Post(pattern, WrapWithBody(std::move(handler), max_body_bytes_));
 }
 void ApiRoutes::Delete(const std::string& pattern, ApiHandler handler) {
-  http_.Delete(pattern, Wrap(std::move(handler)));
+  http_.Delete(pattern, WrapWithBody(std::move(handler), max_body_bytes_));
+}
+
+Status ReadBoundedBody(const httplib::ContentReader& reader, size_t max_bytes, std::string& out) {
+  bool too_large = false;
+  const bool read = reader([&](const char* data, size_t length) {
+    if (out.size() + length > max_bytes) {
+      too_large = true;
+      return false;
+    }
+    out.append(data, length);
+    return true;
+  });
+  if (too_large) {
+    return ResourceExhaustedError("the request body is too large (the limit is " +
+                                  std::to_string(max_bytes) + " bytes)");
+  }
+  if (!read) return InvalidArgumentError("the request body could not be read");
+  return OkStatus();
 }
 
 }  // namespace mend::server

@@ -13,6 +13,7 @@
 #include "mend/base/result.h"
 
 namespace httplib {
+class ContentReader;
 class Server;
 struct Request;
 struct Response;
@@ -65,15 +66,26 @@ nlohmann::json ErrorBody(const Status& status);
 // before the handler runs.
 class ApiRoutes {
  public:
-  explicit ApiRoutes(httplib::Server& http) : http_(http) {}
+  // Bodies of POST and DELETE requests longer than `max_body_bytes` are refused (413) while they
+  // are read, chunked ones included.
+  ApiRoutes(httplib::Server& http, size_t max_body_bytes)
+      : http_(http), max_body_bytes_(max_body_bytes) {}
   void Get(const std::string& pattern, ApiHandler handler);
   void Post(const std::string& pattern, ApiHandler handler);
   void Delete(const std::string& pattern, ApiHandler handler);
   httplib::Server& http() { return http_; }
+  size_t max_body_bytes() const { return max_body_bytes_; }
 
  private:
   httplib::Server& http_;
+  const size_t max_body_bytes_;
 };
+
+// Reads a request body through httplib's content reader into `out`, at most `max_bytes`:
+// kResourceExhausted when it is longer (reading stops there), kInvalidArgument when the
+// connection failed mid-body. cpp-httplib bounds only bodies with a Content-Length; chunked ones
+// are read this way.
+Status ReadBoundedBody(const httplib::ContentReader& reader, size_t max_bytes, std::string& out);
 
 // Writes `status` as the JSON error body of `res`.
 void WriteError(httplib::Response& res, const Status& status);

@@ -24,6 +24,14 @@ bool IsPublicPath(const std::string& path);
 // state-changing request from another origin or without a JSON content type).
 Status CheckRequest(const httplib::Request& req, const ServerOptions& options);
 
+// Whether the body `req` announces may be read, before it is read: kResourceExhausted (413) for
+// a Content-Length over the limit of its path (ServerOptions::max_body_bytes, or
+// kMaxOtlpBodyBytes for /v1/traces), kFailedPrecondition (411) for a body without a
+// Content-Length (chunked), whose size nothing would bound. A gzip Content-Encoding is taken off
+// the request's headers here (and kept in X-Mend-Content-Encoding) so the handler inflates it
+// with a bound; cpp-httplib would inflate it without one.
+Status CheckBody(const httplib::Request& req, const ServerOptions& options);
+
 // Compares in time that does not depend on where the strings differ.
 bool ConstantTimeEquals(const std::string& a, const std::string& b);
 

@@ -6,6 +6,7 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -14,6 +15,7 @@
 
 #include "mend/app/runtime.h"
 #include "server/api.h"
+#include "server/otlp_receiver.h"
 #include "server/security.h"
 #include "server/serve_context.h"
 
@@ -77,7 +79,9 @@ void HttpServer::Configure() {
   const ServerOptions& options = context_.options();
   const size_t threads = static_cast<size_t>(options.threads);
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http_.set_payload_max_length(static_cast<size_t>(options.max_body_bytes));
+  // CheckBody refuses a body over its path's limit before it is read; this is the backstop.
+  http_.set_payload_max_length(
+      std::max(static_cast<size_t>(options.max_body_bytes), kMaxOtlpBodyBytes));
   http_.set_keep_alive_timeout(5);
   // Answers go out in more than one write (headers, body); with Nagle's algorithm the second
   // waits for the client's delayed ACK, which adds ~40 ms to every keep-alive request.
@@ -90,7 +94,17 @@ void HttpServer::Configure() {
   });
   http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     Status allowed = CheckRequest(req, context_.options());
-    if (allowed.ok()) return httplib::Server::HandlerResponse::Unhandled;
+    if (allowed.ok()) {
+      allowed = CheckBody(req, context_.options());
+      if (allowed.ok()) return httplib::Server::HandlerResponse::Unhandled;
+      // The body is never read: close the connection rather than read past it.
+      res.set_header("Connection", "close");
+      const int status = allowed.code() == StatusCode::kResourceExhausted    ? 413
+                         : allowed.code() == StatusCode::kFailedPrecondition ? 411
+                                                                             : 400;
+      WriteJson(res, ErrorBody(allowed), status);
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (allowed.code() == StatusCode::kUnauthenticated) {
       res.set_header("WWW-Authenticate", "Bearer");
     }
@@ -113,7 +127,7 @@ void HttpServer::Configure() {
         WriteError(res, InternalError("the request failed unexpectedly"));
       });
   AddHealthRoutes();
-  ApiRoutes routes(http_);
+  ApiRoutes routes(http_, static_cast<size_t>(options.max_body_bytes));
   AddRunRoutes(routes, context_);
   AddMemoryRoutes(routes, context_);
   AddLessonRoutes(routes, context_);

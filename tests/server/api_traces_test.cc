@@ -1,0 +1,226 @@
+// The traces routes and the OTLP receiver: spans other programs send (protobuf, JSON, gzip) are
+// listed beside mend's own runs, and bad requests get clear errors.
+#include <gmock/gmock.h>
+#include <zlib.h>
+
+#include "mend/agent/agent.h"
+#include "mend/obs/otlp_encode.h"
+#include "mend/obs/trace.h"
+#include "tests/server/server_fixture.h"
+
+namespace mend::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kTrace[] = "0af7651916cd43dd8448eb211c80319c";
+
+std::vector<obs::SpanData> ForeignSpans() {
+  const Time t0 = Time(std::chrono::seconds(1'700'000'000));
+  obs::SpanData root;
+  root.context.trace_id = kTrace;
+  root.context.span_id = "b7ad6b7169203331";
+  root.name = "checkout";
+  root.kind = obs::SpanKind::kServer;
+  root.start = t0;
+  root.end = t0 + std::chrono::milliseconds(120);
+  root.attributes.push_back({"http.route", std::string("/cart")});
+  obs::SpanData child = root;
+  child.context.span_id = "00f067aa0ba902b7";
+  child.parent_span_id = root.context.span_id;
+  child.name = "charge card";
+  child.kind = obs::SpanKind::kClient;
+  child.status = obs::SpanStatus::kError;
+  child.status_message = "declined";
+  child.attributes = {{"retries", int64_t{2}}};
+  child.events.push_back({"exception", t0 + std::chrono::milliseconds(5), {}});
+  return {child, root};
+}
+
+std::string Gzip(const std::string& data) {
+  z_stream s{};
+  deflateInit2(&s, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&s, data.size()) + 32, '\0');
+  s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  s.avail_in = static_cast<uInt>(data.size());
+  s.next_out = reinterpret_cast<Bytef*>(out.data());
+  s.avail_out = static_cast<uInt>(out.size());
+  deflate(&s, Z_FINISH);
+  out.resize(s.total_out);
+  deflateEnd(&s);
+  return out;
+}
+
+class TracesApiTest : public ServerTest {
+ protected:
+  obs::OtlpResource Resource() {
+    obs::OtlpResource resource;
+    resource.attributes = {{"service.name", std::string("shop")}};
+    resource.scope_name = "shop-tracer";
+    return resource;
+  }
+  httplib::Result PostOtlp(const std::string& body, const std::string& type,
+                           const httplib::Headers& headers = {}) {
+    return client_->Post("/v1/traces", headers, body, type.c_str());
+  }
+};
+
+TEST_F(TracesApiTest, ProtobufSpansAreListedAndShown) {
+  StartServer();
+  auto posted =
+      PostOtlp(obs::EncodeOtlpProtobuf(Resource(), ForeignSpans()), "application/x-protobuf");
+  ASSERT_TRUE(posted);
+  EXPECT_EQ(posted->status, 200) << posted->body;
+  EXPECT_EQ(posted->get_header_value("Content-Type"), "application/x-protobuf");
+  EXPECT_EQ(posted->body, "");
+
+  Reply list = Get("/api/v1/traces");
+  ASSERT_EQ(list.status, 200) << list.text;
+  ASSERT_EQ(list.body["traces"].size(), 1u);
+  const nlohmann::json& t = list.body["traces"][0];
+  EXPECT_EQ(t["trace_id"], kTrace);
+  EXPECT_EQ(t["name"], "checkout");
+  EXPECT_EQ(t["spans"], 2);
+  EXPECT_EQ(t["errors"], 1);
+  EXPECT_EQ(t["run_id"], nullptr);
+  EXPECT_EQ(t["service"], "shop");
+  EXPECT_EQ(list.body["total"], 1);
+
+  Reply trace = Get(std::string("/api/v1/traces/") + kTrace);
+  ASSERT_EQ(trace.status, 200) << trace.text;
+  ASSERT_EQ(trace.body["spans"].size(), 2u);
+  bool saw_child = false;
+  for (const nlohmann::json& span : trace.body["spans"]) {
+    if (span["name"] != "charge card") continue;
+    saw_child = true;
+    EXPECT_EQ(span["parent_span_id"], "b7ad6b7169203331");
+    EXPECT_EQ(span["status"], "error");
+    EXPECT_EQ(span["status_message"], "declined");
+    EXPECT_EQ(span["attributes"]["retries"], 2);
+    EXPECT_EQ(span["events"][0]["name"], "exception");
+  }
+  EXPECT_TRUE(saw_child);
+}
+
+TEST_F(TracesApiTest, JsonAndGzipBodiesAreAccepted) {
+  StartServer();
+  auto json = PostOtlp(obs::EncodeOtlpJson(Resource(), ForeignSpans()), "application/json");
+  ASSERT_TRUE(json);
+  EXPECT_EQ(json->status, 200) << json->body;
+  EXPECT_EQ(json->body, "{}");
+
+  std::vector<obs::SpanData> other = ForeignSpans();
+  for (obs::SpanData& s : other) s.context.trace_id = "1af7651916cd43dd8448eb211c80319c";
+  auto gz = PostOtlp(Gzip(obs::EncodeOtlpProtobuf(Resource(), other)), "application/x-protobuf",
+                     {{"Content-Encoding", "gzip"}});
+  ASSERT_TRUE(gz);
+  EXPECT_EQ(gz->status, 200) << gz->body;
+  Reply list = Get("/api/v1/traces?limit=1");
+  ASSERT_EQ(list.status, 200);
+  EXPECT_EQ(list.body["total"], 2);
+  EXPECT_EQ(list.body["more"], 1);
+  ASSERT_TRUE(list.body["next"].is_string());
+  Reply second = Get("/api/v1/traces?limit=1&cursor=" + list.body["next"].get<std::string>());
+  ASSERT_EQ(second.status, 200);
+  ASSERT_EQ(second.body["traces"].size(), 1u);
+  EXPECT_NE(second.body["traces"][0]["trace_id"], list.body["traces"][0]["trace_id"]);
+  EXPECT_EQ(second.body["next"], nullptr);
+}
+
+TEST_F(TracesApiTest, BadRequestsGetClearErrors) {
+  StartServer();
+  auto type = PostOtlp("x", "text/plain");
+  ASSERT_TRUE(type);
+  EXPECT_EQ(type->status, 415);
+  EXPECT_THAT(type->body, HasSubstr("application/x-protobuf"));
+
+  auto garbage = PostOtlp(std::string("\x0a\xff\xff\xff", 4), "application/x-protobuf");
+  ASSERT_TRUE(garbage);
+  EXPECT_EQ(garbage->status, 400);
+  EXPECT_THAT(garbage->body, HasSubstr("INVALID_ARGUMENT"));
+
+  auto bad_gzip =
+      PostOtlp("not gzip at all", "application/x-protobuf", {{"Content-Encoding", "gzip"}});
+  ASSERT_TRUE(bad_gzip);
+  EXPECT_EQ(bad_gzip->status, 400);
+
+  auto brotli = PostOtlp("x", "application/json", {{"Content-Encoding", "br"}});
+  ASSERT_TRUE(brotli);
+  EXPECT_EQ(brotli->status, 400);
+
+  EXPECT_EQ(Get("/api/v1/traces/not-a-trace").status, 400);
+  EXPECT_EQ(Get("/api/v1/traces/2af7651916cd43dd8448eb211c80319c").status, 404);
+  EXPECT_EQ(Get("/api/v1/traces?limit=0").status, 400);
+  EXPECT_EQ(Get("/api/v1/traces?cursor=zzz").status, 400);
+  EXPECT_EQ(Get("/api/v1/runs/nope/trace").status, 404);
+  // Nothing was stored by the refused requests.
+  EXPECT_EQ(Get("/api/v1/traces").body["total"], 0);
+}
+
+TEST_F(TracesApiTest, AChunkedBodyIsBoundedToo) {
+  StartServer();
+  // OpenTelemetry's JavaScript exporters send chunked bodies, without a Content-Length: those
+  // are read, up to the same limit.
+  httplib::Client raw("127.0.0.1", server_->port());
+  const std::string chunk(1 << 20, 'x');
+  auto res = raw.Post(
+      "/v1/traces",
+      [&chunk](size_t offset, httplib::DataSink& sink) {
+        if (offset < (40u << 20)) {
+          sink.write(chunk.data(), chunk.size());
+        } else {
+          sink.done();
+        }
+        return true;
+      },
+      "application/json");
+  // The server answers 413 and closes while the client still sends, so the client may see
+  // either the answer or the closed connection; either way nothing past the limit was kept.
+  if (res) {
+    EXPECT_EQ(res->status, 413);
+  } else {
+    EXPECT_EQ(res.error(), httplib::Error::Write);
+  }
+  EXPECT_EQ(Get("/api/v1/traces").body["total"], 0);
+  EXPECT_EQ(Get("/healthz").status, 200);
+}
+
+TEST_F(TracesApiTest, AnAnnouncedBodyOverTheLimitIsRefusedUnread) {
+  StartServer();
+  httplib::Client raw("127.0.0.1", server_->port());
+  // Only the headers matter: the server answers before reading a byte of the body.
+  httplib::Headers headers = {{"Content-Length", std::to_string((64u << 20))}};
+  auto res = raw.Post("/v1/traces", headers, "", "application/x-protobuf");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 413);
+}
+
+TEST_F(TracesApiTest, ARunsTraceIsFoundByItsRunId) {
+  WriteAgent("helper");
+  std::vector<llm::ScriptedStep> steps(1);
+  steps[0].text = "done";
+  StartServer(steps);
+  auto agent = app::OpenAgent(*runtime_, agents_dir_ + "/helper");
+  MEND_ASSERT_OK(agent);
+  agent::SendOptions send;
+  send.run_id = "traced-1";
+  MEND_ASSERT_OK((*agent)->Send("do it", send));
+  ASSERT_NE(runtime_->tracer, nullptr);
+  MEND_ASSERT_OK(runtime_->tracer->Flush(std::chrono::seconds(10)));
+
+  Reply trace = Get("/api/v1/runs/traced-1/trace");
+  ASSERT_EQ(trace.status, 200) << trace.text;
+  EXPECT_EQ(trace.body["run_id"], "traced-1");
+  bool saw_chat = false;
+  for (const nlohmann::json& span : trace.body["spans"]) {
+    saw_chat = saw_chat || span["name"].get<std::string>().rfind("chat", 0) == 0;
+  }
+  EXPECT_TRUE(saw_chat) << trace.text;
+  Reply list = Get("/api/v1/traces");
+  ASSERT_EQ(list.body["traces"].size(), 1u);
+  EXPECT_EQ(list.body["traces"][0]["run_id"], "traced-1");
+  EXPECT_EQ(list.body["traces"][0]["service"], "mend");
+}
+
+}  // namespace
+}  // namespace mend::server
