@@ -10,10 +10,11 @@ import {waterfall} from "../lib/waterfall.js";
 const PAGE_SIZE = 25;
 
 function traceRow(trace) {
-  const duration = toMillis(trace.end) - toMillis(trace.start);
+  const duration = Number.isFinite(Number(trace.duration_ms)) && trace.duration_ms !== null
+    ? Number(trace.duration_ms) : toMillis(trace.end) - toMillis(trace.start);
   return h("tr", {},
     h("td", {}, h("a", {href: route("traces", trace.trace_id)}, h("code", {}, trace.trace_id ?? ""))),
-    h("td", {}, trace.name ?? ""),
+    h("td", {}, trace.name ?? "", trace.has_root === false ? h("span", {class: "muted"}, " (root not received yet)") : null),
     h("td", {}, trace.service ?? ""),
     h("td", {}, formatTime(trace.start)),
     h("td", {class: "num"}, formatDuration(duration)),
