@@ -2,13 +2,14 @@
 // its checkpoints (each can be forked). Polls while the run is running.
 import {ApiError, apiPath, get, post} from "../lib/api.js";
 import {badge, emptyRow, errorBox, h, render, route, textBlock} from "../lib/dom.js";
-import {formatAgo, formatCount, formatTime, formatUsd} from "../lib/format.js";
+import {formatAgo, formatCount, formatTime, formatUsd, toMillis} from "../lib/format.js";
 import {onAction, pageHeader, poll} from "../lib/page.js";
 import {awaitedCalls, runActions} from "../lib/run_actions.js";
 import {waterfall} from "../lib/waterfall.js";
 import {modelText, statusCell} from "./runs.js";
 
 const POLL_MS = 2000;
+const RECENT_MS = 8000;
 
 function overview(run) {
   const rows = [
@@ -189,7 +190,10 @@ export async function show(main, current, signal) {
     }
     headerTools.textContent = "updated " + new Date().toLocaleTimeString();
     // A finished or waiting run changes only through an action here, which sets keepPolling again.
-    keepPolling = run.status === "running" || Date.now() < pollUntil;
+    // The spans of an attempt reach observe.db a moment after the run's state (the span writer
+    // batches about every second), so a run that changed in the last seconds is read again.
+    const recent = Date.now() - toMillis(run.updated_at) < RECENT_MS;
+    keepPolling = run.status === "running" || Date.now() < pollUntil || recent;
   };
   poll(async () => {
     if (keepPolling) await refresh();
