@@ -186,8 +186,14 @@ async function traceMarksReplacedResult(t) {
   await row.locator(".wf-detail").getByText("withheld: the file holds a key").first().waitFor();
   assert(await page.locator(".wf-row.type-chat").count() >= 2, "the model turns are not in the trace");
   await t.screenshot();
-  await page.getByRole("tab", {name: "Transcript"}).click();
+  // The tabs work from the keyboard: arrow keys move between them.
+  await page.getByRole("tab", {name: "Trace"}).focus();
+  await page.keyboard.press("ArrowRight");
+  const selected = await page.getByRole("tab", {name: "Transcript"}).getAttribute("aria-selected");
+  assert(selected === "true", "ArrowRight did not select the Transcript tab");
   await page.locator(".message-tool .flag-replaced").waitFor();
+  await page.keyboard.press("ArrowRight");
+  await page.getByRole("button", {name: "Fork from step 1"}).waitFor();
 }
 
 async function traceListOpensATrace(t) {

@@ -172,6 +172,25 @@ async function missingRoutes(url, needs) {
   return missing;
 }
 
+// Every control a test left on the page has a name a screen reader can say: form fields a label
+// (or aria-label), buttons and links some text (or aria-label).
+async function unnamedControls(page) {
+  return page.evaluate(() => {
+    const named = (el) => {
+      if ((el.getAttribute("aria-label") || "").trim()) return true;
+      if (el.getAttribute("aria-labelledby")) return true;
+      if (["INPUT", "SELECT", "TEXTAREA"].includes(el.tagName)) {
+        return el.type === "hidden" || [...(el.labels || [])].some((l) => l.textContent.trim());
+      }
+      return el.textContent.trim().length > 0;
+    };
+    const visible = (el) => el.getClientRects().length > 0;
+    return [...document.querySelectorAll("button, a[href], input, select, textarea")]
+        .filter((el) => visible(el) && !named(el))
+        .map((el) => el.outerHTML.slice(0, 120));
+  });
+}
+
 async function runTests(args, env, playwright, log) {
   const browser = await playwright.chromium.launch({executablePath: args.chromium, headless: true});
   const results = [];
@@ -202,6 +221,8 @@ async function runTests(args, env, playwright, log) {
       try {
         await page.goto(env.url + "/");
         await test.run(t);
+        const unnamed = await unnamedControls(page);
+        if (unnamed.length) problems.push(`controls without a name: ${unnamed.join(" | ")}`);
         if (problems.length) throw new Error(problems.join("; "));
       } catch (e) {
         error = e;
