@@ -60,6 +60,9 @@ class HttpServer final : public Server {
 
   Status Start() override;
   int port() const override { return port_; }
+  int WaitForRuns(Duration timeout) override {
+    return context_.runs().WaitIdle(*context_.runtime().env.clock, timeout);
+  }
   int Stop() override;
 
  private:
