@@ -38,10 +38,6 @@ class RunActionsTest : public RunsApiTest {
     EXPECT_EQ(run["pending_calls"][0]["name"], "deploy");
   }
 
-  llm::ScriptedProvider& Script() {
-    return dynamic_cast<llm::ScriptedProvider&>(*runtime_->provider);
-  }
-
   // Outlives the runtime (ServerTest::TearDown closes it) in the tests that use it.
   ManualClock clock_;
 };
@@ -138,10 +134,12 @@ TEST_F(RunActionsTest, AFailedRunIsResumedToCompletion) {
 
 TEST_F(RunActionsTest, AForkIsANewRunFromACheckpointWithoutAModelCall) {
   WriteAgent("helper");
-  StartServer({TextStep("answer")});
+  auto owned = std::make_unique<llm::ScriptedProvider>(std::vector{TextStep("answer")});
+  const llm::ScriptedProvider& script = *owned;
+  StartWith(std::move(owned));
   ASSERT_EQ(StartRun("helper", "task", "r1").status, 202);
   ASSERT_EQ(Settled("r1")["status"], "completed");
-  const size_t asked = Script().requests().size();
+  const size_t asked = script.requests().size();
 
   Reply newest = Post("/api/v1/runs/r1/fork");
   ASSERT_EQ(newest.status, 201) << newest.text;
@@ -155,7 +153,7 @@ TEST_F(RunActionsTest, AForkIsANewRunFromACheckpointWithoutAModelCall) {
   EXPECT_EQ(fork["status"], "running");
   EXPECT_EQ(fork["parent"], (nlohmann::json{{"id", "r1"}, {"step", 1}}));
   EXPECT_EQ(fork["transcript"].size(), 2u);  // system and task: the answer came after step 1
-  EXPECT_EQ(Script().requests().size(), asked);
+  EXPECT_EQ(script.requests().size(), asked);
 
   for (const nlohmann::json& bad :
        {nlohmann::json{{"from_step", 3}}, nlohmann::json{{"from_step", -1}},

@@ -90,6 +90,10 @@ TEST_F(RunsApiTest, OnlyAgentFoldersByPlainNameAreStarted) {
     EXPECT_EQ(reply.status, 404) << name << ": " << reply.text;
     EXPECT_THAT(reply.body["error"]["message"].get<std::string>(), HasSubstr(name));
   }
+  WriteAgent("broken", "limits = 3\n");
+  Reply broken = StartRun("broken", "t");
+  EXPECT_EQ(broken.status, 400) << broken.text;
+  EXPECT_THAT(broken.body["error"]["message"].get<std::string>(), HasSubstr("agent.toml"));
   EXPECT_EQ(Post("/api/v1/runs", {{"agent", "helper"}}).status, 400);          // no task
   EXPECT_EQ(Post("/api/v1/runs", {{"task", "t"}}).status, 400);                // no agent
   EXPECT_EQ(Post("/api/v1/runs", {{"agent", 7}, {"task", "t"}}).status, 400);  // not a string
