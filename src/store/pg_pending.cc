@@ -1,6 +1,7 @@
 // ListPending of the PostgreSQL store: pages of unfinished runs, or of every run, newest first
-// (docs/store_schema.md, "Pages of runs"). The statements mirror those of sqlite_pending.cc; ids
-// compare with COLLATE "C" (bytes), matching the indexes of schema versions 2 and 3.
+// (docs/store_schema.md, "Pages of pending runs" and "Pages of every run"). The statements mirror
+// those of sqlite_pending.cc; ids compare with COLLATE "C" (bytes), matching the indexes of schema
+// versions 2 and 3.
 
 #include <optional>
 #include <string>

@@ -1,5 +1,5 @@
 // ListPending of the SQLite store: pages of unfinished runs, or of every run, newest first
-// (docs/store_schema.md, "Pages of runs").
+// (docs/store_schema.md, "Pages of pending runs" and "Pages of every run").
 
 #include <optional>
 #include <string>

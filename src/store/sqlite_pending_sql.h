@@ -19,8 +19,8 @@ inline constexpr char kPageAll[] =
     " FROM runs WHERE status <> 'completed' AND (created_at, id) < (?5, ?6)"
     " ORDER BY created_at DESC, id DESC LIMIT ?7";
 
-#define MEND_PENDING_KEY_BEFORE \
-  " AND (created_at, id) < (?5, ?6) ORDER BY created_at DESC, id DESC LIMIT ?7)"
+#define MEND_NEWEST_FIRST " ORDER BY created_at DESC, id DESC LIMIT ?7"
+#define MEND_PENDING_KEY_BEFORE " AND (created_at, id) < (?5, ?6)" MEND_NEWEST_FIRST ")"
 // One branch per status, each reading at most ?7 entries of its index backwards; the merge sorts
 // at most 5 × ?7 rows.
 #define MEND_PENDING_BRANCH(filter)                                          \
@@ -33,9 +33,8 @@ inline constexpr char kPageAll[] =
   MEND_PENDING_BRANCH(prefix "status = ?1")                                                  \
   " UNION ALL " MEND_PENDING_BRANCH(prefix "status = ?2") " UNION ALL " MEND_PENDING_BRANCH( \
       prefix "status = ?3") " UNION ALL " MEND_PENDING_BRANCH(prefix "status = ?4")
-#define MEND_MERGED_PAGE(branches)                                                                 \
-  "SELECT " MEND_STORE_RUN_COLUMNS " FROM (" branches ") ORDER BY created_at DESC, id DESC LIMIT " \
-                                                      "?7"
+#define MEND_MERGED_PAGE(branches) \
+  "SELECT " MEND_STORE_RUN_COLUMNS " FROM (" branches ")" MEND_NEWEST_FIRST
 
 inline constexpr char kPageByStatus[] = MEND_MERGED_PAGE(MEND_PENDING_BRANCHES(""));
 inline constexpr char kPageByAgent[] = MEND_MERGED_PAGE(MEND_PENDING_BRANCHES("agent = ?8 AND "));
@@ -83,6 +82,7 @@ inline constexpr char kRunsCountByAgent[] = "SELECT (" MEND_COUNT_BY_STATUS(
 #undef MEND_COMPLETED_BRANCH
 #undef MEND_PENDING_BRANCH
 #undef MEND_PENDING_KEY_BEFORE
+#undef MEND_NEWEST_FIRST
 
 // The statements of one scope.
 struct PageStatements {
