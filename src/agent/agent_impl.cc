@@ -198,19 +198,22 @@ Result<RunResult> AgentImpl::Send(const std::string& task, const SendOptions& op
       StartAttemptSpan(options_, spec_, record.id, origin, origin.kind, "", options.trace_parent);
   AdoptTrace(origin, &attempt, record.id);
   obs::ActiveSpanScope scope(attempt);
-  Result<RunResult> result = SendTraced(record, origin, DumpJson(metadata), std::move(prior), now);
+  Result<RunResult> result =
+      SendTraced(record, origin, DumpJson(metadata), std::move(prior), now, options.on_created);
   EndAttemptSpan(attempt, result);
   return result;
 }
 
 Result<RunResult> AgentImpl::SendTraced(store::RunRecord& record, const RunOrigin& origin,
                                         const std::string& metadata,
-                                        std::vector<llm::Message> prior, Time now) {
+                                        std::vector<llm::Message> prior, Time now,
+                                        const std::function<void(const std::string&)>& on_created) {
   const std::string& task = record.task;
   MEND_ASSIGN_OR_RETURN(record.metadata, WriteRunOrigin(metadata, origin, record.id));
   record.created_at = now;
   record.updated_at = now;
   MEND_RETURN_IF_ERROR(options_.store->CreateRun(record));
+  if (on_created) on_created(record.id);
   MEND_ASSIGN_OR_RETURN(store::Lease lease,
                         options_.store->Claim(record.id, options_.holder, options_.lease_ttl));
   HooksRunner hooks = MakeHooksRunner();

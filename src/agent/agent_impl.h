@@ -58,7 +58,7 @@ class AgentImpl final : public Agent {
   // Send and Resume once their attempt span is active.
   Result<RunResult> SendTraced(store::RunRecord& record, const RunOrigin& origin,
                                const std::string& metadata, std::vector<llm::Message> prior,
-                               Time now);
+                               Time now, const std::function<void(const std::string&)>& on_created);
   Result<RunResult> ResumeTraced(store::RunRecord record);
   Result<RunResult> DriveReleasingOnError(StepLoop& loop, ActiveRun& run);
 

@@ -100,7 +100,11 @@ Status StepLoop::Renew() {
 }
 
 Result<RunResult> StepLoop::Drive() {
+  const std::atomic<bool>* stop = deps_.options->stop;
   while (true) {
+    // Every pass starts right after a checkpoint (the first one, a decision's, a model turn's or a
+    // tool result's), so stopping here loses nothing and repeats nothing.
+    if (stop != nullptr && stop->load()) return Stopped();
     MEND_RETURN_IF_ERROR(Renew());
     if (!run_.state.pending.empty()) {
       MEND_ASSIGN_OR_RETURN(CallOutcome outcome, NextToolCall());
@@ -424,6 +428,16 @@ Result<RunResult> StepLoop::Finish() {
   obs::Event e("run.completed");
   e.AddString("run", r.run_id).AddInt("steps", r.steps).AddDouble("cost_usd", r.cost_usd);
   Emit(std::move(e));
+  return r;
+}
+
+Result<RunResult> StepLoop::Stopped() {
+  MEND_RETURN_IF_ERROR(deps_.options->store->Release(run_.lease));
+  obs::Event e("run.stopped");
+  e.AddString("run", run_.info.run_id).AddInt("step", run_.checkpoint_step);
+  Emit(std::move(e));
+  RunResult r = BaseResult();
+  r.status = store::RunStatus::kRunning;
   return r;
 }
 

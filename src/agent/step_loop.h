@@ -48,7 +48,8 @@ class StepLoop {
   Status Checkpoint(std::vector<llm::Message> added, const store::RunUpdate& update,
                     const MessageMeta& meta = {});
 
-  // Runs until the run completes, fails or waits, and releases the lease. A failing run is a
+  // Runs until the run completes, fails or waits, or until AgentOptions::stop reads true at a
+  // checkpoint (a RunResult with status running), and releases the lease. A failing run is a
   // RunResult with `error`; a Status error means the store failed or the lease was lost (kAborted:
   // another holder owns the run; nothing more was written).
   Result<RunResult> Drive();
@@ -83,6 +84,8 @@ class StepLoop {
   Status RecordResult(const llm::ToolCall& call, const ToolResult& result,
                       const std::string& hook_decision = "");
   Result<RunResult> Finish();
+  // AgentOptions::stop was raised: releases the lease and leaves the run running.
+  Result<RunResult> Stopped();
   RunResult WaitingResult() const;
   RunResult BaseResult() const;
   RunOutcome RunPostRunHooks(const Status& error);

@@ -18,7 +18,7 @@ Result<agent::Agent*> RuntimeRunDriver::AgentFor(const store::RunRecord& run) {
   auto it = agents_.find(key);
   if (it != agents_.end()) return it->second.get();
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
-                        OpenAgentForRun(runtime_, run, ProviderUse::kDrivesRuns));
+                        OpenAgentForRun(runtime_, run, ProviderUse::kDrivesRuns, stop_));
   agent::Agent* raw = agent.get();
   agents_.emplace(key, std::move(agent));
   return raw;

@@ -318,8 +318,9 @@ namespace {
 // with every hook the configuration asks for.
 Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::AgentSpec spec,
                                                   const agent::RunModel& model, ShadowMode shadow,
-                                                  ProviderUse use) {
+                                                  ProviderUse use, const std::atomic<bool>* stop) {
   agent::AgentOptions options;
+  options.stop = stop;
   options.env = runtime.env;
   options.provider = runtime.provider.get();
   if (use == ProviderUse::kDrivesRuns) {
@@ -360,12 +361,12 @@ Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::Agent
 }  // namespace
 
 Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::string& agent_dir,
-                                                ProviderUse use) {
+                                                ProviderUse use, const std::atomic<bool>* stop) {
   MEND_ASSIGN_OR_RETURN(agent::AgentSpec spec, agent::LoadAgentFolder(*runtime.env.fs, agent_dir));
   const agent::RunModel model = NewRunModel(runtime, spec);
   const ShadowMode shadow =
       runtime.config.GetBool("heal.shadow") ? ShadowMode::kOn : ShadowMode::kOff;
-  return OpenAgentOn(runtime, std::move(spec), model, shadow, use);
+  return OpenAgentOn(runtime, std::move(spec), model, shadow, use, stop);
 }
 
 Result<store::RunRecord> FindRun(Runtime& runtime, const std::string& run_id) {
@@ -377,7 +378,8 @@ Result<store::RunRecord> FindRun(Runtime& runtime, const std::string& run_id) {
 }
 
 Result<std::unique_ptr<agent::Agent>> OpenAgentForRun(Runtime& runtime, const store::RunRecord& run,
-                                                      ProviderUse use) {
+                                                      ProviderUse use,
+                                                      const std::atomic<bool>* stop) {
   if (run.agent_dir.empty()) {
     return FailedPreconditionError("run " + run.id + " does not record its agent folder");
   }
@@ -388,13 +390,14 @@ Result<std::unique_ptr<agent::Agent>> OpenAgentForRun(Runtime& runtime, const st
   // A run started in shadow mode stays in it: resuming it must not run the tools it simulated.
   const ShadowMode shadow =
       runtime.config.GetBool("heal.shadow") || origin.shadow ? ShadowMode::kOn : ShadowMode::kOff;
-  return OpenAgentOn(runtime, std::move(spec), model, shadow, use);
+  return OpenAgentOn(runtime, std::move(spec), model, shadow, use, stop);
 }
 
 Result<std::unique_ptr<agent::Agent>> OpenAgentForRun(Runtime& runtime, const std::string& run_id,
-                                                      ProviderUse use) {
+                                                      ProviderUse use,
+                                                      const std::atomic<bool>* stop) {
   MEND_ASSIGN_OR_RETURN(store::RunRecord run, FindRun(runtime, run_id));
-  return OpenAgentForRun(runtime, run, use);
+  return OpenAgentForRun(runtime, run, use, stop);
 }
 
 }  // namespace mend::app

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -51,7 +52,10 @@ Status Serve(CliContext& ctx) {
   std::unique_ptr<server::Server> http = *std::move(created);
 
   std::ostream& log = ctx.err;
-  app::RuntimeRunDriver driver(*runtime);
+  // Raised on SIGTERM: runs the recovery loop resumes stop at their next checkpoint, as the
+  // server's own runs do.
+  std::atomic<bool> stopping{false};
+  app::RuntimeRunDriver driver(*runtime, &stopping);
   heal::RecoveryOptions recovery_options = app::RecoveryOptionsFor(*runtime);
   recovery_options.driver = &driver;
   recovery_options.on_recovered = [&log](const std::string& id) {
@@ -94,6 +98,7 @@ Status Serve(CliContext& ctx) {
   int received = 0;
   sigwait(&signals, &received);
   log << "stopping: no new requests; runs stop at their next checkpoint\n" << std::flush;
+  stopping.store(true);
   const int in_flight = http->Stop();
   if (in_flight > 0) {
     log << in_flight << " run(s) still in flight after serve.drain_timeout; they resume from "

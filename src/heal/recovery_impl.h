@@ -28,7 +28,17 @@ class RecoveryImpl final : public Recovery {
   // What a pass does with one listed run.
   enum class Decision { kResume, kWaiting, kNonRetryable, kBackoff, kLeaveAlone, kGivenUp };
   // How one call to the driver went.
-  enum class Outcome { kCompleted, kWaiting, kProviderFailure, kOtherFailure, kLeased, kError };
+  // kStopped: the attempt ended at a checkpoint because this process is shutting down (the run is
+  // still running); nothing failed and nothing is charged.
+  enum class Outcome {
+    kCompleted,
+    kWaiting,
+    kProviderFailure,
+    kOtherFailure,
+    kLeased,
+    kError,
+    kStopped
+  };
   static std::string_view OutcomeName(Outcome outcome);  // "completed", "leased", ...
 
   // recovery_pass.cc: the rules for one run.

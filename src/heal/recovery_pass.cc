@@ -71,7 +71,9 @@ bool RecoveryImpl::ProbePass(const std::vector<store::RunRecord>& runs, Time now
     Decision decision = Classify(run, now);
     if (decision != Decision::kResume && decision != Decision::kBackoff) continue;
     Outcome outcome = ResumeOne(run, report);
-    if (outcome == Outcome::kLeased || outcome == Outcome::kError) continue;  // not a probe
+    if (outcome == Outcome::kLeased || outcome == Outcome::kError || outcome == Outcome::kStopped) {
+      continue;  // not a probe
+    }
     return !breaker_.open();
   }
   return false;
@@ -83,6 +85,9 @@ RecoveryImpl::Outcome RecoveryImpl::OutcomeOf(const agent::RunResult& result) co
       return Outcome::kCompleted;
     case store::RunStatus::kWaiting:
       return Outcome::kWaiting;
+    case store::RunStatus::kRunning:
+      if (!result.error.has_value()) return Outcome::kStopped;
+      break;
     default:
       break;
   }
@@ -118,6 +123,8 @@ std::string_view RecoveryImpl::OutcomeName(Outcome outcome) {
       return "leased";
     case Outcome::kError:
       return "error";
+    case Outcome::kStopped:
+      return "stopped";
   }
   return "error";
 }
@@ -169,6 +176,7 @@ RecoveryImpl::Outcome RecoveryImpl::ResumeOneTraced(const store::RunRecord& run,
   report.resumed.push_back(run.id);
   Publish(RunEvent("recovery.resumed", run.id));
   Outcome outcome = OutcomeOf(*result);
+  if (outcome == Outcome::kStopped) return outcome;
   if (outcome == Outcome::kProviderFailure) {
     bool was_open = breaker_.open();
     OutageBreaker::Change change = breaker_.OnProviderFailure(options_.clock->Now());

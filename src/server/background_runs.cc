@@ -59,8 +59,15 @@ size_t BackgroundRuns::size() const {
 }
 
 int BackgroundRuns::Drain(Clock& clock, Duration timeout) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_.store(true);
+  }
+  return WaitIdle(clock, timeout);
+}
+
+int BackgroundRuns::WaitIdle(Clock& clock, Duration timeout) {
   std::unique_lock<std::mutex> lock(mu_);
-  stopping_.store(true);
   const Time deadline = clock.Now() + timeout;
   while (!threads_.empty()) {
     if (clock.WaitUntil(done_, lock, deadline) == std::cv_status::timeout) break;

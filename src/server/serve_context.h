@@ -38,6 +38,9 @@ class BackgroundRuns {
   // Stops taking work, raises stopping(), and waits until every run returned or `timeout`
   // passed (measured on `clock`). Returns how many were still running.
   int Drain(Clock& clock, Duration timeout);
+  // Waits until no run is driven here or `timeout` passed (on `clock`), without stopping
+  // anything. Returns how many still are.
+  int WaitIdle(Clock& clock, Duration timeout);
 
  private:
   void Finished(const std::string& run_id);

@@ -15,6 +15,7 @@
 
 #include "mend/app/runtime.h"
 #include "server/api.h"
+#include "server/improve_gauges.h"
 #include "server/otlp_receiver.h"
 #include "server/security.h"
 #include "server/serve_context.h"
@@ -52,6 +53,9 @@ Status ParseListen(const std::string& listen, ServerOptions& options) {
 
 namespace {
 
+// How stale the improve gauges of /metrics may be: counting reads every attempt's audit folder.
+constexpr Duration kImproveGaugesRefresh = std::chrono::seconds(30);
+
 class HttpServer final : public Server {
  public:
   HttpServer(app::Runtime& runtime, ServerOptions options)
@@ -60,6 +64,9 @@ class HttpServer final : public Server {
 
   Status Start() override;
   int port() const override { return port_; }
+  int WaitForRuns(Duration timeout) override {
+    return context_.runs().WaitIdle(*context_.runtime().env.clock, timeout);
+  }
   int Stop() override;
 
  private:
@@ -67,6 +74,7 @@ class HttpServer final : public Server {
   void AddHealthRoutes();
 
   ServeContext context_;
+  std::unique_ptr<ImproveGauges> improve_gauges_;
   httplib::Server http_;
   std::thread listener_;
   std::atomic<bool> listener_done_{false};
@@ -126,6 +134,7 @@ void HttpServer::Configure() {
       [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
         WriteError(res, InternalError("the request failed unexpectedly"));
       });
+  improve_gauges_ = std::make_unique<ImproveGauges>(context_.runtime(), kImproveGaugesRefresh);
   AddHealthRoutes();
   ApiRoutes routes(http_, static_cast<size_t>(options.max_body_bytes));
   AddRunRoutes(routes, context_);

@@ -11,16 +11,22 @@ namespace mend::store::internal {
 Result<PendingPlan> PlanPending(const PendingQuery& query) {
   MEND_RETURN_IF_ERROR(ValidatePendingQuery(query));
   PendingPlan plan;
+  plan.scope = query.scope;
   plan.filtered = !query.statuses.empty() || !query.agent.empty();
   if (!query.agent.empty()) plan.agent = query.agent;
-  // An agent filter alone still goes through the per-status branches: every unfinished status.
+  // An agent filter alone still goes through the per-status branches: every status of the scope.
   std::vector<RunStatus> statuses = query.statuses;
   if (statuses.empty()) {
     statuses = {RunStatus::kRunning, RunStatus::kWaiting, RunStatus::kFailed,
                 RunStatus::kQuarantined};
+    plan.completed = query.scope == RunScope::kAll;
   }
   size_t slot = 0;
   for (RunStatus s : statuses) {
+    if (s == RunStatus::kCompleted) {  // ValidatePendingQuery allowed it: RunScope::kAll
+      plan.completed = true;
+      continue;
+    }
     std::string name(RunStatusName(s));
     auto end = plan.statuses.begin() + static_cast<std::ptrdiff_t>(slot);
     if (std::find(plan.statuses.begin(), end, name) != end) continue;  // a repeat

@@ -16,18 +16,23 @@ namespace mend::store::internal {
 
 // How the SQL stores answer ListPending (docs/store_schema.md, "Pages of pending runs").
 //
-// Without a filter a page walks runs_unfinished (created_at, id) backwards from the cursor. With a
-// status or agent filter, it is the merge of one branch per status (four at most), each walking
+// Without a filter a page walks runs_unfinished (created_at, id) backwards from the cursor, or
+// runs_created for RunScope::kAll. With a status or agent filter, it is the merge of one branch
+// per status (four unfinished ones at most, plus completed for kAll), each walking
 // runs_pending_status (status, created_at, id) or runs_pending_agent (agent, status, created_at,
-// id) backwards: every branch reads at most `limit` index entries whatever the filter matches. The
-// counts step through the same indexes without reading a row.
+// id), or for completed runs runs_completed_status / runs_completed_agent, backwards: every
+// branch reads at most `limit` index entries whatever the filter matches. The counts step through
+// the same indexes without reading a row.
 
 // A PendingQuery in the form the statements bind.
 struct PendingPlan {
+  RunScope scope = RunScope::kUnfinished;
   // A status or agent filter: the per-status statements. Otherwise the unfiltered ones.
   bool filtered = false;
-  // The status names of the branches; an unset slot binds NULL, which matches nothing.
+  // The unfinished status names of the branches; an unset slot binds NULL, which matches nothing.
   std::array<std::optional<std::string>, 4> statuses;
+  // RunScope::kAll: whether the completed branch lists anything (it binds "completed" or NULL).
+  bool completed = false;
   std::optional<std::string> agent;  // set: the by-agent statements
   // Rows strictly before (older than) this key are listed. Without a cursor the key is after every
   // run: (INT64_MAX, "").

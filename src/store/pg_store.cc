@@ -11,7 +11,7 @@ namespace mend::store {
 namespace internal {
 namespace {
 
-constexpr int64_t kSchemaVersion = 2;
+constexpr int64_t kSchemaVersion = 3;
 // Serialization failures and deadlocks are retried this many times in all.
 constexpr int kMaxAttempts = 5;
 
@@ -86,6 +86,18 @@ CREATE INDEX IF NOT EXISTS runs_pending_status ON runs (status, created_at, id C
   WHERE status <> 'completed';
 CREATE INDEX IF NOT EXISTS runs_pending_agent ON runs (agent, status, created_at, id COLLATE "C")
   WHERE status <> 'completed';
+)sql";
+
+// Version 3: the indexes of pages over every run (RunScope::kAll). With the pending indexes they
+// index each run once by its status; runs_created is rebuilt with ids ordered as bytes, so the
+// unfiltered page walks it. Only indexes change.
+constexpr char kMigrateToV3[] = R"sql(
+DROP INDEX IF EXISTS runs_created;
+CREATE INDEX runs_created ON runs (created_at, id COLLATE "C");
+CREATE INDEX IF NOT EXISTS runs_completed_status ON runs (status, created_at, id COLLATE "C")
+  WHERE status = 'completed';
+CREATE INDEX IF NOT EXISTS runs_completed_agent ON runs (agent, status, created_at, id COLLATE "C")
+  WHERE status = 'completed';
 )sql";
 
 constexpr char kSelectRun[] = "SELECT " MEND_STORE_RUN_COLUMNS " FROM runs WHERE id = $1";
@@ -170,6 +182,7 @@ Status PgStore::CreateOrCheckSchema(PgConn& conn) {
   // number commit together or not at all.
   if (v == 0) MEND_RETURN_IF_ERROR(conn.Run(kSchemaV1));
   if (v <= 1) MEND_RETURN_IF_ERROR(conn.Run(kMigrateToV2));
+  if (v <= 2) MEND_RETURN_IF_ERROR(conn.Run(kMigrateToV3));
   return conn.Exec(found ? kUpdateVersion : kInsertVersion, {PgParam::Int(kSchemaVersion)})
       .status();
 }

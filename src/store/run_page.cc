@@ -70,7 +70,7 @@ Status ValidatePendingQuery(const PendingQuery& query) {
                                 " runs, not " + std::to_string(query.limit));
   }
   for (RunStatus s : query.statuses) {
-    if (s == RunStatus::kCompleted) {
+    if (s == RunStatus::kCompleted && query.scope == RunScope::kUnfinished) {
       return InvalidArgumentError(
           "pending runs are never completed; filter on running, waiting, "
           "failed or quarantined");

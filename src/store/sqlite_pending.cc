@@ -1,5 +1,5 @@
-// ListPending of the SQLite store: pages of unfinished runs, newest first (docs/store_schema.md,
-// "Pages of pending runs").
+// ListPending of the SQLite store: pages of unfinished runs, or of every run, newest first
+// (docs/store_schema.md, "Pages of pending runs" and "Pages of every run").
 
 #include <optional>
 #include <string>
@@ -15,6 +15,10 @@ namespace {
 
 using namespace pending_sql;  // NOLINT(google-build-using-namespace): the statements of this file
 
+const PageStatements& StatementsOf(const PendingPlan& plan) {
+  return plan.scope == RunScope::kAll ? kEveryRun : kUnfinished;
+}
+
 void BindFilters(SqliteStmt& stmt, const PendingPlan& plan) {
   for (int i = 0; i < 4; ++i) {
     const std::optional<std::string>& status = plan.statuses[static_cast<size_t>(i)];
@@ -25,6 +29,12 @@ void BindFilters(SqliteStmt& stmt, const PendingPlan& plan) {
     }
   }
   if (plan.agent.has_value()) stmt.BindText(8, *plan.agent);
+  if (plan.scope != RunScope::kAll) return;
+  if (plan.completed) {
+    stmt.BindText(9, RunStatusName(RunStatus::kCompleted));
+  } else {
+    stmt.BindNull(9);
+  }
 }
 
 }  // namespace
@@ -33,7 +43,10 @@ Result<PendingPage> SqliteStore::ListPending(const PendingQuery& query) {
   MEND_ASSIGN_OR_RETURN(PendingPlan plan, PlanPending(query));
   std::optional<PendingPage> page;
   MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kRead, [&]() -> Status {
-    const char* sql = !plan.filtered ? kPageAll : plan.agent ? kPageByAgent : kPageByStatus;
+    const PageStatements& sqls = StatementsOf(plan);
+    const char* sql = !plan.filtered ? sqls.page
+                      : plan.agent   ? sqls.page_by_agent
+                                     : sqls.page_by_status;
     MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(sql));
     if (plan.filtered) BindFilters(stmt, plan);
     stmt.Bind(5, plan.before_nanos).BindText(6, plan.before_id).Bind(7, plan.limit);
@@ -55,10 +68,11 @@ Result<PendingPage> SqliteStore::ListPending(const PendingQuery& query) {
 
 Result<int64_t> SqliteStore::CountPending(const PendingPlan& plan,
                                           const std::optional<RunCursor>& from) {
-  const char* sql = plan.agent      ? kCountByAgent
-                    : plan.filtered ? kCountByStatus
-                    : from          ? kCountAllFrom
-                                    : kCountAll;
+  const PageStatements& sqls = StatementsOf(plan);
+  const char* sql = plan.agent      ? sqls.count_by_agent
+                    : plan.filtered ? sqls.count_by_status
+                    : from          ? sqls.count_from
+                                    : sqls.count;
   MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(sql));
   if (plan.filtered) BindFilters(stmt, plan);
   if (plan.filtered || from.has_value()) {

@@ -13,7 +13,7 @@ namespace mend::store {
 namespace internal {
 namespace {
 
-constexpr int64_t kSchemaVersion = 2;
+constexpr int64_t kSchemaVersion = 3;
 
 constexpr char kCreateMeta[] =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
@@ -79,6 +79,16 @@ CREATE INDEX IF NOT EXISTS runs_pending_status ON runs (status, created_at, id)
   WHERE status <> 'completed';
 CREATE INDEX IF NOT EXISTS runs_pending_agent ON runs (agent, status, created_at, id)
   WHERE status <> 'completed';
+)sql";
+
+// Version 3 adds the indexes of pages over every run (RunScope::kAll): with the pending indexes of
+// version 2 they index each run once by its status. Completed runs are written into them once, when
+// they complete. Only indexes are added.
+constexpr char kMigrateToV3[] = R"sql(
+CREATE INDEX IF NOT EXISTS runs_completed_status ON runs (status, created_at, id)
+  WHERE status = 'completed';
+CREATE INDEX IF NOT EXISTS runs_completed_agent ON runs (agent, status, created_at, id)
+  WHERE status = 'completed';
 )sql";
 
 constexpr char kSelectRun[] = "SELECT " MEND_STORE_RUN_COLUMNS " FROM runs WHERE id = ?1";
@@ -160,6 +170,7 @@ Status SqliteStore::CreateOrMigrateSchema() {
   // number, or (a crash, a full disk) none of them does.
   if (version == 0) MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV1));
   if (version <= 1) MEND_RETURN_IF_ERROR(db_->Exec(kMigrateToV2));
+  if (version <= 2) MEND_RETURN_IF_ERROR(db_->Exec(kMigrateToV3));
   MEND_ASSIGN_OR_RETURN(SqliteStmt write, db_->Prepare(found ? kUpdateVersion : kInsertVersion));
   return write.BindText(1, std::to_string(kSchemaVersion)).Run();
 }

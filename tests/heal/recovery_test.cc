@@ -144,6 +144,22 @@ TEST_F(RecoveryTest, RunThatStopsToWaitIsLeftForAPersonWithoutCharge) {
   EXPECT_EQ(driver.CallsOf("r1"), 1);
 }
 
+TEST_F(RecoveryTest, AttemptStoppedByShutdownIsNotCharged) {
+  AddRun("r1", store::RunStatus::kFailed);
+  driver.Script("r1", {Stopped()});
+  auto recovery = Make(Options());
+  TickReport report = MustTick(*recovery);
+  EXPECT_THAT(report.resumed, ElementsAre("r1"));
+  EXPECT_THAT(report.failed, IsEmpty());
+  EXPECT_THAT(report.completed, IsEmpty());
+  EXPECT_EQ(Get("r1").attempts, 0);
+  EXPECT_FALSE(Get("r1").next_attempt_at.has_value());
+  EXPECT_THAT(quarantined, IsEmpty());
+  // The next process (or pass) picks the run up where it stopped.
+  TickReport next = MustTick(*recovery);
+  EXPECT_THAT(next.completed, ElementsAre("r1"));
+}
+
 TEST_F(RecoveryTest, LeasedRunIsSkippedWithoutCharge) {
   AddRun("r1");
   AddRun("r2");

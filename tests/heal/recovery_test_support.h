@@ -20,7 +20,7 @@ using ::mend::testing::FakeCheckpointStore;
 
 // One scripted outcome of FakeDriver::Resume.
 struct Outcome {
-  enum class Kind { kComplete, kFail, kWait, kLeased, kError };
+  enum class Kind { kComplete, kFail, kWait, kLeased, kError, kStopped };
   Kind kind = Kind::kComplete;
   store::RunError error;       // kFail: the run's new last error
   bool progress = false;       // a checkpoint is saved before the outcome
@@ -50,6 +50,8 @@ inline Outcome Fail(store::RunError e, bool progress = false) {
 }
 inline Outcome Wait() { return {Outcome::Kind::kWait, {}, false, OkStatus()}; }
 inline Outcome Leased() { return {Outcome::Kind::kLeased, {}, false, OkStatus()}; }
+// The process is shutting down: the attempt stopped at a checkpoint, the run still running.
+inline Outcome Stopped() { return {Outcome::Kind::kStopped, {}, true, OkStatus()}; }
 inline Outcome Broken(Status s) { return {Outcome::Kind::kError, {}, false, std::move(s)}; }
 
 // A RunDriver whose Resume plays scripted outcomes per run (then the run's fallback, then the
@@ -85,9 +87,10 @@ class FakeDriver final : public RunDriver {
     MEND_RETURN_IF_ERROR(Apply(run.id, o));
     agent::RunResult r;
     r.run_id = run.id;
-    r.status = o.kind == Outcome::Kind::kComplete ? store::RunStatus::kCompleted
-               : o.kind == Outcome::Kind::kWait   ? store::RunStatus::kWaiting
-                                                  : store::RunStatus::kFailed;
+    r.status = o.kind == Outcome::Kind::kComplete  ? store::RunStatus::kCompleted
+               : o.kind == Outcome::Kind::kWait    ? store::RunStatus::kWaiting
+               : o.kind == Outcome::Kind::kStopped ? store::RunStatus::kRunning
+                                                   : store::RunStatus::kFailed;
     if (o.kind == Outcome::Kind::kFail) r.error = o.error;
     if (o.kind == Outcome::Kind::kWait) r.waiting = "approval";
     return r;

@@ -123,6 +123,21 @@ TEST_F(ImproveApiTest, ListShowsEveryAttemptNewestFirst) {
   EXPECT_TRUE(attempts[1]["proposal"].is_null());
 }
 
+TEST_F(ImproveApiTest, MetricsCountRecordedAttemptsAndProposals) {
+  StartServer();
+  WriteAttempt(kOlderId, /*improved=*/false);
+  WriteAttempt(kId, /*improved=*/true);
+  auto scraped = client_->Get("/metrics");
+  ASSERT_TRUE(scraped);
+  EXPECT_THAT(scraped->body,
+              ::testing::HasSubstr("mend_improve_attempts_recorded{outcome=\"proposal\"} 1\n"));
+  EXPECT_THAT(scraped->body, ::testing::HasSubstr(
+                                 "mend_improve_attempts_recorded{outcome=\"no_improvement\"} 1\n"));
+  EXPECT_THAT(scraped->body, ::testing::HasSubstr("mend_improve_proposals{status=\"queued\"} 1\n"));
+  EXPECT_THAT(scraped->body,
+              ::testing::HasSubstr("mend_improve_proposals{status=\"applied\"} 0\n"));
+}
+
 TEST_F(ImproveApiTest, ShowHasTheDecisionTheCardAndTheDiff) {
   StartServer();
   WriteAttempt(kId, /*improved=*/true);

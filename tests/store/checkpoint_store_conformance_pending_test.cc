@@ -1,4 +1,5 @@
-// The CheckpointStore conformance suite, part three: pages of unfinished runs (ListPending).
+// The CheckpointStore conformance suite, part three: pages of unfinished runs, and of every run
+// (ListPending).
 
 #include <chrono>
 #include <string>
@@ -213,6 +214,98 @@ TEST_P(CheckpointStoreConformanceTest, PendingOfNothingIsAnEmptyPage) {
   EXPECT_THAT(Ids(MustPage(*store_, between)), ElementsAre("r1"));
 }
 
+PendingQuery EveryRun(size_t limit, std::vector<RunStatus> statuses = {}, std::string agent = "") {
+  PendingQuery query = Query(limit, std::move(statuses), std::move(agent));
+  query.scope = RunScope::kAll;
+  return query;
+}
+
+TEST_P(CheckpointStoreConformanceTest, RunPagesOfEveryScopeListCompletedRunsToo) {
+  // r1..r7 one second apart, except that r4 and r5 share an instant; r2, r5 and r7 complete.
+  for (int i = 1; i <= 7; ++i) {
+    if (i != 5) clock_.Advance(seconds(1));
+    const bool done = i == 2 || i == 5 || i == 7;
+    Make(*store_, "r" + std::to_string(i), "a", done ? kCompleted : kRunning);
+  }
+  PendingPage first = MustPage(*store_, EveryRun(3));
+  EXPECT_THAT(Ids(first), ElementsAre("r7", "r6", "r5"));
+  EXPECT_EQ(first.total, 7);
+  EXPECT_EQ(first.more, 4);
+  EXPECT_EQ(first.runs[0].status, kCompleted);
+  EXPECT_THAT(
+      AllPages(*store_, EveryRun(3)),
+      ElementsAre(ElementsAre("r7", "r6", "r5"), ElementsAre("r4", "r3", "r2"), ElementsAre("r1")));
+  PendingQuery second = EveryRun(3);
+  second.before = first.next;
+  PendingPage page = MustPage(*store_, second);
+  EXPECT_EQ(page.total, 7);
+  EXPECT_EQ(page.more, 1);
+  // The unfinished scope of the same store is unchanged.
+  EXPECT_THAT(Ids(MustPage(*store_, Query(20))), ElementsAre("r6", "r4", "r3", "r1"));
+}
+
+TEST_P(CheckpointStoreConformanceTest, RunPagesFilterOnEveryStatusAndAgent) {
+  const std::vector<std::pair<std::string, RunStatus>> runs = {
+      {"a1", kCompleted}, {"b1", kFailed},     {"a2", kWaiting},   {"b2", kCompleted},
+      {"a3", kFailed},    {"b3", kCompleted},  {"a4", kCompleted}, {"b4", kRunning},
+      {"a5", kRunning},   {"b5", kQuarantined}};
+  for (const auto& [id, status] : runs) {
+    clock_.Advance(seconds(1));
+    Make(*store_, id, id.substr(0, 1) == "a" ? "alpha" : "beta", status);
+  }
+  PendingPage completed = MustPage(*store_, EveryRun(20, {kCompleted}));
+  EXPECT_THAT(Ids(completed), ElementsAre("a4", "b3", "b2", "a1"));
+  EXPECT_EQ(completed.total, 4);
+  PendingPage two = MustPage(*store_, EveryRun(20, {kFailed, kCompleted, kFailed}));
+  EXPECT_THAT(Ids(two), ElementsAre("a4", "b3", "a3", "b2", "b1", "a1"));
+  EXPECT_EQ(two.total, 6);
+  EXPECT_THAT(Ids(MustPage(*store_, EveryRun(20, {kRunning}))), ElementsAre("a5", "b4"));
+
+  PendingPage alpha = MustPage(*store_, EveryRun(20, {}, "alpha"));
+  EXPECT_THAT(Ids(alpha), ElementsAre("a5", "a4", "a3", "a2", "a1"));
+  EXPECT_EQ(alpha.total, 5);
+  EXPECT_THAT(Ids(MustPage(*store_, EveryRun(20, {kCompleted}, "beta"))), ElementsAre("b3", "b2"));
+  EXPECT_THAT(Ids(MustPage(*store_, EveryRun(20, {kCompleted, kRunning}, "alpha"))),
+              ElementsAre("a5", "a4", "a1"));
+
+  EXPECT_THAT(
+      AllPages(*store_, EveryRun(2, {kCompleted, kFailed})),
+      ElementsAre(ElementsAre("a4", "b3"), ElementsAre("a3", "b2"), ElementsAre("b1", "a1")));
+  EXPECT_THAT(AllPages(*store_, EveryRun(2, {}, "beta")),
+              ElementsAre(ElementsAre("b5", "b4"), ElementsAre("b3", "b2"), ElementsAre("b1")));
+  PendingQuery second = EveryRun(2, {}, "beta");
+  second.before = MustPage(*store_, second).next;
+  PendingPage page = MustPage(*store_, second);
+  EXPECT_EQ(page.total, 5);
+  EXPECT_EQ(page.more, 1);
+  PendingQuery completed_second = EveryRun(2, {kCompleted});
+  completed_second.before = MustPage(*store_, completed_second).next;
+  PendingPage last = MustPage(*store_, completed_second);
+  EXPECT_THAT(Ids(last), ElementsAre("b2", "a1"));
+  EXPECT_EQ(last.total, 4);
+  EXPECT_EQ(last.more, 0);
+  EXPECT_FALSE(last.next.has_value());
+}
+
+TEST_P(CheckpointStoreConformanceTest, RunPagesKeepARunThatCompletesBetweenPages) {
+  for (int i = 1; i <= 4; ++i) {
+    clock_.Advance(seconds(1));
+    Make(*store_, "r" + std::to_string(i), "a");
+  }
+  PendingPage first = MustPage(*store_, EveryRun(2));
+  EXPECT_THAT(Ids(first), ElementsAre("r4", "r3"));
+  RunUpdate done;
+  done.status = kCompleted;
+  MEND_ASSERT_OK(store_->UpdateUnleased("r2", done));
+  PendingQuery next = EveryRun(2);
+  next.before = first.next;
+  PendingPage second = MustPage(*store_, next);
+  EXPECT_THAT(Ids(second), ElementsAre("r2", "r1"));
+  EXPECT_EQ(second.runs[0].status, kCompleted);
+  EXPECT_EQ(second.total, 4);
+  EXPECT_EQ(second.more, 0);
+}
+
 TEST_P(CheckpointStoreConformanceTest, PendingRejectsBadQueries) {
   EXPECT_THAT(store_->ListPending(Query(0)), StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(store_->ListPending(Query(kMaxPendingPageSize + 1)),
@@ -220,6 +313,11 @@ TEST_P(CheckpointStoreConformanceTest, PendingRejectsBadQueries) {
   EXPECT_THAT(store_->ListPending(Query(20, {kFailed, kCompleted})),
               StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(store_->ListPending(Query(kMaxPendingPageSize)), IsOk());
+  // Every run's scope takes completed, and the same limits.
+  EXPECT_THAT(store_->ListPending(EveryRun(20, {kFailed, kCompleted})), IsOk());
+  EXPECT_THAT(store_->ListPending(EveryRun(0)), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(store_->ListPending(EveryRun(kMaxPendingPageSize + 1)),
+              StatusIs(StatusCode::kInvalidArgument));
 }
 
 }  // namespace

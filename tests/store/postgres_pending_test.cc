@@ -109,9 +109,12 @@ TEST_F(PostgresPendingTest, AVersion1SchemaIsMigrated) {
   clock_.Advance(seconds(1));
   Make("r2", "beta", RunStatus::kRunning);
   store_.reset();
-  // What version 1 created: runs_unfinished in the database's collation, no pending indexes.
+  // What version 1 created: runs_unfinished and runs_created in the database's collation, no
+  // pending or completed indexes.
   SchemaQuery(
       "DROP INDEX runs_pending_status; DROP INDEX runs_pending_agent; DROP INDEX runs_unfinished; "
+      "DROP INDEX runs_completed_status; DROP INDEX runs_completed_agent; "
+      "DROP INDEX runs_created; CREATE INDEX runs_created ON runs (created_at, id); "
       "CREATE INDEX runs_unfinished ON runs (created_at, id) WHERE status <> 'completed'; "
       "UPDATE meta SET value = '1' WHERE key = 'store.schema_version'");
 
@@ -119,18 +122,25 @@ TEST_F(PostgresPendingTest, AVersion1SchemaIsMigrated) {
     store_ = Open();
     ASSERT_NE(store_, nullptr);
     EXPECT_THAT(SchemaQuery("SELECT value FROM meta WHERE key = 'store.schema_version'"),
-                ElementsAre("2"));
+                ElementsAre("3"));
     EXPECT_THAT(
         SchemaQuery("SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND "
                     "indexname IN ('runs_unfinished', 'runs_pending_status', "
-                    "'runs_pending_agent') ORDER BY indexname"),
+                    "'runs_pending_agent', 'runs_created', 'runs_completed_status', "
+                    "'runs_completed_agent') ORDER BY indexname"),
         ElementsAre(HasSubstr("(agent, status, created_at, id COLLATE \"C\")"),
+                    HasSubstr("(status, created_at, id COLLATE \"C\")"),
+                    HasSubstr("(created_at, id COLLATE \"C\")"),
+                    HasSubstr("(agent, status, created_at, id COLLATE \"C\")"),
                     HasSubstr("(status, created_at, id COLLATE \"C\")"),
                     HasSubstr("(created_at, id COLLATE \"C\")")));
     PendingQuery alpha;
     alpha.agent = "alpha";
     EXPECT_THAT(PageIds(alpha), ElementsAre("r1"));
     EXPECT_THAT(PageIds(PendingQuery{}), ElementsAre("r2", "r1"));
+    PendingQuery every;
+    every.scope = RunScope::kAll;
+    EXPECT_THAT(PageIds(every), ElementsAre("r2", "r1"));
     store_.reset();
   }
 }
@@ -158,6 +168,12 @@ TEST_F(PostgresPendingTest, IdsOrderAsBytesWhateverTheColumnCollation) {
   query.before.reset();
   query.agent = "alpha";
   EXPECT_THAT(PageIds(query), ElementsAre("b1", "a1", "B1"));
+  // Pages of every run, filtered or not, order the same way.
+  query.scope = RunScope::kAll;
+  EXPECT_THAT(PageIds(query), ElementsAre("b1", "a1", "B1"));
+  query.agent.clear();
+  query.limit = 2;
+  EXPECT_THAT(PageIds(query), ElementsAre("b1", "a1"));
   Result<std::vector<RunRecord>> listed = store_->ListRuns({});
   MEND_ASSERT_OK(listed);
   std::vector<std::string> ids;

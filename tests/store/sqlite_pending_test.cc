@@ -141,38 +141,110 @@ TEST_F(SqlitePendingTest, CountsReadOnlyIndexes) {
                         "status=? AND (created_at,id)>(?,?))"));
 }
 
+TEST_F(SqlitePendingTest, PagesOfEveryRunWalkIndexesToo) {
+  using namespace internal::pending_sql;  // NOLINT(google-build-using-namespace)
+  EXPECT_THAT(Plan(options_.path, kRunsPage),
+              AllOf(HasSubstr("USING INDEX runs_created ((created_at,id)<(?,?))"),
+                    Not(HasSubstr("TEMP B-TREE"))));
+  // Four unfinished branches as for pending runs, and one over the completed runs' index.
+  const std::string by_status = Plan(options_.path, kRunsPageByStatus);
+  EXPECT_EQ(Occurrences(by_status,
+                        "USING INDEX runs_pending_status (status=? AND "
+                        "(created_at,id)<(?,?))"),
+            4u)
+      << by_status;
+  EXPECT_EQ(Occurrences(by_status,
+                        "USING INDEX runs_completed_status (status=? AND "
+                        "(created_at,id)<(?,?))"),
+            1u)
+      << by_status;
+  EXPECT_THAT(by_status, Not(HasSubstr("SCAN runs")));
+  const std::string by_agent = Plan(options_.path, kRunsPageByAgent);
+  EXPECT_EQ(Occurrences(by_agent,
+                        "USING INDEX runs_pending_agent (agent=? AND status=? AND "
+                        "(created_at,id)<(?,?))"),
+            4u)
+      << by_agent;
+  EXPECT_EQ(Occurrences(by_agent,
+                        "USING INDEX runs_completed_agent (agent=? AND status=? AND "
+                        "(created_at,id)<(?,?))"),
+            1u)
+      << by_agent;
+  EXPECT_THAT(by_agent, Not(HasSubstr("SCAN runs")));
+
+  EXPECT_THAT(Plan(options_.path, kRunsCount), HasSubstr("COVERING INDEX"));
+  EXPECT_THAT(Plan(options_.path, kRunsCountFrom),
+              HasSubstr("USING COVERING INDEX runs_created ((created_at,id)>(?,?))"));
+  EXPECT_THAT(Plan(options_.path, kRunsCountByStatus),
+              AllOf(HasSubstr("COVERING INDEX runs_pending_status (status=? AND "
+                              "(created_at,id)>(?,?))"),
+                    HasSubstr("COVERING INDEX runs_completed_status (status=? AND "
+                              "(created_at,id)>(?,?))")));
+  EXPECT_THAT(Plan(options_.path, kRunsCountByAgent),
+              AllOf(HasSubstr("COVERING INDEX runs_pending_agent (agent=? AND status=? AND "
+                              "(created_at,id)>(?,?))"),
+                    HasSubstr("COVERING INDEX runs_completed_agent (agent=? AND status=? AND "
+                              "(created_at,id)>(?,?))")));
+}
+
 TEST_F(SqlitePendingTest, AVersion1DatabaseGetsTheIndexesAndKeepsItsRuns) {
   Make("r1", "alpha", RunStatus::kFailed);
   Make("r2", "beta", RunStatus::kRunning);
   Make("r3", "alpha", RunStatus::kCompleted);
   store_.reset();
-  // What version 1 wrote: the same tables without the two indexes.
+  // What version 1 wrote: the same tables without the four indexes of versions 2 and 3.
   for (const char* sql : {"DROP INDEX runs_pending_status", "DROP INDEX runs_pending_agent",
+                          "DROP INDEX runs_completed_status", "DROP INDEX runs_completed_agent",
                           "UPDATE meta SET value = '1' WHERE key = 'store.schema_version'"}) {
     RawQuery(options_.path, sql);
   }
   const std::string indexes =
-      "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'runs_pending%' "
-      "ORDER BY name";
+      "SELECT name FROM sqlite_master WHERE type = 'index' AND (name LIKE 'runs_pending%' OR "
+      "name LIKE 'runs_completed%') ORDER BY name";
   ASSERT_TRUE(RawQuery(options_.path, indexes).empty());
 
   store_ = Open();
   ASSERT_NE(store_, nullptr);
   const std::string version = "SELECT value FROM meta WHERE key = 'store.schema_version'";
-  EXPECT_THAT(RawQuery(options_.path, version), ElementsAre("2"));
+  EXPECT_THAT(RawQuery(options_.path, version), ElementsAre("3"));
   EXPECT_THAT(RawQuery(options_.path, indexes),
-              ElementsAre("runs_pending_agent", "runs_pending_status"));
+              ElementsAre("runs_completed_agent", "runs_completed_status", "runs_pending_agent",
+                          "runs_pending_status"));
   PendingQuery alpha;
   alpha.agent = "alpha";
   EXPECT_THAT(Ids(store_->ListPending(alpha)), ElementsAre("r1"));
   EXPECT_THAT(Ids(store_->ListPending(PendingQuery{})), ElementsAre("r2", "r1"));
+  alpha.scope = RunScope::kAll;
+  EXPECT_THAT(Ids(store_->ListPending(alpha)), ElementsAre("r3", "r1"));
 
   // Opening again changes nothing.
   store_.reset();
   store_ = Open();
   ASSERT_NE(store_, nullptr);
-  EXPECT_THAT(RawQuery(options_.path, version), ElementsAre("2"));
+  EXPECT_THAT(RawQuery(options_.path, version), ElementsAre("3"));
   EXPECT_THAT(Ids(store_->ListPending(PendingQuery{})), ElementsAre("r2", "r1"));
+}
+
+TEST_F(SqlitePendingTest, AVersion2DatabaseGetsTheIndexesOfEveryRunsPages) {
+  Make("r1", "alpha", RunStatus::kCompleted);
+  Make("r2", "alpha", RunStatus::kRunning);
+  store_.reset();
+  for (const char* sql : {"DROP INDEX runs_completed_status", "DROP INDEX runs_completed_agent",
+                          "UPDATE meta SET value = '2' WHERE key = 'store.schema_version'"}) {
+    RawQuery(options_.path, sql);
+  }
+  store_ = Open();
+  ASSERT_NE(store_, nullptr);
+  EXPECT_THAT(RawQuery(options_.path, "SELECT value FROM meta WHERE key = 'store.schema_version'"),
+              ElementsAre("3"));
+  EXPECT_THAT(RawQuery(options_.path,
+                       "SELECT name FROM sqlite_master WHERE name LIKE 'runs_completed%' "
+                       "ORDER BY name"),
+              ElementsAre("runs_completed_agent", "runs_completed_status"));
+  PendingQuery completed;
+  completed.scope = RunScope::kAll;
+  completed.statuses = {RunStatus::kCompleted};
+  EXPECT_THAT(Ids(store_->ListPending(completed)), ElementsAre("r1"));
 }
 
 TEST_F(SqlitePendingTest, ACorruptRowIsListedAsFailedWithoutAFilter) {
@@ -197,6 +269,10 @@ TEST_F(SqlitePendingTest, ACorruptRowIsListedAsFailedWithoutAFilter) {
   PendingQuery failed;
   failed.statuses = {RunStatus::kFailed};
   EXPECT_THAT(Ids(store_->ListPending(failed)), ElementsAre("good"));
+  // Pages of every run list it the same way.
+  PendingQuery every;
+  every.scope = RunScope::kAll;
+  EXPECT_THAT(Ids(store_->ListPending(every)), ElementsAre("typed", "bogus", "good"));
 }
 
 }  // namespace

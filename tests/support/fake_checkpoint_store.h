@@ -288,7 +288,9 @@ class FakeCheckpointStore final : public store::CheckpointStore {
     return e;
   }
   static bool PendingMatches(const store::RunRecord& r, const store::PendingQuery& query) {
-    if (r.status == store::RunStatus::kCompleted) return false;
+    if (r.status == store::RunStatus::kCompleted && query.scope == store::RunScope::kUnfinished) {
+      return false;
+    }
     if (!query.agent.empty() && r.agent != query.agent) return false;
     return query.statuses.empty() || std::find(query.statuses.begin(), query.statuses.end(),
                                                r.status) != query.statuses.end();

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -45,6 +47,11 @@ struct AgentOptions {
   // Tools offered to the model in addition to those the spec enables (embedding and tests). A
   // tool here wins over a same-named one from the spec. Shared by every run of the Agent.
   std::vector<std::shared_ptr<Tool>> extra_tools;
+  // Optional, not owned, must outlive the Agent (a server's shutdown flag). Once it reads true,
+  // every run the Agent drives stops at its next checkpoint: the lease is released, the run stays
+  // `running` at that checkpoint, and Send, Resume, Approve, Deny and Answer return a RunResult
+  // with status running. Recovery or a later Resume continues it; nothing is lost or repeated.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct SendOptions {
@@ -53,9 +60,14 @@ struct SendOptions {
   // The caller's span (W3C traceparent): the new run's trace continues it. Without one, the run
   // joins the thread's active span's trace, or starts a trace of its own.
   std::optional<obs::SpanContext> trace_parent;
+  // Called once with the run's id as soon as its record exists, before the model is asked (for a
+  // caller that answers while the run goes on, e.g. `mend serve`); not called when Send fails
+  // before creating the record. Runs on Send's thread.
+  std::function<void(const std::string& run_id)> on_created;
 };
 
-// The result of driving a run until it completes, fails or waits for a person. A run that fails
+// The result of driving a run until it completes, fails or waits for a person, or until
+// AgentOptions::stop stopped it at a checkpoint (status running). A run that fails
 // is a RunResult with `error` set, not an error Status: Status errors are for failures of mend
 // itself (the store is unreachable, the lease was lost, the run does not exist).
 struct RunResult {

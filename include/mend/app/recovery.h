@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,7 +16,10 @@ namespace mend::app {
 // runs of the same folder and model. Thread-safe.
 class RuntimeRunDriver final : public heal::RunDriver {
  public:
-  explicit RuntimeRunDriver(Runtime& runtime) : runtime_(runtime) {}
+  // `stop` (optional, borrowed, must outlive the driver): once it reads true, runs this driver
+  // resumes stop at their next checkpoint (AgentOptions::stop); recovery charges nothing for that.
+  explicit RuntimeRunDriver(Runtime& runtime, const std::atomic<bool>* stop = nullptr)
+      : runtime_(runtime), stop_(stop) {}
 
   Result<agent::RunResult> Resume(const store::RunRecord& run) override;
   Status ForkWithNote(const store::RunRecord& run, const std::string& new_id,
@@ -25,6 +29,7 @@ class RuntimeRunDriver final : public heal::RunDriver {
   Result<agent::Agent*> AgentFor(const store::RunRecord& run);
 
   Runtime& runtime_;
+  const std::atomic<bool>* const stop_;
   std::mutex mu_;
   // By agent folder and recorded model.
   std::map<std::string, std::unique_ptr<agent::Agent>> agents_;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -160,9 +161,11 @@ enum class ProviderUse {
 // quality hooks and the progress guard. New runs record the model of NewRunModel
 // (run_model.h) and, when the folder names no workspace, the runtime's caller_dir. Errors: those of
 // LoadAgentFolder, ProviderFor (kDrivesRuns: a missing model or script is a configuration error,
-// exit 2) and Agent::Create.
+// exit 2) and Agent::Create. `stop` (optional, borrowed, must outlive the Agent) becomes
+// AgentOptions::stop: once it reads true the Agent's runs stop at their next checkpoint.
 Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::string& agent_dir,
-                                                ProviderUse use = ProviderUse::kDrivesRuns);
+                                                ProviderUse use = ProviderUse::kDrivesRuns,
+                                                const std::atomic<bool>* stop = nullptr);
 
 // The record of run `run_id`; kNotFound "no run named <id>" when the store has none.
 Result<store::RunRecord> FindRun(Runtime& runtime, const std::string& run_id);
@@ -172,9 +175,11 @@ Result<store::RunRecord> FindRun(Runtime& runtime, const std::string& run_id);
 // shadow mode when the run started in it. Also
 // kDataLoss for metadata that does not parse, kFailedPrecondition for a run without a folder.
 Result<std::unique_ptr<agent::Agent>> OpenAgentForRun(Runtime& runtime, const store::RunRecord& run,
-                                                      ProviderUse use = ProviderUse::kDrivesRuns);
+                                                      ProviderUse use = ProviderUse::kDrivesRuns,
+                                                      const std::atomic<bool>* stop = nullptr);
 // The same for the run named `run_id` (FindRun's errors).
 Result<std::unique_ptr<agent::Agent>> OpenAgentForRun(Runtime& runtime, const std::string& run_id,
-                                                      ProviderUse use = ProviderUse::kDrivesRuns);
+                                                      ProviderUse use = ProviderUse::kDrivesRuns,
+                                                      const std::atomic<bool>* stop = nullptr);
 
 }  // namespace mend::app

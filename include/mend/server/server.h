@@ -50,6 +50,10 @@ class Server {
   virtual Status Start() = 0;
   // The bound port once Start returned OK.
   virtual int port() const = 0;
+  // Waits until no run is driven by this server (started, resumed, approved, denied or answered
+  // through the API) or `timeout` passed on the runtime's clock, without stopping any. Returns
+  // how many still are. For tests and embedders that want a run's outcome; thread-safe.
+  virtual int WaitForRuns(Duration timeout) = 0;
   // Stops taking requests, asks the runs this server drives to stop at their next checkpoint and
   // waits for them up to drain_timeout. Returns how many runs were still in flight (they resume
   // from their last checkpoint later). Idempotent.

@@ -79,9 +79,10 @@ class CheckpointStore {
   virtual Result<RunRecord> GetRun(const std::string& run_id) = 0;
   // Ordered by created_at, then id (oldest first; ids compare as bytes).
   virtual Result<std::vector<RunRecord>> ListRuns(const ListOptions& options) = 0;
-  // One page of unfinished runs, newest first, with the number of runs matching and of those not
-  // listed yet (run_page.h). Costs about the page plus counting the matching runs in an index, not
-  // reading them. kInvalidArgument for a query ValidatePendingQuery rejects.
+  // One page of runs of the query's scope (unfinished ones, or all), newest first, with the
+  // number of runs matching and of those not listed yet (run_page.h). Costs about the page plus
+  // counting the matching runs in an index, not reading them. kInvalidArgument for a query
+  // ValidatePendingQuery rejects.
   virtual Result<PendingPage> ListPending(const PendingQuery& query) = 0;
   // Removes the run, its checkpoints and messages. Refused (kUnavailable) while a live holder
   // has the lease.

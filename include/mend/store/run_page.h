@@ -13,10 +13,11 @@
 
 namespace mend::store {
 
-// Pages of unfinished runs, newest first (`mend pending`, DESIGN.md §4). The order is created_at
-// descending, then id descending (ids compare as bytes), and a page continues after the last run
-// of the previous one (a keyset cursor), so runs created meanwhile never shift a later page: no
-// run is listed twice or skipped while paging.
+// Pages of runs, newest first: the unfinished ones (`mend pending`, DESIGN.md §4) or every run,
+// completed ones included (GET /api/v1/runs). The order is created_at descending, then id
+// descending (ids compare as bytes), and a page continues after the last run of the previous one
+// (a keyset cursor), so runs created meanwhile never shift a later page: no run is listed twice or
+// skipped while paging.
 
 // A position in that order: the created_at and id of a listed run.
 struct RunCursor {
@@ -37,10 +38,17 @@ Result<RunCursor> ParseRunCursor(std::string_view text);
 // The most runs one page may hold.
 inline constexpr size_t kMaxPendingPageSize = 1000;
 
+// Which runs a page may list.
+enum class RunScope {
+  kUnfinished,  // every status but completed (`mend pending`)
+  kAll,         // every run, completed ones included
+};
+
 struct PendingQuery {
-  // Only runs in one of these statuses (running, waiting, failed, quarantined; repeats are
-  // ignored). Empty: every unfinished run, including a row whose stored status is unreadable
-  // (listed as failed with a DATA_LOSS error, as ListRuns lists it).
+  RunScope scope = RunScope::kUnfinished;
+  // Only runs in one of these statuses (repeats are ignored; completed only with RunScope::kAll).
+  // Empty: every run of the scope, including a row whose stored status is unreadable (listed as
+  // failed with a DATA_LOSS error, as ListRuns lists it).
   std::vector<RunStatus> statuses;
   // Only runs of the agent with exactly this name. Empty: every agent.
   std::string agent;
@@ -60,8 +68,8 @@ struct PendingPage {
   std::optional<RunCursor> next;
 };
 
-// OK when `query` is valid; kInvalidArgument for a limit outside 1..kMaxPendingPageSize or a
-// status filter naming completed. Every store checks queries with it.
+// OK when `query` is valid; kInvalidArgument for a limit outside 1..kMaxPendingPageSize or, in
+// RunScope::kUnfinished, a status filter naming completed. Every store checks queries with it.
 Status ValidatePendingQuery(const PendingQuery& query);
 
 }  // namespace mend::store
