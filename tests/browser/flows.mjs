@@ -1,13 +1,10 @@
 // What the browser tests do in the UI, in order (they share one server, so later tests see what
 // earlier ones changed). Each gets t = {page, url, ids, paths, home, seeder, token, screenshot,
-// docsScreenshot, hasRoute, log}; a thrown error fails the test.
+// docsScreenshot, log}; a thrown error fails the test.
 import {mkdirSync, readFileSync} from "node:fs";
 import path from "node:path";
 
 import {ANSWER, DENY_REASON} from "./seed.mjs";
-
-// A run page shows the run's trace when the server has this route.
-const TRACE_ROUTE = "GET /api/v1/runs/ID/trace";
 
 function assert(condition, message) {
   if (!condition) throw new Error(message);
@@ -88,10 +85,8 @@ async function approveWaitingRun(t) {
   await page.locator(".overview .badge-completed").waitFor({timeout: 30000});
   await page.getByText("Release 1.2 is deployed to staging.").first().waitFor();
   // Both attempts (the send that stopped for approval, and the approval) are in the trace.
-  if (await t.hasRoute(TRACE_ROUTE)) {
-    await eventually("the approval's attempt in the trace", async () =>
-      (await page.locator(".wf-row.type-agent").count()) >= 2);
-  }
+  await eventually("the approval's attempt in the trace", async () =>
+    (await page.locator(".wf-row.type-agent").count()) >= 2);
   await t.screenshot();
 }
 
@@ -103,7 +98,7 @@ async function denyFromRunPage(t) {
   await page.getByRole("button", {name: "Deny"}).click();
   await page.locator(".overview .badge-completed").waitFor({timeout: 30000});
   await page.getByText("Understood: release 2.0 is not deployed.").first().waitFor();
-  if (await t.hasRoute(TRACE_ROUTE)) await page.locator(".wf-row").first().waitFor();
+  await page.locator(".wf-row").first().waitFor();
   await t.screenshot();
 }
 
@@ -118,7 +113,7 @@ async function answerQuestion(t) {
   await open(t, `#/runs/${encodeURIComponent(ids.ask)}`);
   await page.locator(".overview .badge-completed").waitFor({timeout: 30000});
   await page.getByText("The hotfix goes to staging, as you said.").first().waitFor();
-  if (await t.hasRoute(TRACE_ROUTE)) await page.locator(".wf-row").first().waitFor();
+  await page.locator(".wf-row").first().waitFor();
   await t.screenshot();
 }
 
@@ -243,18 +238,19 @@ async function metricsOverview(t) {
   await t.screenshot();
 }
 
-// `needs`: the API routes a test uses. While a route group is not on this build yet, the tests
-// that need it are reported as skipped rather than failed.
+// `needs`: the API routes a test uses; the runner checks the server has them before the test.
 export const TESTS = [
   {name: "token-prompt-and-runs-list", asksForToken: true, run: tokenAndRunsList,
    needs: ["GET /api/v1/runs", "GET /api/v1/agents"]},
   {name: "hostile-text-stays-text", run: hostileTextStaysText, needs: ["GET /api/v1/runs/ID"]},
   {name: "approve-waiting-run", run: approveWaitingRun,
-   needs: ["GET /api/v1/pending", "POST /api/v1/runs/ID/approve", "GET /api/v1/runs/ID"]},
+   needs: ["GET /api/v1/pending", "POST /api/v1/runs/ID/approve", "GET /api/v1/runs/ID",
+           "GET /api/v1/runs/ID/trace"]},
   {name: "deny-from-run-page", run: denyFromRunPage,
-   needs: ["GET /api/v1/runs/ID", "POST /api/v1/runs/ID/deny"]},
+   needs: ["GET /api/v1/runs/ID", "POST /api/v1/runs/ID/deny", "GET /api/v1/runs/ID/trace"]},
   {name: "answer-question", run: answerQuestion,
-   needs: ["GET /api/v1/pending", "POST /api/v1/runs/ID/answer", "GET /api/v1/runs/ID"]},
+   needs: ["GET /api/v1/pending", "POST /api/v1/runs/ID/answer", "GET /api/v1/runs/ID",
+           "GET /api/v1/runs/ID/trace"]},
   {name: "start-run", run: startRun,
    needs: ["GET /api/v1/runs", "GET /api/v1/agents", "POST /api/v1/runs", "GET /api/v1/runs/ID"]},
   {name: "retry-dead-letter", run: retryDeadLetter,
