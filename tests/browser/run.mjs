@@ -125,16 +125,22 @@ async function setUp(args, dir, log) {
   const fake = await startAndWait(args.fakeServer, ["--port", "0", "--routes", paths.routesFile,
                                                     "--log", path.join(dir, "model-requests.jsonl")],
                                   {stream: "stdout", pattern: /^listening on (127\.0\.0\.1:\d+)$/, log});
-  const baseUrl = `http://${fake.match[1]}`;
-  const seeder = new Seeder({mend: args.mend, home, baseUrl, cwd: dir, log});
-  const ids = seed(seeder, paths);
-  log(`seeded: ${JSON.stringify(ids)}`);
-  // Port 0: the server picks a free port and prints its address on stdout.
-  const serve = await startAndWait(args.mend,
-    ["--home", home, "serve", "--listen", "127.0.0.1:0", "--agents-dir", paths.agents],
-    {stream: "stdout", pattern: /^listening on (http:\/\/127\.0\.0\.1:\d+)\//, cwd: dir, log,
-     env: {...seeder.env(), MEND_SERVE_TOKEN: TOKEN}});
-  return {fake: fake.child, serve: serve.child, url: serve.match[1], ids, paths, home, seeder};
+  try {
+    const baseUrl = `http://${fake.match[1]}`;
+    const seeder = new Seeder({mend: args.mend, home, baseUrl, cwd: dir, log});
+    const ids = seed(seeder, paths);
+    log(`seeded: ${JSON.stringify(ids)}`);
+    // Port 0: the server picks a free port and prints its address on stdout.
+    const serve = await startAndWait(args.mend,
+      ["--home", home, "serve", "--listen", "127.0.0.1:0", "--agents-dir", paths.agents],
+      {stream: "stdout", pattern: /^listening on (http:\/\/127\.0\.0\.1:\d+)\//, cwd: dir, log,
+       env: {...seeder.env(), MEND_SERVE_TOKEN: TOKEN}});
+    return {fake: fake.child, serve: serve.child, url: serve.match[1], ids, paths, home, seeder};
+  } catch (e) {
+    // The caller never sees the fake server when set-up fails part way: stop it here.
+    await stop(fake.child);
+    throw e;
+  }
 }
 
 // Browser console errors a test must not cause: a script error, or a page resource the content
