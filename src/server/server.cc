@@ -55,6 +55,10 @@ namespace {
 
 // How stale the improve gauges of /metrics may be: counting reads every attempt's audit folder.
 constexpr Duration kImproveGaugesRefresh = std::chrono::seconds(30);
+constexpr size_t kKeepAliveMaxRequests = 10000;
+// cpp-httplib listens with a backlog of 5; under 50 clients, connections beyond it wait for SYN
+// retransmits (1 s, 3 s, ...). Linux lets listen() be called again to raise it.
+constexpr int kListenBacklog = 1024;
 
 class HttpServer final : public Server {
  public:
@@ -78,6 +82,7 @@ class HttpServer final : public Server {
   httplib::Server http_;
   std::thread listener_;
   std::atomic<bool> listener_done_{false};
+  std::atomic<int> listen_fd_{-1};  // the listening socket, once bound
   int port_ = 0;
   bool stopped_ = false;
   int still_running_ = 0;
@@ -91,14 +96,18 @@ void HttpServer::Configure() {
   http_.set_payload_max_length(
       std::max(static_cast<size_t>(options.max_body_bytes), kMaxOtlpBodyBytes));
   http_.set_keep_alive_timeout(5);
+  // httplib closes a keep-alive connection after 5 requests by default; every reconnect then
+  // competes for a listen backlog of 5 (see Start), and a dropped SYN costs the client a second.
+  http_.set_keep_alive_max_count(kKeepAliveMaxRequests);
   // Answers go out in more than one write (headers, body); with Nagle's algorithm the second
   // waits for the client's delayed ACK, which adds ~40 ms to every keep-alive request.
   http_.set_tcp_nodelay(true);
   // httplib's default is SO_REUSEPORT, which lets a second server bind the same port and take
   // half its connections; SO_REUSEADDR alone still allows a quick restart.
-  http_.set_socket_options([](socket_t sock) {
+  http_.set_socket_options([this](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listen_fd_.store(sock);
   });
   http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     Status allowed = CheckRequest(req, context_.options());
@@ -184,6 +193,7 @@ Status HttpServer::Start() {
     }
     port_ = options.port;
   }
+  if (listen_fd_.load() >= 0) ::listen(listen_fd_.load(), kListenBacklog);
   listener_ = std::thread([this] {
     http_.listen_after_bind();
     listener_done_.store(true);
