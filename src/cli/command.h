@@ -18,7 +18,11 @@ struct RunResult;
 }  // namespace mend::agent
 namespace mend::app {
 struct Runtime;
+class RetentionLoop;
 }  // namespace mend::app
+namespace mend::heal {
+struct RecoveryOptions;
+}  // namespace mend::heal
 
 namespace CLI {
 class App;
@@ -75,6 +79,14 @@ Status PrintPending(CliContext& ctx, app::Runtime& runtime);
 
 // `dir` made absolute (against the current directory) and normal, as runs record it.
 std::string AbsoluteAgentDir(const std::string& dir);
+
+// Sets the recovery loop's callbacks to write one line each to `log` (recovered, quarantined,
+// outage on/off, errors). `log` must outlive the loop.
+void LogRecoveryTo(heal::RecoveryOptions& options, std::ostream& log);
+
+// The retention loop of a long-lived command, started, when observe.retention is set (null when
+// it is 0s); prune errors go to `log`. Stop it before the runtime goes away.
+std::unique_ptr<app::RetentionLoop> StartRetention(app::Runtime& runtime, std::ostream& log);
 
 // Marks `status` as a usage error: exit code 2 instead of 1.
 Status UsageError(const Status& status);

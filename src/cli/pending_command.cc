@@ -13,6 +13,7 @@
 
 #include "cli/command.h"
 #include "mend/app/run_inspector.h"
+#include "mend/app/run_json.h"
 #include "mend/app/runtime.h"
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
@@ -55,14 +56,6 @@ Result<store::PendingQuery> QueryOf(const PendingArgs& args) {
   return query;
 }
 
-nlohmann::json ErrorJson(const std::optional<store::RunError>& error) {
-  if (!error.has_value()) return nullptr;
-  return {{"code", error->code},
-          {"message", error->message},
-          {"class", error->error_class},
-          {"retryable", error->retryable}};
-}
-
 // A run of the page with what its metadata and agent folder say about it.
 struct PendingRow {
   const store::RunRecord& run;
@@ -75,10 +68,6 @@ std::vector<PendingRow> RowsOf(app::Runtime& runtime, const store::PendingPage& 
   rows.reserve(page.runs.size());
   for (const store::RunRecord& run : page.runs) rows.push_back({run, inspector.Inspect(run)});
   return rows;
-}
-
-nlohmann::json NullIfEmpty(const std::string& text) {
-  return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
 }
 
 // One run in the `pending` JSON shape (DESIGN.md §4: add fields freely, never rename or remove).
@@ -95,13 +84,13 @@ nlohmann::json RunJson(const PendingRow& row) {
                                   ? nlohmann::json(FormatRfc3339(*run.next_attempt_at))
                                   : nlohmann::json(nullptr)},
           {"waiting", run.waiting.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.waiting)},
-          {"last_error", ErrorJson(run.last_error)},
-          {"workspace", NullIfEmpty(row.overview.origin.workspace)},
+          {"last_error", app::RunErrorJson(run.last_error)},
+          {"workspace", app::NullIfEmpty(row.overview.origin.workspace)},
           {"model", model.empty() ? nlohmann::json(nullptr)
                                   : nlohmann::json{{"provider", model.provider},
                                                    {"base_url", model.base_url},
                                                    {"model", model.model}}},
-          {"agent_changed", NullIfEmpty(row.overview.AgentChangedText())}};
+          {"agent_changed", app::NullIfEmpty(row.overview.AgentChangedText())}};
 }
 
 nlohmann::json PageJson(const std::vector<PendingRow>& rows, const store::PendingPage& page) {

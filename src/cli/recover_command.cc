@@ -66,14 +66,7 @@ Status Recover(CliContext& ctx, const RecoverFlags& flags) {
   heal::RecoveryOptions options = app::RecoveryOptionsFor(*runtime);
   options.driver = &driver;
   std::ostream& log = ctx.err;
-  options.on_recovered = [&log](const std::string& id) { log << "recovered " << id << "\n"; };
-  options.on_quarantined = [&log](const std::string& id) { log << "quarantined " << id << "\n"; };
-  options.on_outage = [&log](bool on) {
-    log << (on ? "provider outage: pausing recovery\n" : "provider back: recovery resumes\n");
-  };
-  options.on_error = [&log](const Status& error) {
-    log << "recover: " << error.ToString() << "\n";
-  };
+  LogRecoveryTo(options, log);
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<heal::Recovery> recovery, heal::Recovery::Create(options));
   if (flags.once) {
     MEND_ASSIGN_OR_RETURN(heal::TickReport report, recovery->Tick());
@@ -94,15 +87,7 @@ Status Recover(CliContext& ctx, const RecoverFlags& flags) {
       << FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(options.interval))
       << " as " << runtime->holder.id << " (Ctrl-C stops)\n";
   recovery->Start();
-  // observe.retention (0s: never): this long-lived process also prunes, once an hour.
-  std::unique_ptr<app::RetentionLoop> retention;
-  if (const auto keep = runtime->config.GetDuration("observe.retention"); keep.count() > 0) {
-    retention = std::make_unique<app::RetentionLoop>(
-        *runtime, keep, app::kRetentionInterval, [&log](const Result<app::RetentionReport>& r) {
-          if (!r.ok()) log << "prune: " << r.status().ToString() << "\n";
-        });
-    retention->Start();
-  }
+  std::unique_ptr<app::RetentionLoop> retention = StartRetention(*runtime, log);
   WaitForStopSignal(signals);
   if (retention != nullptr) retention->Stop();
   recovery->Stop();

@@ -58,32 +58,14 @@ Status Serve(CliContext& ctx) {
   app::RuntimeRunDriver driver(*runtime, &stopping);
   heal::RecoveryOptions recovery_options = app::RecoveryOptionsFor(*runtime);
   recovery_options.driver = &driver;
-  recovery_options.on_recovered = [&log](const std::string& id) {
-    log << "recovered " << id << "\n";
-  };
-  recovery_options.on_quarantined = [&log](const std::string& id) {
-    log << "quarantined " << id << "\n";
-  };
-  recovery_options.on_outage = [&log](bool on) {
-    log << (on ? "provider outage: pausing recovery\n" : "provider back: recovery resumes\n");
-  };
-  recovery_options.on_error = [&log](const Status& error) {
-    log << "recover: " << error.ToString() << "\n";
-  };
+  LogRecoveryTo(recovery_options, log);
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<heal::Recovery> recovery,
                         heal::Recovery::Create(recovery_options));
 
   MEND_RETURN_IF_ERROR(http->Start());
   app::StartBackgroundWork(*runtime);
   recovery->Start();
-  std::unique_ptr<app::RetentionLoop> retention;
-  if (const auto keep = runtime->config.GetDuration("observe.retention"); keep.count() > 0) {
-    retention = std::make_unique<app::RetentionLoop>(
-        *runtime, keep, app::kRetentionInterval, [&log](const Result<app::RetentionReport>& r) {
-          if (!r.ok()) log << "prune: " << r.status().ToString() << "\n";
-        });
-    retention->Start();
-  }
+  std::unique_ptr<app::RetentionLoop> retention = StartRetention(*runtime, log);
   const std::string host =
       options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
   const std::string url = "http://" + host + ":" + std::to_string(http->port()) + "/";

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mend/app/run_json.h"
 #include "mend/base/time_format.h"
 #include "mend/base/utf8.h"
 
@@ -15,42 +16,10 @@ namespace {
 
 using nlohmann::json;
 
-json NullOr(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
-
 json ModelJson(const agent::RunModel& m) {
   if (m.empty()) return nullptr;
   json j = {{"provider", m.provider}, {"base_url", m.base_url}, {"model", m.model}};
   if (!m.script_file.empty()) j["script_file"] = m.script_file;
-  return j;
-}
-
-json ErrorJson(const std::optional<store::RunError>& e) {
-  if (!e.has_value()) return nullptr;
-  return {{"code", e->code},
-          {"message", e->message},
-          {"class", e->error_class},
-          {"retryable", e->retryable}};
-}
-
-json CallsJson(const std::vector<llm::ToolCall>& calls) {
-  json list = json::array();
-  for (const llm::ToolCall& c : calls) {
-    list.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
-  }
-  return list;
-}
-
-json EntryJson(const agent::TranscriptEntry& entry) {
-  const llm::Message& m = entry.message;
-  json j = {{"role", std::string(llm::RoleName(m.role))}, {"content", m.content}};
-  if (!m.tool_calls.empty()) j["tool_calls"] = CallsJson(m.tool_calls);
-  if (m.role == llm::Role::kTool) {
-    j["tool_call_id"] = m.tool_call_id;
-    j["name"] = m.name;
-    j["is_error"] = m.is_error;
-    j["replaced_by_hook"] = entry.replaced_by_hook;
-    j["hook_decision"] = NullOr(entry.hook_decision);
-  }
   return j;
 }
 
@@ -139,7 +108,8 @@ void PrintEntry(const agent::TranscriptEntry& entry, size_t index, Detail detail
 json RunViewJson(const agent::RunView& v, const app::RunOverview& o) {
   const store::RunRecord& r = v.run;
   json transcript = json::array();
-  for (const agent::TranscriptEntry& entry : v.transcript) transcript.push_back(EntryJson(entry));
+  for (const agent::TranscriptEntry& entry : v.transcript)
+    transcript.push_back(app::TranscriptEntryJson(entry));
   json checkpoints = json::array();
   for (const store::CheckpointInfo& c : v.checkpoints) {
     checkpoints.push_back({{"step", c.step},
@@ -156,14 +126,14 @@ json RunViewJson(const agent::RunView& v, const app::RunOverview& o) {
           {"steps", v.steps},
           {"usage", {{"input_tokens", v.input_tokens}, {"output_tokens", v.output_tokens}}},
           {"cost_usd", v.cost_usd},
-          {"error", ErrorJson(r.last_error)},
-          {"waiting", NullOr(r.waiting)},
-          {"question", NullOr(v.question)},
+          {"error", app::RunErrorJson(r.last_error)},
+          {"waiting", app::NullIfEmpty(r.waiting)},
+          {"question", app::NullIfEmpty(v.question)},
           {"agent", r.agent},
           {"agent_dir", r.agent_dir},
-          {"agent_changed", NullOr(o.AgentChangedText())},
+          {"agent_changed", app::NullIfEmpty(o.AgentChangedText())},
           {"task", r.task},
-          {"workspace", NullOr(o.origin.workspace)},
+          {"workspace", app::NullIfEmpty(o.origin.workspace)},
           {"model", ModelJson(o.origin.model)},
           {"model_changes", std::move(changes)},
           {"shadow", o.origin.shadow},
@@ -175,7 +145,7 @@ json RunViewJson(const agent::RunView& v, const app::RunOverview& o) {
           {"created_at", FormatRfc3339(r.created_at)},
           {"updated_at", FormatRfc3339(r.updated_at)},
           {"transcript", std::move(transcript)},
-          {"pending_calls", CallsJson(v.pending)},
+          {"pending_calls", app::ToolCallsJson(v.pending)},
           {"checkpoints", std::move(checkpoints)}};
 }
 

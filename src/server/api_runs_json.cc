@@ -4,6 +4,7 @@
 #include <string_view>
 #include <utility>
 
+#include "mend/app/run_json.h"
 #include "mend/base/time_format.h"
 #include "server/api_runs.h"
 
@@ -14,45 +15,13 @@ using nlohmann::json;
 
 constexpr int64_t kDefaultLimit = 20;
 
-json NullIfEmpty(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
-
 json TimeOrNull(const std::optional<Time>& time) {
   return time.has_value() ? json(FormatRfc3339(*time)) : json(nullptr);
-}
-
-json ErrorJson(const std::optional<store::RunError>& error) {
-  if (!error.has_value()) return nullptr;
-  return {{"code", error->code},
-          {"message", error->message},
-          {"class", error->error_class},
-          {"retryable", error->retryable}};
 }
 
 json ModelJson(const agent::RunModel& model) {
   if (model.empty()) return nullptr;
   return {{"provider", model.provider}, {"base_url", model.base_url}, {"model", model.model}};
-}
-
-json CallsJson(const std::vector<llm::ToolCall>& calls) {
-  json list = json::array();
-  for (const llm::ToolCall& c : calls) {
-    list.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
-  }
-  return list;
-}
-
-json MessageJson(const agent::TranscriptEntry& entry) {
-  const llm::Message& m = entry.message;
-  json j = {{"role", std::string(llm::RoleName(m.role))}, {"content", m.content}};
-  if (!m.tool_calls.empty()) j["tool_calls"] = CallsJson(m.tool_calls);
-  if (m.role == llm::Role::kTool) {
-    j["tool_call_id"] = m.tool_call_id;
-    j["name"] = m.name;
-    j["is_error"] = m.is_error;
-    j["replaced_by_hook"] = entry.replaced_by_hook;
-    j["hook_decision"] = NullIfEmpty(entry.hook_decision);
-  }
-  return j;
 }
 
 // Adds the statuses of one `status` parameter ("failed" or "failed,quarantined") to `query`.
@@ -87,11 +56,11 @@ json RunJson(const store::RunRecord& run, const agent::RunOrigin& origin) {
           {"attempts", run.attempts},
           {"quarantined", run.status == store::RunStatus::kQuarantined},
           {"next_attempt_at", TimeOrNull(run.next_attempt_at)},
-          {"waiting", NullIfEmpty(run.waiting)},
-          {"last_error", ErrorJson(run.last_error)},
+          {"waiting", app::NullIfEmpty(run.waiting)},
+          {"last_error", app::RunErrorJson(run.last_error)},
           {"created_at", FormatRfc3339(run.created_at)},
           {"updated_at", FormatRfc3339(run.updated_at)},
-          {"workspace", NullIfEmpty(origin.workspace)},
+          {"workspace", app::NullIfEmpty(origin.workspace)},
           {"model", ModelJson(origin.model)}};
 }
 
@@ -108,25 +77,25 @@ json RunDetailJson(const agent::RunView& view, const app::RunOverview& overview)
   json j = RunJson(run, overview.origin);
   j["run_id"] = run.id;  // the `run` shape of DESIGN.md §4 names it so
   j["agent_dir"] = run.agent_dir;
-  j["agent_changed"] = NullIfEmpty(overview.AgentChangedText());
+  j["agent_changed"] = app::NullIfEmpty(overview.AgentChangedText());
   j["task"] = run.task;
-  j["provider"] = NullIfEmpty(overview.origin.model.provider);
+  j["provider"] = app::NullIfEmpty(overview.origin.model.provider);
   j["steps"] = view.steps;
   j["usage"] = {{"input_tokens", view.input_tokens}, {"output_tokens", view.output_tokens}};
   j["cost_usd"] = view.cost_usd;
   j["output"] = view.output;
-  j["error"] = ErrorJson(run.last_error);
-  j["question"] = NullIfEmpty(view.question);
-  j["trace_id"] = NullIfEmpty(overview.origin.trace_id);
+  j["error"] = app::RunErrorJson(run.last_error);
+  j["question"] = app::NullIfEmpty(view.question);
+  j["trace_id"] = app::NullIfEmpty(overview.origin.trace_id);
   j["shadow"] = overview.origin.shadow;
   j["parent"] = run.parent_id.empty() ? json(nullptr)
                                       : json{{"id", run.parent_id}, {"step", run.parent_step}};
   json transcript = json::array();
   for (const agent::TranscriptEntry& entry : view.transcript) {
-    transcript.push_back(MessageJson(entry));
+    transcript.push_back(app::TranscriptEntryJson(entry));
   }
   j["transcript"] = std::move(transcript);
-  j["pending_calls"] = CallsJson(view.pending);
+  j["pending_calls"] = app::ToolCallsJson(view.pending);
   json checkpoints = json::array();
   for (const store::CheckpointInfo& c : view.checkpoints) {
     checkpoints.push_back({{"step", c.step},

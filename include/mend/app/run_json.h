@@ -1,0 +1,29 @@
+#pragma once
+
+// JSON pieces of a run that `mend show`, `mend pending` and `mend serve`'s runs routes share, so
+// the CLI and the API spell them the same way (DESIGN.md §4 shapes; docs/http_api.md). Pure.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mend/agent/run_view.h"
+#include "mend/llm/types.h"
+#include "mend/store/run_record.h"
+
+namespace mend::app {
+
+// The text, or null when it is empty.
+nlohmann::json NullIfEmpty(const std::string& text);
+
+// {"code","message","class","retryable"}, or null.
+nlohmann::json RunErrorJson(const std::optional<store::RunError>& error);
+
+// [{"id","name","arguments"}]
+nlohmann::json ToolCallsJson(const std::vector<llm::ToolCall>& calls);
+
+// One transcript message: {"role","content"} plus "tool_calls" when the model called tools, and
+// for a tool result "tool_call_id", "name", "is_error", "replaced_by_hook", "hook_decision".
+nlohmann::json TranscriptEntryJson(const agent::TranscriptEntry& entry);
+
+}  // namespace mend::app
