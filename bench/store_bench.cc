@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/store_bench_refs.h"
 #include "mend/base/clock.h"
 #include "mend/store/sqlite_store.h"
 #include "store/sqlite_store_impl.h"
@@ -97,8 +98,8 @@ Lease CreateAndClaim(CheckpointStore& store, const std::string& id) {
 }
 
 // RUNS threads, one run each, save STEPS checkpoints of one PAYLOAD message; every Save timed.
-std::string Throughput(const Args& a) {
-  std::unique_ptr<CheckpointStore> store = Open(a.dir + "/throughput.db");
+std::string Throughput(const Args& a, const std::string& file = "throughput.db") {
+  std::unique_ptr<CheckpointStore> store = Open(a.dir + "/" + file);
   std::vector<Lease> leases;
   for (int r = 0; r < a.runs; ++r)
     leases.push_back(CreateAndClaim(*store, "run-" + std::to_string(r)));
@@ -301,18 +302,28 @@ int Main(int argc, char** argv) {
   arg(2, a.runs), arg(3, a.steps), arg(4, a.payload_bytes), arg(5, a.long_run_steps);
   arg(6, a.long_payload_bytes), arg(7, a.pending_runs), arg(8, a.pending_unfinished);
   std::filesystem::create_directories(a.dir);
-  for (const char* db : {"throughput.db", "long.db", "pending.db", "pending_all.db"}) {
+  for (const char* db : {"throughput.db", "single.db", "long.db", "pending.db", "pending_all.db",
+                         "bare.db", "raw.log"}) {
     for (const char* suffix : {"", "-wal", "-shm"}) {
       std::error_code ec;
       std::filesystem::remove(a.dir + "/" + db + suffix, ec);
     }
   }
   std::string throughput = Throughput(a);
+  // The references of the same run: the disk's limit for many writers, SQLite's for one.
+  std::string raw = bench::RawGroupCommit(a.dir + "/raw.log", a.runs, a.steps, a.payload_bytes);
+  Args single = a;
+  single.runs = 1;
+  std::string one_run = Throughput(single, "single.db");
+  std::string bare = bench::BareSqliteInserts(a.dir + "/bare.db", a.steps, a.payload_bytes);
   std::string disk = DiskAndResume(a);
   std::string pending = Pending(a, a.pending_unfinished, a.dir + "/pending.db");
   std::string pending_all = Pending(a, a.pending_runs, a.dir + "/pending_all.db");
-  std::printf("{\"throughput\":%s,\"disk\":%s,\"pending\":%s,\"pending_all\":%s}\n",
-              throughput.c_str(), disk.c_str(), pending.c_str(), pending_all.c_str());
+  std::printf(
+      "{\"throughput\":%s,\"raw_group_commit\":%s,\"single_run\":%s,\"bare_sqlite\":%s,"
+      "\"disk\":%s,\"pending\":%s,\"pending_all\":%s}\n",
+      throughput.c_str(), raw.c_str(), one_run.c_str(), bare.c_str(), disk.c_str(),
+      pending.c_str(), pending_all.c_str());
   return 0;
 }
 
