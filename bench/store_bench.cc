@@ -322,8 +322,8 @@ int Main(int argc, char** argv) {
   std::printf(
       "{\"throughput\":%s,\"raw_group_commit\":%s,\"single_run\":%s,\"bare_sqlite\":%s,"
       "\"disk\":%s,\"pending\":%s,\"pending_all\":%s}\n",
-      throughput.c_str(), raw.c_str(), one_run.c_str(), bare.c_str(), disk.c_str(),
-      pending.c_str(), pending_all.c_str());
+      throughput.c_str(), raw.c_str(), one_run.c_str(), bare.c_str(), disk.c_str(), pending.c_str(),
+      pending_all.c_str());
   return 0;
 }
 

@@ -124,7 +124,8 @@ std::string BareSqliteInserts(const std::string& path, int steps, size_t payload
   };
   exec("PRAGMA journal_mode=WAL");
   exec("PRAGMA synchronous=FULL");
-  exec("CREATE TABLE IF NOT EXISTS t(run TEXT, step INTEGER, payload BLOB, PRIMARY KEY(run, step))");
+  exec(
+      "CREATE TABLE IF NOT EXISTS t(run TEXT, step INTEGER, payload BLOB, PRIMARY KEY(run, step))");
   sqlite3_stmt* insert = nullptr;
   sqlite3_prepare_v2(db, "INSERT INTO t VALUES('run-0', ?, ?)", -1, &insert, nullptr);
   const std::string payload(payload_bytes, 'p');

@@ -51,8 +51,12 @@ void SqliteStore::RunBatch(std::span<PendingWrite* const> batch) {
   }
   stats_.transactions += 1;
   stats_.writes += static_cast<int64_t>(batch.size());
+  // A write alone in its batch needs no savepoint: if it fails, the whole transaction is rolled
+  // back below. That saves a SAVEPOINT and a RELEASE (and the statement journal) for every save
+  // of a run that writes alone, which is what a single run's save costs beyond SQLite's own.
+  const bool alone = batch.size() == 1;
   for (PendingWrite* w : batch) {
-    w->result = RunInSavepoint(*w->body);
+    w->result = alone ? (*w->body)() : RunInSavepoint(*w->body);
     if (!db_->TransactionActive()) {
       // SQLite abandoned the transaction (a full disk, an I/O error): nothing of this batch is
       // written, whatever the savepoints said.
@@ -61,6 +65,10 @@ void SqliteStore::RunBatch(std::span<PendingWrite* const> batch) {
       FailSurvivors(batch, lost);
       return;
     }
+  }
+  if (alone && !batch[0]->result.ok()) {
+    db_->Exec("ROLLBACK").IgnoreError();
+    return;
   }
   Status commit = db_->Exec("COMMIT");
   if (commit.ok()) return;

@@ -142,6 +142,27 @@ TEST_F(SqliteGroupCommitTest, FencedSaveFailsAloneAndTheRestOfTheBatchCommits) {
   EXPECT_EQ(store_->History("r3")->size(), 1u);
 }
 
+TEST_F(SqliteGroupCommitTest, AWriteAloneInItsBatchFailsWithoutASavepointAndLeavesNothing) {
+  Lease r1 = MakeClaimedRun("r1");
+  MEND_ASSERT_OK(store_->Save(r1, Cp(1, "r1-a"), {}));
+  // Alone in a batch, a save runs without a savepoint; its failure rolls the transaction back.
+  EXPECT_THAT(RunSaveBatch({{r1, Cp(5, "r1-skip"), {}}})[0],
+              StatusIs(StatusCode::kFailedPrecondition));
+  RunUpdate update;
+  update.status = RunStatus::kFailed;
+  EXPECT_THAT(RunSaveBatch({{r1, Cp(3, "r1-skip-too"), update}})[0],
+              StatusIs(StatusCode::kFailedPrecondition));
+  // No transaction was left open: the next write commits.
+  EXPECT_THAT(RunSaveBatch({{r1, Cp(2, "r1-b"), {}}})[0], IsOk());
+
+  Reopen();
+  Result<RunSnapshot> s1 = store_->Load("r1");
+  MEND_ASSERT_OK(s1);
+  EXPECT_EQ(s1->step, 2);
+  EXPECT_THAT(s1->messages, ElementsAre("r1-a", "r1-b"));
+  EXPECT_EQ(store_->GetRun("r1")->status, RunStatus::kRunning);
+}
+
 TEST_F(SqliteGroupCommitTest, SavesOfOneRunKeepTheirOrderAroundAFailedOne) {
   Lease r1 = MakeClaimedRun("r1");
   std::vector<Status> results = RunSaveBatch({
