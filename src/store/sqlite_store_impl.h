@@ -53,8 +53,9 @@ class SqliteStore final : public CheckpointStore {
   void RunBatch(std::span<PendingWrite* const> batch);
 
   struct WriteStats {
-    int64_t transactions = 0;  // write transactions begun
-    int64_t writes = 0;        // writes run in them
+    int64_t transactions = 0;  // write transactions committed (or whose COMMIT failed)
+    int64_t writes = 0;        // writes handed to them
+    int64_t retries = 0;       // batches run again without a write that failed
   };
   WriteStats write_stats();
 
@@ -65,8 +66,6 @@ class SqliteStore final : public CheckpointStore {
   // Reads: runs `body` in one transaction while holding `mu_`. Writes: queues `body` for the
   // group commit and returns once the transaction containing it committed.
   Status Transact(SqliteDb::TxKind kind, const std::function<Status()>& body);
-  // Runs `body` inside a savepoint: released when it succeeds, rolled back when it fails.
-  Status RunInSavepoint(const std::function<Status()>& body);
 
   // The helpers below run inside Transact.
   Result<StoredRun> ReadRun(const std::string& run_id);
