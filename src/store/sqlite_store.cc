@@ -135,9 +135,10 @@ Status SqliteStore::Init() {
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA auto_vacuum = INCREMENTAL"));
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA journal_mode = WAL"));
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA synchronous = FULL"));
-  // Statement journals (one per save's savepoint in a group commit) stay in memory: on the default
-  // they spill to unnamed files in the system's temp folder, which costs a save about 45 KiB of
-  // extra writes and puts run content outside the home.
+  // Statement journals (a statement that may need undoing inside a transaction) stay in memory:
+  // on the default they spill to unnamed files in the system's temp folder, which cost each save
+  // about 45 KiB of extra writes while saves had savepoints, and puts run content outside the
+  // home.
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA temp_store = MEMORY"));
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA foreign_keys = ON"));
   return db_->InTransaction(SqliteDb::TxKind::kWrite, [&] { return CreateOrMigrateSchema(); });
