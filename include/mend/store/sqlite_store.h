@@ -21,9 +21,10 @@ struct SqliteStoreOptions {
   int history_limit = 50;
   // How long a statement waits for another process's write lock before failing (kUnavailable).
   std::chrono::milliseconds busy_timeout{5000};
-  // Group commit: writes that arrive while another batch commits are committed together, each in
-  // its own savepoint, with one fsync; at most this many per transaction (at least 1). A write
-  // still returns only after the COMMIT containing it succeeded.
+  // Group commit: writes that arrive while another batch commits are committed together, with
+  // one fsync; at most this many per transaction (at least 1). A write that fails is left out
+  // and the rest run again, so each write has its own outcome. A write still returns only after
+  // the COMMIT containing it succeeded.
   size_t max_write_batch = 256;
   // This process's identity on this host. A lease whose holder has the same host and boot id as
   // `local` but whose pid is not alive is free at once. Leave boot_id empty to never decide that.
