@@ -72,18 +72,6 @@ nlohmann::json SearchResultsJson(const std::vector<memory::ScoredFact>& hits) {
   return {{"results", results}};
 }
 
-std::string_view AddResultName(memory::AddResult::Kind kind) {
-  switch (kind) {
-    case memory::AddResult::Kind::kAdded:
-      return "added";
-    case memory::AddResult::Kind::kReinforced:
-      return "reinforced";
-    case memory::AddResult::Kind::kMerged:
-      return "merged";
-  }
-  return "added";
-}
-
 Result<RecallAnswer> ExplainRecall(Runtime& runtime, std::string_view task,
                                    const std::string& workspace, const std::string& model) {
   const std::string text(Trim(task));

@@ -81,7 +81,7 @@ Status AddFact(CliContext& ctx, const AddArgs& args) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
   MEND_ASSIGN_OR_RETURN(memory::AddResult added, runtime->facts->Add(fact));
   EmbedNewFacts(ctx, *runtime);
-  const std::string kind(app::AddResultName(added.kind));
+  const std::string kind(memory::AddResultKindName(added.kind));
   if (ctx.json) {
     ctx.out << DumpJson({{"id", added.id}, {"result", kind}}) << "\n";
   } else if (added.kind == memory::AddResult::Kind::kMerged) {

@@ -12,18 +12,6 @@ namespace {
 
 constexpr std::string_view kLessonsHeader = "# Lessons\n\n";
 
-std::string_view KindName(memory::AddResult::Kind kind) {
-  switch (kind) {
-    case memory::AddResult::Kind::kAdded:
-      return "added";
-    case memory::AddResult::Kind::kReinforced:
-      return "reinforced";
-    case memory::AddResult::Kind::kMerged:
-      return "merged";
-  }
-  return "added";
-}
-
 std::string Field(std::string_view value) {
   std::string collapsed = CollapseWhitespace(value);
   return collapsed.empty() ? "(unknown)" : collapsed;
@@ -58,7 +46,7 @@ Result<std::string> LessonSink::Persist(const Lesson& lesson,
     MEND_ASSIGN_OR_RETURN(memory::AddResult added,
                           facts_->Add(LessonFact(lesson, provenance, options_.workspace)));
     fact_id = std::move(added.id);
-    kind = KindName(added.kind);
+    kind = memory::AddResultKindName(added.kind);
   }
   if (events_ != nullptr) {
     obs::Event e("reflexion.lesson_stored");

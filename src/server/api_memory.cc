@@ -103,7 +103,7 @@ Result<ApiResponse> Add(app::Runtime& runtime, const ApiRequest& req) {
   // Only a new fact is a new resource; the same text again reinforces (or merges into) one.
   const int status = added.kind == memory::AddResult::Kind::kAdded ? 201 : 200;
   return ApiResponse(nlohmann::json{{"fact_id", added.id},
-                                    {"result", std::string(app::AddResultName(added.kind))}},
+                                    {"result", std::string(memory::AddResultKindName(added.kind))}},
                      status);
 }
 

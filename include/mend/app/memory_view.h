@@ -27,9 +27,6 @@ nlohmann::json FactJson(const memory::Fact& fact);
 // {"results":[{"id","score","category","tags","content"}]}, in the order given.
 nlohmann::json SearchResultsJson(const std::vector<memory::ScoredFact>& hits);
 
-// "added", "reinforced" or "merged".
-std::string_view AddResultName(memory::AddResult::Kind kind);
-
 // What a run for a task would receive from memory, and why it would receive nothing.
 struct RecallAnswer {
   memory::Retrieval retrieval;

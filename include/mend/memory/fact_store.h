@@ -35,6 +35,9 @@ struct AddResult {
   Kind kind = Kind::kAdded;
 };
 
+// "added", "reinforced" or "merged".
+std::string_view AddResultKindName(AddResult::Kind kind);
+
 struct ListOptions {
   bool include_superseded = false;
   std::string category;  // "" = every category
