@@ -202,8 +202,9 @@ void AddImproveKeys(std::vector<ConfigKeySpec>& keys) {
 }
 
 void AddServeKeys(std::vector<ConfigKeySpec>& keys) {
-  ConfigKeySpec listen = String("serve.listen", "MEND_SERVE_LISTEN", "listen",
-                                "address:port `mend serve` listens on; not loopback needs serve.token");
+  ConfigKeySpec listen =
+      String("serve.listen", "MEND_SERVE_LISTEN", "listen",
+             "address:port `mend serve` listens on; not loopback needs serve.token");
   listen.default_value = "127.0.0.1:7070";
   keys.push_back(std::move(listen));
   ConfigKeySpec token = String("serve.token", "MEND_SERVE_TOKEN", "",
