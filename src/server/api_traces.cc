@@ -147,18 +147,7 @@ void Receive(Spans& spans, const httplib::Request& req, httplib::Response& res,
     return WriteJson(res, ErrorBody(read),
                      read.code() == StatusCode::kResourceExhausted ? 413 : 400);
   }
-  std::string inflated;
-  std::string_view body = raw;
-  if (req.get_header_value("X-Mend-Content-Encoding") == "gzip") {
-    Result<std::string> plain = Gunzip(raw, kMaxOtlpBodyBytes);
-    if (!plain.ok()) {
-      return WriteJson(res, ErrorBody(plain.status()),
-                       plain.status().code() == StatusCode::kResourceExhausted ? 413 : 400);
-    }
-    inflated = *std::move(plain);
-    body = inflated;
-  }
-  Result<std::vector<obs::SpanData>> decoded = obs::DecodeOtlpTraces(body, *protocol);
+  Result<std::vector<obs::SpanData>> decoded = obs::DecodeOtlpTraces(raw, *protocol);
   if (!decoded.ok()) return WriteError(res, decoded.status());
   Result<obs::SpanStore*> store = spans.Get();
   if (!store.ok()) return WriteError(res, store.status());

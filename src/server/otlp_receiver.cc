@@ -1,7 +1,5 @@
-// Content negotiation and gzip of the OTLP receiver (otlp_receiver.h).
+// Content negotiation of the OTLP receiver (otlp_receiver.h).
 #include "server/otlp_receiver.h"
-
-#include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
@@ -20,40 +18,6 @@ Result<obs::OtlpProtocol> OtlpProtocolOf(std::string_view content_type) {
   return InvalidArgumentError(
       "OTLP requests are application/x-protobuf or application/json, not \"" +
       std::string(content_type) + "\"");
-}
-
-Result<std::string> Gunzip(std::string_view body, size_t max_bytes) {
-  z_stream stream{};
-  // 16 + MAX_WBITS: a gzip header and trailer around the deflate data.
-  if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) return InternalError("inflateInit2 failed");
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
-  stream.avail_in = static_cast<uInt>(body.size());
-  std::string out;
-  char chunk[64 * 1024];
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    stream.next_out = reinterpret_cast<Bytef*>(chunk);
-    stream.avail_out = sizeof(chunk);
-    rc = inflate(&stream, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END) {
-      inflateEnd(&stream);
-      return InvalidArgumentError("the gzip body does not inflate (" +
-                                  std::string(stream.msg != nullptr ? stream.msg : "truncated") +
-                                  ")");
-    }
-    out.append(chunk, sizeof(chunk) - stream.avail_out);
-    if (out.size() > max_bytes) {
-      inflateEnd(&stream);
-      return ResourceExhaustedError("the gzip body inflates past " + std::to_string(max_bytes) +
-                                    " bytes");
-    }
-    if (rc == Z_OK && stream.avail_in == 0 && stream.avail_out != 0) {
-      inflateEnd(&stream);
-      return InvalidArgumentError("the gzip body is truncated");
-    }
-  }
-  inflateEnd(&stream);
-  return out;
 }
 
 }  // namespace mend::server

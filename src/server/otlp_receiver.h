@@ -1,7 +1,8 @@
 #pragma once
 
-// The body of an OTLP/HTTP trace export as the decoder wants it: the protocol from the
-// Content-Type and the bytes with a gzip Content-Encoding undone (docs/http_api.md, "Traces").
+// The protocol of an OTLP/HTTP trace export, from its Content-Type (docs/http_api.md, "Traces").
+// A gzip Content-Encoding is undone by cpp-httplib while the body is read through a bounded
+// reader, so kMaxOtlpBodyBytes bounds the inflated bytes.
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -11,15 +12,11 @@
 
 namespace mend::server {
 
-// The largest OTLP request body accepted, before and after gzip.
+// The largest OTLP request body accepted, after gzip is undone.
 inline constexpr size_t kMaxOtlpBodyBytes = 32u << 20;
 
 // "application/x-protobuf" (also "application/protobuf") or "application/json", parameters
 // ignored; kInvalidArgument (answered 415) for anything else.
 Result<obs::OtlpProtocol> OtlpProtocolOf(std::string_view content_type);
-
-// Inflates a gzip body; kResourceExhausted when it inflates past `max_bytes`, kInvalidArgument
-// when it is not gzip or is truncated.
-Result<std::string> Gunzip(std::string_view body, size_t max_bytes);
 
 }  // namespace mend::server

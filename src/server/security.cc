@@ -65,30 +65,25 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
 }
 
 Status CheckBody(const httplib::Request& req, const ServerOptions& options) {
-  const std::string length_text = req.get_header_value("Content-Length");
-  if (length_text.empty()) return OkStatus();
-  uint64_t length = 0;
-  auto [ptr, ec] =
-      std::from_chars(length_text.data(), length_text.data() + length_text.size(), length);
   const bool otlp = req.path == "/v1/traces";
-  const uint64_t limit = otlp ? kMaxOtlpBodyBytes : static_cast<uint64_t>(options.max_body_bytes);
-  if (ec != std::errc() || ptr != length_text.data() + length_text.size()) {
-    return InvalidArgumentError("Content-Length is not a number");
-  }
-  if (length > limit) {
-    return ResourceExhaustedError("the request body is too large (" + std::to_string(length) +
-                                  " bytes; the limit is " + std::to_string(limit) + ")");
-  }
   if (req.has_header("Content-Encoding")) {
     const std::string encoding = Lower(req.get_header_value("Content-Encoding"));
     if (!otlp || (encoding != "gzip" && encoding != "identity")) {
       return InvalidArgumentError("Content-Encoding \"" + encoding + "\" is not accepted here");
     }
-    // The pre-routing handler sees the request before its body is read; httplib hands it over
-    // as const, but the object it owns is not, so renaming the header here is well defined.
-    auto& headers = const_cast<httplib::Headers&>(req.headers);
-    headers.erase("Content-Encoding");
-    headers.emplace("X-Mend-Content-Encoding", encoding);
+  }
+  const std::string length_text = req.get_header_value("Content-Length");
+  if (length_text.empty()) return OkStatus();
+  uint64_t length = 0;
+  auto [ptr, ec] =
+      std::from_chars(length_text.data(), length_text.data() + length_text.size(), length);
+  if (ec != std::errc() || ptr != length_text.data() + length_text.size()) {
+    return InvalidArgumentError("Content-Length is not a number");
+  }
+  const uint64_t limit = otlp ? kMaxOtlpBodyBytes : static_cast<uint64_t>(options.max_body_bytes);
+  if (length > limit) {
+    return ResourceExhaustedError("the request body is too large (" + std::to_string(length) +
+                                  " bytes; the limit is " + std::to_string(limit) + ")");
   }
   return OkStatus();
 }

@@ -26,10 +26,9 @@ Status CheckRequest(const httplib::Request& req, const ServerOptions& options);
 
 // Whether the body `req` announces may be read, before it is read: kResourceExhausted (413) for
 // a Content-Length over the limit of its path (ServerOptions::max_body_bytes, or
-// kMaxOtlpBodyBytes for /v1/traces), kFailedPrecondition (411) for a body without a
-// Content-Length (chunked), whose size nothing would bound. A gzip Content-Encoding is taken off
-// the request's headers here (and kept in X-Mend-Content-Encoding) so the handler inflates it
-// with a bound; cpp-httplib would inflate it without one.
+// kMaxOtlpBodyBytes for /v1/traces); kInvalidArgument for a Content-Encoding other than gzip on
+// /v1/traces, or any on other paths. Bodies without a length (chunked) are bounded while read
+// (ReadBoundedBody), after cpp-httplib inflated gzip, so the bound is on the inflated bytes.
 Status CheckBody(const httplib::Request& req, const ServerOptions& options);
 
 // Compares in time that does not depend on where the strings differ.

@@ -185,6 +185,17 @@ TEST_F(TracesApiTest, AChunkedBodyIsBoundedToo) {
   EXPECT_EQ(Get("/healthz").status, 200);
 }
 
+TEST_F(TracesApiTest, AGzipBodyIsBoundedByItsInflatedSize) {
+  StartServer();
+  // 40 MiB of zeros compress to about 40 KiB: small on the wire, past the limit once inflated.
+  const std::string bomb = Gzip(std::string(40u << 20, '\0'));
+  ASSERT_LT(bomb.size(), 1u << 20);
+  auto res = PostOtlp(bomb, "application/x-protobuf", {{"Content-Encoding", "gzip"}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 413);
+  EXPECT_EQ(Get("/api/v1/traces").body["total"], 0);
+}
+
 TEST_F(TracesApiTest, AnAnnouncedBodyOverTheLimitIsRefusedUnread) {
   StartServer();
   httplib::Client raw("127.0.0.1", server_->port());
