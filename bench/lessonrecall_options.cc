@@ -42,7 +42,8 @@ bool SetOption(memory::RetrieverOptions& options, const std::string& key, const 
   const std::map<std::string_view, size_t*> sizes = {{"max_facts", &options.max_facts},
                                                      {"candidates", &options.candidates},
                                                      {"budget_chars", &options.budget_chars},
-                                                     {"max_query_terms", &options.max_query_terms}};
+                                                     {"max_query_terms", &options.max_query_terms},
+                                                     {"max_postings", &options.max_postings}};
   if (auto it = doubles.find(key); it != doubles.end()) {
     if (ParseDouble(value, *it->second)) return true;
     error = "--option " + key + ": not a number: " + value;

@@ -26,7 +26,13 @@ class UnavailableFactStore final : public memory::FactStore {
                                                         const std::string&) override {
     return error_;
   }
-  Result<std::vector<memory::SearchDoc>> SearchDocs() override { return error_; }
+  Result<memory::TermStatistics::Counts> CountTerms(const std::vector<std::string>&) override {
+    return error_;
+  }
+  Result<std::vector<memory::TagMatch>> MatchTags(const std::vector<std::string>&,
+                                                  const std::string&, size_t) override {
+    return error_;
+  }
   Result<int64_t> Generation() override { return error_; }
   Result<int64_t> VectorGeneration() override { return error_; }
   Result<int64_t> Count() override { return error_; }

@@ -6,7 +6,7 @@
 
 namespace mend::memory::internal {
 
-inline constexpr int64_t kMemorySchemaVersion = 1;
+inline constexpr int64_t kMemorySchemaVersion = 2;
 
 inline constexpr char kCreateMeta[] =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
@@ -76,5 +76,32 @@ CREATE TABLE fact_run_outcomes (
   at INTEGER NOT NULL
 );
 )sql";
+
+// Version 2: what retrieval reads instead of every fact, kept by the store with every write over
+// the active (not superseded) facts. `fact_terms` holds, per Porter stem, the active facts holding
+// it in a word (stop words left out) and in any token; the meta keys memory.documents,
+// memory.words and memory.tokens hold their count and their words and tokens in all
+// (TermStatistics). `fact_tag_keys` maps each key of an active fact's tags (a tag's words and the
+// tag itself) to the fact (its row, workspace and id, so the tag hint reads no other table). A
+// version 1 file gains both, counted from its facts, when it is opened.
+inline constexpr char kSchemaV2[] = R"sql(
+CREATE TABLE fact_terms (
+  stem TEXT PRIMARY KEY,
+  words INTEGER NOT NULL,
+  tokens INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE fact_tag_keys (
+  key TEXT NOT NULL,
+  fact_rowid INTEGER NOT NULL,
+  workspace TEXT NOT NULL,
+  fact_id TEXT NOT NULL,
+  PRIMARY KEY (key, fact_rowid)
+) WITHOUT ROWID;
+CREATE INDEX fact_tag_keys_fact ON fact_tag_keys (fact_rowid);
+INSERT INTO meta (key, value) VALUES ('memory.documents', '0'), ('memory.words', '0'),
+  ('memory.tokens', '0');
+)sql";
+inline constexpr char kUpdateVersion[] =
+    "UPDATE meta SET value = ?1 WHERE key = 'memory.schema_version'";
 
 }  // namespace mend::memory::internal

@@ -25,13 +25,6 @@ constexpr size_t kHydeMaxBytes = 2000;
 // task. It bounds the index to a few hundred postings per text.
 constexpr size_t kTrigramTextBytes = 600;
 
-// Tokens of a tag ("event-loop" → "event", "loop", "event-loop") for the hint scorer.
-std::vector<std::string> TagKeys(const std::string& tag) {
-  std::vector<std::string> keys = QueryTerms(tag);
-  if (std::find(keys.begin(), keys.end(), tag) == keys.end()) keys.push_back(tag);
-  return keys;
-}
-
 }  // namespace
 
 class Retriever::Impl {
@@ -47,19 +40,23 @@ class Retriever::Impl {
   struct Signals {
     std::vector<RankedList> lists;
     std::unordered_map<std::string, LexicalMatch> lexical;  // BM25 candidates by fact id
+    std::vector<size_t> bm25_hits;  // the BM25 list as indexes into the lexical hits
     // The idf of a word found in one fact: lexical relevance divided by it counts "rare words'
     // worth" of overlap, comparable from one fact to a hundred thousand.
     double rare_idf = 1;
   };
 
-  Status RefreshLocked(std::vector<std::string>* warnings);
+  Status RefreshVectorsLocked(std::vector<std::string>* warnings);
   Result<Signals> Collect(const std::string& text, const std::string& hyde,
                           const std::string& workspace, std::vector<std::string>* warnings);
-  RankedList Bm25Ranking(const std::vector<std::string>& terms, std::vector<LexicalHit> hits,
-                         Signals& signals) const;
-  bool InScope(size_t doc, const std::string& workspace) const;
-  std::vector<std::string> HintRanking(const std::vector<std::string>& terms,
-                                       const std::string& workspace) const;
+  RankedList Bm25Ranking(const std::vector<std::string>& terms, const TermStatistics& stats,
+                         const std::vector<LexicalHit>& hits, Signals& signals) const;
+  RankedList TrigramRanking(const std::string& text, const std::vector<LexicalHit>& hits,
+                            const std::vector<size_t>& which) const;
+  Result<RankedList> HintRanking(const std::vector<std::string>& terms, size_t documents,
+                                 const std::string& workspace) const;
+  Result<RankedList> VectorRanking(const std::string& text, const std::string& workspace,
+                                   std::vector<std::string>* warnings);
   Result<std::vector<ScoredFact>> Rank(const Signals& signals, size_t n);
   Result<std::vector<ScoredFact>> Nudged(const std::vector<FusedScore>& fused, size_t begin,
                                          size_t end, Time now) const;
@@ -81,66 +78,23 @@ class Retriever::Impl {
   llm::Embedder* embedder_;
   llm::LlmProvider* provider_;
 
-  std::mutex mu_;  // guards the caches below
-  int64_t generation_ = -1;
+  std::mutex mu_;  // guards the vector cache below
   int64_t vector_generation_ = -1;
-  std::vector<SearchDoc> docs_;
-  std::unordered_map<std::string, size_t> doc_of_;
-  std::unique_ptr<TrigramIndex> trigrams_;
-  std::unordered_map<std::string, std::vector<size_t>> docs_by_tag_key_;
-  std::unique_ptr<TermStatistics> terms_;
   std::unique_ptr<VectorIndex> vectors_;
+  std::unordered_map<std::string, std::string> vector_workspace_;  // fact id → its workspace
 };
 
-Status Retriever::Impl::RefreshLocked(std::vector<std::string>* warnings) {
-  MEND_ASSIGN_OR_RETURN(int64_t generation, store_->Generation());
-  if (generation != generation_) {
-    MEND_ASSIGN_OR_RETURN(docs_, store_->SearchDocs());
-    doc_of_.clear();
-    docs_by_tag_key_.clear();
-    std::vector<std::vector<std::string>> texts;
-    texts.reserve(docs_.size());
-    std::vector<std::vector<std::string_view>> fields;
-    fields.reserve(docs_.size());
-    for (const SearchDoc& d : docs_) {
-      std::vector<std::string_view>& f = fields.emplace_back();
-      f.push_back(d.content);
-      for (const std::string& tag : d.tags) f.push_back(tag);
-      for (const std::string& e : d.episode_texts) f.push_back(e);
-    }
-    terms_ = TermStatistics::Build(fields);
-    fields.clear();
-    for (size_t i = 0; i < docs_.size(); ++i) {
-      const SearchDoc& d = docs_[i];
-      doc_of_[d.id] = i;
-      std::vector<std::string> t;
-      std::string tags;
-      for (const std::string& tag : d.tags) {
-        tags += ' ' + tag;
-        for (const std::string& key : TagKeys(tag)) {
-          std::vector<size_t>& list = docs_by_tag_key_[key];
-          if (list.empty() || list.back() != i) list.push_back(i);
-        }
-      }
-      t.push_back(TruncateUtf8Bytes(d.content, kTrigramTextBytes) + tags);
-      for (const std::string& e : d.episode_texts) {
-        t.push_back(TruncateUtf8Bytes(e, kTrigramTextBytes));
-      }
-      texts.push_back(std::move(t));
-      // Only the id, workspace and tags are needed from here on.
-      docs_[i].content = std::string();
-      docs_[i].episode_texts = std::vector<std::string>();
-    }
-    trigrams_ = TrigramIndex::Build(texts);
-    generation_ = generation;
-  }
-  if (embedder_ == nullptr) return OkStatus();
+Status Retriever::Impl::RefreshVectorsLocked(std::vector<std::string>* warnings) {
   MEND_ASSIGN_OR_RETURN(int64_t vector_generation, store_->VectorGeneration());
   if (vector_generation == vector_generation_) return OkStatus();
   MEND_ASSIGN_OR_RETURN(std::vector<FactVector> stored, store_->Embeddings(embedder_->model_id()));
   std::vector<VectorIndex::Entry> entries;
   entries.reserve(stored.size());
-  for (FactVector& v : stored) entries.push_back({std::move(v.id), std::move(v.vector)});
+  vector_workspace_.clear();
+  for (FactVector& v : stored) {
+    vector_workspace_.emplace(v.id, std::move(v.workspace));
+    entries.push_back({std::move(v.id), std::move(v.vector)});
+  }
   Result<std::unique_ptr<VectorIndex>> index =
       VectorIndex::Build(std::move(entries), options_.vector_exact_limit);
   if (!index.ok()) {
@@ -153,48 +107,50 @@ Status Retriever::Impl::RefreshLocked(std::vector<std::string>* warnings) {
   return OkStatus();
 }
 
-bool Retriever::Impl::InScope(size_t doc, const std::string& workspace) const {
-  const std::string& ws = docs_[doc].workspace;
-  return workspace.empty() || ws.empty() || ws == workspace;
-}
-
-std::vector<std::string> Retriever::Impl::HintRanking(const std::vector<std::string>& terms,
-                                                      const std::string& workspace) const {
+Result<RankedList> Retriever::Impl::HintRanking(const std::vector<std::string>& terms,
+                                                size_t documents,
+                                                const std::string& workspace) const {
   // Each query term that names a tag votes for the facts carrying it, weighted by how rare the
   // tag is (log N / df), so "python" counts less than "asyncio".
-  std::unordered_map<size_t, double> score;
-  double n = static_cast<double>(docs_.size()) + 1;
-  for (const std::string& term : terms) {
-    auto it = docs_by_tag_key_.find(term);
-    if (it == docs_by_tag_key_.end()) continue;
-    double weight = std::log(n / static_cast<double>(it->second.size()));
+  MEND_ASSIGN_OR_RETURN(std::vector<TagMatch> matches,
+                        store_->MatchTags(terms, workspace, options_.max_postings));
+  std::unordered_map<int64_t, std::pair<double, const std::string*>> score;  // by rowid
+  const double n = static_cast<double>(documents) + 1;
+  for (const TagMatch& m : matches) {
+    if (m.facts <= 0 || m.ids.empty()) continue;
+    const double weight = std::log(n / static_cast<double>(m.facts));
     if (weight <= 0) continue;
-    for (size_t doc : it->second) {
-      if (InScope(doc, workspace)) score[doc] += weight;
+    for (size_t i = 0; i < m.ids.size(); ++i) {
+      auto& entry = score[m.rowids[i]];
+      entry.first += weight;
+      entry.second = &m.ids[i];
     }
   }
-  std::vector<std::pair<double, size_t>> order;
+  // Best first; among equals, the fact added first.
+  std::vector<std::pair<double, int64_t>> order;
   order.reserve(score.size());
-  for (const auto& [doc, s] : score) order.push_back({-s, doc});
+  for (const auto& [rowid, s] : score) order.push_back({-s.first, rowid});
   std::sort(order.begin(), order.end());
-  std::vector<std::string> ids;
+  RankedList hint{{}, options_.hint_weight};
   for (size_t i = 0; i < order.size() && i < options_.candidates; ++i) {
-    ids.push_back(docs_[order[i].second].id);
+    hint.ids.push_back(*score[order[i].second].second);
   }
-  return ids;
+  return hint;
 }
 
 RankedList Retriever::Impl::Bm25Ranking(const std::vector<std::string>& terms,
-                                        std::vector<LexicalHit> hits, Signals& signals) const {
+                                        const TermStatistics& stats,
+                                        const std::vector<LexicalHit>& hits,
+                                        Signals& signals) const {
   // FTS5 finds the candidates; mend orders them by the BM25 FTS5 computes, recomputed from
   // mend's own statistics (LexicalMatch::fts_bm25) so that the words most facts share never
   // weigh nothing. FTS5's order breaks ties.
-  const std::vector<TermStatistics::QueryTerm> query = terms_->Query(terms);
-  signals.rare_idf = terms_->RareIdf();
+  const std::vector<TermStatistics::QueryTerm> query = stats.Query(terms);
+  signals.rare_idf = stats.RareIdf();
   std::vector<std::pair<double, size_t>> order;
   order.reserve(hits.size());
   for (size_t i = 0; i < hits.size(); ++i) {
-    LexicalMatch match = terms_->Match(query, hits[i].text);
+    LexicalMatch match = stats.Match(query, hits[i].text);
     order.push_back({-match.fts_bm25, i});
     signals.lexical.emplace(hits[i].id, match);
   }
@@ -202,9 +158,65 @@ RankedList Retriever::Impl::Bm25Ranking(const std::vector<std::string>& terms,
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   RankedList bm25{{}, options_.bm25_weight};
   for (size_t i = 0; i < order.size() && i < options_.candidates; ++i) {
-    bm25.ids.push_back(std::move(hits[order[i].second].id));
+    bm25.ids.push_back(hits[order[i].second].id);
+    signals.bm25_hits.push_back(order[i].second);
   }
   return bm25;
+}
+
+RankedList Retriever::Impl::TrigramRanking(const std::string& text,
+                                           const std::vector<LexicalHit>& hits,
+                                           const std::vector<size_t>& which) const {
+  // Character trigrams over the BM25 list's candidates: the head of each one's content with its
+  // tags, and the head of its provenance, each a text of its own (a fact scores with its best).
+  std::vector<std::vector<std::string>> texts;
+  texts.reserve(which.size());
+  for (size_t i : which) {
+    const LexicalHit& h = hits[i];
+    const std::string_view all(h.text);
+    const std::string_view content = all.substr(0, h.content_bytes);
+    const std::string_view tags =
+        all.substr(std::min(all.size(), h.content_bytes + 1), h.tags_bytes);
+    const std::string_view provenance =
+        all.substr(std::min(all.size(), h.content_bytes + h.tags_bytes + 2));
+    std::vector<std::string>& t = texts.emplace_back();
+    t.push_back(TruncateUtf8Bytes(std::string(content), kTrigramTextBytes));
+    if (!tags.empty()) t.back() += ' ' + std::string(tags);
+    if (!provenance.empty()) {
+      t.push_back(TruncateUtf8Bytes(std::string(provenance), kTrigramTextBytes));
+    }
+  }
+  RankedList tri{{}, options_.trigram_weight};
+  std::unique_ptr<TrigramIndex> index = TrigramIndex::Build(texts);
+  for (const TrigramIndex::Hit& h : index->Search(text, options_.candidates)) {
+    tri.ids.push_back(hits[which[h.doc]].id);
+  }
+  return tri;
+}
+
+Result<RankedList> Retriever::Impl::VectorRanking(const std::string& text,
+                                                  const std::string& workspace,
+                                                  std::vector<std::string>* warnings) {
+  RankedList vec{{}, options_.vector_weight};
+  std::lock_guard<std::mutex> lock(mu_);
+  MEND_RETURN_IF_ERROR(RefreshVectorsLocked(warnings));
+  if (!vectors_ || vectors_->size() == 0) return vec;
+  Result<std::vector<std::vector<float>>> query = embedder_->Embed({text});
+  if (!query.ok() || query->size() != 1) {
+    if (warnings) {
+      warnings->push_back("embedding the task failed: " +
+                          std::string(query.ok() ? "no vector" : query.status().message()));
+    }
+    return vec;
+  }
+  for (const VectorIndex::Hit& h : vectors_->Search((*query)[0], options_.candidates * 2)) {
+    auto it = vector_workspace_.find(h.id);
+    if (it == vector_workspace_.end()) continue;
+    if (!workspace.empty() && !it->second.empty() && it->second != workspace) continue;
+    vec.ids.push_back(h.id);
+    if (vec.ids.size() == options_.candidates) break;
+  }
+  return vec;
 }
 
 Result<Retriever::Impl::Signals> Retriever::Impl::Collect(const std::string& text,
@@ -214,43 +226,28 @@ Result<Retriever::Impl::Signals> Retriever::Impl::Collect(const std::string& tex
   Signals signals;
   std::string lexical_text = hyde.empty() ? text : text + "\n" + hyde;
   std::vector<std::string> terms = QueryTerms(lexical_text, options_.max_query_terms);
+  // The statistics of the query's words only, kept by the store: nothing here reads every fact.
+  MEND_ASSIGN_OR_RETURN(TermStatistics::Counts counts,
+                        store_->CountTerms(TermStatistics::QueryStems(terms)));
+  const size_t documents = counts.documents;
+  std::unique_ptr<TermStatistics> stats = TermStatistics::FromCounts(std::move(counts));
   // Twice the candidates: FTS5's own order undervalues words most facts share, so the best by
   // mend's scoring may lie a little further down it.
+  const std::vector<std::string> searched = SearchedWords(terms, *stats, options_.max_postings);
   MEND_ASSIGN_OR_RETURN(
       std::vector<LexicalHit> hits,
-      store_->SearchLexical(BuildFtsQuery(terms), 2 * options_.candidates, workspace));
-
-  std::lock_guard<std::mutex> lock(mu_);
-  MEND_RETURN_IF_ERROR(RefreshLocked(warnings));
-  signals.lists.push_back(Bm25Ranking(terms, std::move(hits), signals));
-  if (options_.trigram_weight > 0 && trigrams_) {
-    RankedList tri{{}, options_.trigram_weight};
-    for (const TrigramIndex::Hit& h : trigrams_->Search(lexical_text, options_.candidates * 2)) {
-      if (InScope(h.doc, workspace)) tri.ids.push_back(docs_[h.doc].id);
-      if (tri.ids.size() == options_.candidates) break;
-    }
-    signals.lists.push_back(std::move(tri));
+      store_->SearchLexical(BuildFtsQuery(searched), 2 * options_.candidates, workspace));
+  signals.lists.push_back(Bm25Ranking(terms, *stats, hits, signals));
+  if (options_.trigram_weight > 0 && !hits.empty()) {
+    signals.lists.push_back(TrigramRanking(lexical_text, hits, signals.bm25_hits));
   }
   if (options_.hint_weight > 0) {
-    signals.lists.push_back({HintRanking(terms, workspace), options_.hint_weight});
+    MEND_ASSIGN_OR_RETURN(RankedList hint, HintRanking(terms, documents, workspace));
+    signals.lists.push_back(std::move(hint));
   }
-  if (embedder_ != nullptr && vectors_ && vectors_->size() > 0 && options_.vector_weight > 0) {
-    Result<std::vector<std::vector<float>>> query = embedder_->Embed({lexical_text});
-    if (!query.ok() || query->size() != 1) {
-      if (warnings) {
-        warnings->push_back("embedding the task failed: " +
-                            std::string(query.ok() ? "no vector" : query.status().message()));
-      }
-    } else {
-      RankedList vec{{}, options_.vector_weight};
-      for (const VectorIndex::Hit& h : vectors_->Search((*query)[0], options_.candidates * 2)) {
-        auto it = doc_of_.find(h.id);
-        if (it == doc_of_.end() || !InScope(it->second, workspace)) continue;
-        vec.ids.push_back(h.id);
-        if (vec.ids.size() == options_.candidates) break;
-      }
-      signals.lists.push_back(std::move(vec));
-    }
+  if (embedder_ != nullptr && options_.vector_weight > 0) {
+    MEND_ASSIGN_OR_RETURN(RankedList vec, VectorRanking(lexical_text, workspace, warnings));
+    if (!vec.ids.empty()) signals.lists.push_back(std::move(vec));
   }
   return signals;
 }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <charconv>
 #include <utility>
 
@@ -18,9 +19,14 @@ constexpr char kSearch[] =
     "WHERE facts_fts MATCH ?1 ORDER BY score LIMIT ?2) m JOIN facts f ON f.rowid = m.rowid "
     "WHERE f.superseded_by IS NULL AND (?3 = '' OR f.workspace = '' OR f.workspace = ?3) "
     "ORDER BY m.score";
-constexpr char kDocs[] =
-    "SELECT id, category, workspace, content, tags, episodes FROM facts "
-    "WHERE superseded_by IS NULL ORDER BY rowid";
+constexpr char kStem[] = "SELECT words, tokens FROM fact_terms WHERE stem = ?1";
+constexpr char kTotals[] =
+    "SELECT key, value FROM meta WHERE key IN ('memory.documents', 'memory.words', "
+    "'memory.tokens')";
+constexpr char kTagKeyCount[] = "SELECT count(*) FROM fact_tag_keys WHERE key = ?1";
+constexpr char kTagKeyFacts[] =
+    "SELECT fact_id, fact_rowid FROM fact_tag_keys WHERE key = ?1 "
+    "AND (?2 = '' OR workspace = '' OR workspace = ?2) ORDER BY fact_rowid";
 constexpr char kGeneration[] = "SELECT value FROM meta WHERE key = 'memory.generation'";
 constexpr char kVectorGeneration[] =
     "SELECT value FROM meta WHERE key = 'memory.vector_generation'";
@@ -44,7 +50,8 @@ constexpr char kPutVector[] =
     "INSERT OR REPLACE INTO fact_vectors (fact_rowid, part, model, dimension, vector) "
     "SELECT rowid, ?2, ?3, ?4, ?5 FROM facts WHERE id = ?1";
 constexpr char kVectors[] =
-    "SELECT f.id, v.part, v.vector FROM fact_vectors v JOIN facts f ON f.rowid = v.fact_rowid "
+    "SELECT f.id, v.part, v.vector, f.workspace FROM fact_vectors v JOIN facts f "
+    "ON f.rowid = v.fact_rowid "
     "WHERE v.model = ?1 AND f.superseded_by IS NULL ORDER BY f.rowid, v.part";
 constexpr char kVectorParts[] =
     "SELECT f.id, f.content, f.tags, f.episodes, "
@@ -65,36 +72,83 @@ Result<std::vector<LexicalHit>> SqliteFactStore::SearchLexical(const std::string
     MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
     if (!more) break;
     // The three columns as FTS5 indexes them, one text (LexicalHit::text).
-    std::string text = stmt.Text(2);
-    for (int column : {3, 4}) {
-      text += '\n';
-      text += stmt.Text(column);
-    }
-    hits.push_back(LexicalHit{stmt.Text(0), -stmt.Double(1), std::move(text)});
+    LexicalHit hit{stmt.Text(0), -stmt.Double(1), stmt.Text(2)};
+    hit.content_bytes = hit.text.size();
+    hit.text += '\n';
+    hit.text += stmt.Text(3);
+    hit.tags_bytes = hit.text.size() - hit.content_bytes - 1;
+    hit.text += '\n';
+    hit.text += stmt.Text(4);
+    hits.push_back(std::move(hit));
   }
   return hits;
 }
 
-Result<std::vector<SearchDoc>> SqliteFactStore::SearchDocs() {
+Result<TermStatistics::Counts> SqliteFactStore::CountTerms(const std::vector<std::string>& stems) {
   std::lock_guard<std::mutex> lock(mu_);
-  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kDocs));
-  std::vector<SearchDoc> docs;
-  while (true) {
-    MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
-    if (!more) break;
-    SearchDoc doc;
-    doc.id = stmt.Text(0);
-    doc.category = stmt.Text(1);
-    doc.workspace = stmt.Text(2);
-    doc.content = stmt.Text(3);
-    doc.tags = SplitTags(stmt.Text(4));
-    MEND_ASSIGN_OR_RETURN(std::vector<Episode> episodes, DecodeEpisodes(stmt.Text(5)));
-    for (const Episode& e : episodes) {
-      doc.episode_texts.push_back(e.outcome.empty() ? e.task : e.task + "\n" + e.outcome);
+  TermStatistics::Counts counts;
+  // One read transaction, so the totals and the frequencies describe the same facts.
+  MEND_RETURN_IF_ERROR(db_->InTransaction(SqliteDb::TxKind::kRead, [&]() -> Status {
+    MEND_ASSIGN_OR_RETURN(SqliteStmt totals, db_->Prepare(kTotals));
+    int found = 0;
+    while (true) {
+      MEND_ASSIGN_OR_RETURN(bool more, totals.Step());
+      if (!more) break;
+      const std::string key = totals.Text(0);
+      const int64_t value = std::max<int64_t>(0, totals.Int(1));
+      if (key == "memory.documents") counts.documents = static_cast<size_t>(value);
+      if (key == "memory.words") counts.words = static_cast<uint64_t>(value);
+      if (key == "memory.tokens") counts.tokens = static_cast<uint64_t>(value);
+      ++found;
     }
-    docs.push_back(std::move(doc));
-  }
-  return docs;
+    if (found != 3) return DataLossError(path_ + ": memory term statistics are missing");
+    for (const std::string& stem : stems) {
+      MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kStem));
+      stmt.BindText(1, stem);
+      MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
+      if (!more) continue;
+      counts.stems[stem] = {static_cast<uint32_t>(std::max<int64_t>(0, stmt.Int(0))),
+                            static_cast<uint32_t>(std::max<int64_t>(0, stmt.Int(1)))};
+    }
+    return OkStatus();
+  }));
+  return counts;
+}
+
+Result<std::vector<TagMatch>> SqliteFactStore::MatchTags(const std::vector<std::string>& keys,
+                                                         const std::string& workspace,
+                                                         size_t max_postings) {
+  std::vector<TagMatch> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  MEND_RETURN_IF_ERROR(db_->InTransaction(SqliteDb::TxKind::kRead, [&]() -> Status {
+    out.clear();
+    std::vector<size_t> order;
+    for (const std::string& key : keys) {
+      MEND_ASSIGN_OR_RETURN(SqliteStmt count, db_->Prepare(kTagKeyCount));
+      count.BindText(1, key);
+      MEND_ASSIGN_OR_RETURN(bool row, count.Step());
+      out.push_back(TagMatch{key, row ? count.Int(0) : 0, {}});
+      if (out.back().facts > 0) order.push_back(out.size() - 1);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return out[a].facts < out[b].facts; });
+    size_t read = 0;
+    for (size_t i : order) {
+      const size_t facts = static_cast<size_t>(out[i].facts);
+      if (read + facts > max_postings) break;
+      read += facts;
+      MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kTagKeyFacts));
+      stmt.BindText(1, out[i].key).BindText(2, workspace);
+      while (true) {
+        MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
+        if (!more) break;
+        out[i].ids.push_back(stmt.Text(0));
+        out[i].rowids.push_back(stmt.Int(1));
+      }
+    }
+    return OkStatus();
+  }));
+  return out;
 }
 
 Result<int64_t> SqliteFactStore::MetaIntLocked(const char* sql) {
@@ -192,8 +246,8 @@ Result<std::vector<FactVector>> SqliteFactStore::Embeddings(const std::string& m
   while (true) {
     MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
     if (!more) break;
-    out.push_back(
-        FactVector{stmt.Text(0), static_cast<int>(stmt.Int(1)), DecodeVector(stmt.Blob(2))});
+    out.push_back(FactVector{stmt.Text(0), static_cast<int>(stmt.Int(1)),
+                             DecodeVector(stmt.Blob(2)), stmt.Text(3)});
   }
   return out;
 }

@@ -41,6 +41,7 @@ constexpr char kDeleteVectors[] =
     "DELETE FROM fact_vectors WHERE fact_rowid = (SELECT rowid FROM facts WHERE id = ?1)";
 constexpr char kDelete[] = "DELETE FROM facts WHERE id = ?1";
 constexpr char kSupersede[] = "UPDATE facts SET superseded_by = ?2 WHERE id = ?1";
+constexpr char kLastRowid[] = "SELECT last_insert_rowid()";
 constexpr char kBumpGeneration[] =
     "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memory.generation'";
 constexpr char kBumpVectorGeneration[] =
@@ -108,9 +109,11 @@ Status SqliteFactStore::Init() {
             std::to_string(*version) + " > " + std::to_string(kMemorySchemaVersion) +
             "); upgrade mend to use it");
       }
+      if (*version < 2) return MigrateToV2Locked();
       return OkStatus();
     }
     MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV1));
+    MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV2));
     MEND_ASSIGN_OR_RETURN(SqliteStmt insert, db_->Prepare(kInsertVersion));
     return insert.BindText(1, std::to_string(kMemorySchemaVersion)).Run();
   });
@@ -181,11 +184,26 @@ Status SqliteFactStore::ReinforceLocked(Row& row, const NewFact& fact) {
       .BindText(4, EncodeEpisodes(episodes))
       .BindText(5, ProvenanceText(episodes));
   MEND_RETURN_IF_ERROR(stmt.Run());
-  if (text_changed) MEND_RETURN_IF_ERROR(BumpLocked(kBumpGeneration));
-  return OkStatus();
+  if (!text_changed) return OkStatus();
+  if (row.fact.superseded_by.empty()) {
+    TermDeltas deltas;
+    CountFact(row.fact, -1, deltas);
+    CountFact(row.fact.content, JoinTags(tags), ProvenanceText(episodes), +1, deltas);
+    MEND_RETURN_IF_ERROR(WriteTermDeltasLocked(deltas));
+    if (tags != row.fact.tags) MEND_RETURN_IF_ERROR(IndexTagsLocked(row.rowid, row.fact, tags));
+  }
+  return BumpLocked(kBumpGeneration);
 }
 
-Status SqliteFactStore::InsertLocked(const Fact& f) {
+Status SqliteFactStore::UnindexLocked(const Row& row) {
+  if (!row.fact.superseded_by.empty()) return OkStatus();
+  TermDeltas deltas;
+  CountFact(row.fact, -1, deltas);
+  MEND_RETURN_IF_ERROR(WriteTermDeltasLocked(deltas));
+  return IndexTagsLocked(row.rowid, row.fact, {});
+}
+
+Status SqliteFactStore::InsertLocked(const Fact& f, TermDeltas& deltas) {
   MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kInsert));
   stmt.BindText(1, f.id)
       .BindText(2, f.content)
@@ -206,6 +224,13 @@ Status SqliteFactStore::InsertLocked(const Fact& f) {
   }
   stmt.BindText(14, EncodeEpisodes(f.provenance)).BindText(15, ProvenanceText(f.provenance));
   MEND_RETURN_IF_ERROR(stmt.Run());
+  if (f.superseded_by.empty()) {
+    CountFact(f, +1, deltas);
+    MEND_ASSIGN_OR_RETURN(SqliteStmt rowid, db_->Prepare(kLastRowid));
+    MEND_ASSIGN_OR_RETURN(bool found, rowid.Step());
+    if (!found) return InternalError("the inserted fact's rowid is unknown");
+    MEND_RETURN_IF_ERROR(IndexTagsLocked(rowid.Int(0), f, f.tags));
+  }
   return BumpLocked(kBumpGeneration);
 }
 
@@ -240,7 +265,9 @@ Result<AddResult> SqliteFactStore::Add(const NewFact& fact) {
     f.created_at = f.last_accessed = options_.clock->Now();
     if (fact.episode) AddEpisode(f.provenance, *fact.episode);
     result.kind = AddResult::Kind::kAdded;
-    return InsertLocked(f);
+    TermDeltas deltas;
+    MEND_RETURN_IF_ERROR(InsertLocked(f, deltas));
+    return WriteTermDeltasLocked(deltas);
   }));
   return result;
 }
@@ -273,6 +300,7 @@ Status SqliteFactStore::Remove(const std::string& id) {
   return WriteTx([&]() -> Status {
     MEND_ASSIGN_OR_RETURN(std::optional<Row> row, FindLocked(id));
     if (!row) return NotFoundError("no fact " + id);
+    MEND_RETURN_IF_ERROR(UnindexLocked(*row));
     MEND_ASSIGN_OR_RETURN(SqliteStmt vectors, db_->Prepare(kDeleteVectors));
     MEND_RETURN_IF_ERROR(vectors.BindText(1, id).Run());
     MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kDelete));
@@ -290,6 +318,7 @@ Status SqliteFactStore::Supersede(const std::string& old_id, const std::string& 
     if (!old_row) return NotFoundError("no fact " + old_id);
     MEND_ASSIGN_OR_RETURN(std::optional<Row> new_row, FindLocked(new_id));
     if (!new_row) return NotFoundError("no fact " + new_id);
+    MEND_RETURN_IF_ERROR(UnindexLocked(*old_row));
     MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kSupersede));
     MEND_RETURN_IF_ERROR(stmt.BindText(1, old_id).BindText(2, new_id).Run());
     MEND_RETURN_IF_ERROR(BumpLocked(kBumpVectorGeneration));
@@ -311,6 +340,7 @@ Result<FactStore::ImportCounts> SqliteFactStore::Import(const std::vector<Fact>&
   ImportCounts counts;
   std::lock_guard<std::mutex> lock(mu_);
   MEND_RETURN_IF_ERROR(WriteTx([&]() -> Status {
+    TermDeltas deltas;
     for (const Fact& in : facts) {
       MEND_ASSIGN_OR_RETURN(std::optional<Row> existing, FindLocked(in.id));
       if (existing) {
@@ -323,10 +353,10 @@ Result<FactStore::ImportCounts> SqliteFactStore::Import(const std::vector<Fact>&
       std::vector<Episode> episodes;
       for (const Episode& e : in.provenance) AddEpisode(episodes, e);
       f.provenance = std::move(episodes);
-      MEND_RETURN_IF_ERROR(InsertLocked(f));
+      MEND_RETURN_IF_ERROR(InsertLocked(f, deltas));
       ++counts.imported;
     }
-    return OkStatus();
+    return WriteTermDeltasLocked(deltas);
   }));
   return counts;
 }

@@ -3,6 +3,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "mend/memory/fact_store.h"
@@ -24,7 +26,10 @@ class SqliteFactStore final : public FactStore {
   Result<ImportCounts> Import(const std::vector<Fact>& facts) override;
   Result<std::vector<LexicalHit>> SearchLexical(const std::string& fts_query, size_t limit,
                                                 const std::string& workspace) override;
-  Result<std::vector<SearchDoc>> SearchDocs() override;
+  Result<TermStatistics::Counts> CountTerms(const std::vector<std::string>& stems) override;
+  Result<std::vector<TagMatch>> MatchTags(const std::vector<std::string>& keys,
+                                          const std::string& workspace,
+                                          size_t max_postings) override;
   Result<int64_t> Generation() override;
   Result<int64_t> VectorGeneration() override;
   Result<int64_t> Count() override;
@@ -41,13 +46,40 @@ class SqliteFactStore final : public FactStore {
     int64_t rowid = 0;
     Fact fact;
   };
+  // Changes to the term statistics (fact_terms and the meta totals) not written yet.
+  struct TermDeltas {
+    struct Delta {
+      int64_t words = 0;
+      int64_t tokens = 0;
+    };
+    std::unordered_map<std::string, Delta> stems;
+    int64_t documents = 0;
+    int64_t words = 0;
+    int64_t tokens = 0;
+    std::unordered_map<std::string, std::string> stem_cache;
+  };
+  // Counts an active fact's searchable text (the facts columns content, tags, provenance) into
+  // `deltas` (sign +1) or out of them (sign -1).
+  static void CountFact(std::string_view content, std::string_view tags,
+                        std::string_view provenance, int sign, TermDeltas& deltas);
+  static void CountFact(const Fact& fact, int sign, TermDeltas& deltas);
   // Callers hold mu_.
   Status CheckSchema();
   Result<std::optional<Row>> FindLocked(const std::string& id);
   Result<std::optional<Row>> FindNearDuplicateLocked(const std::string& content,
                                                      const std::string& category);
   Status ReinforceLocked(Row& row, const NewFact& fact);
-  Status InsertLocked(const Fact& fact);
+  // Inserts `fact`; an active one is counted into `deltas` and its tag keys are written.
+  Status InsertLocked(const Fact& fact, TermDeltas& deltas);
+  Status WriteTermDeltasLocked(const TermDeltas& deltas);
+  // Takes an active fact's text out of the term statistics and its tag keys away (a fact about
+  // to be removed or superseded); nothing for a superseded one.
+  Status UnindexLocked(const Row& row);
+  // Replaces the tag keys of `fact` (its id and workspace), at `rowid`, with those of `tags` (none:
+  // removes them).
+  Status IndexTagsLocked(int64_t rowid, const Fact& fact, const std::vector<std::string>& tags);
+  // Creates the version 2 tables of a version 1 file and counts its active facts into them.
+  Status MigrateToV2Locked();
   Status BumpLocked(const char* sql);
   Result<int64_t> MetaIntLocked(const char* sql);
   Status WriteTx(const std::function<Status()>& body);

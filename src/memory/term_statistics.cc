@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "memory/document_terms.h"
 #include "memory/words.h"
 #include "mend/memory/lexical.h"
 
@@ -73,6 +74,103 @@ std::unique_ptr<TermStatistics> TermStatistics::Build(
     stats->average_tokens_ = static_cast<double>(total_tokens) / n;
   }
   return stats;
+}
+
+std::unique_ptr<TermStatistics> TermStatistics::FromCounts(Counts counts) {
+  auto stats = std::unique_ptr<TermStatistics>(new TermStatistics());
+  stats->document_frequency_ = std::move(counts.stems);
+  stats->documents_ = counts.documents;
+  if (counts.documents > 0) {
+    const double n = static_cast<double>(counts.documents);
+    stats->average_words_ = static_cast<double>(counts.words) / n;
+    stats->average_tokens_ = static_cast<double>(counts.tokens) / n;
+  }
+  return stats;
+}
+
+std::vector<std::string> TermStatistics::QueryStems(const std::vector<std::string>& words) {
+  std::vector<std::string> out;
+  std::string buffer;
+  for (const std::string& word : words) {
+    internal::ForEachToken(word, buffer, [&](std::string_view token, TokenKind kind) {
+      if (kind == TokenKind::kStopWord) return;
+      std::string stem = PorterStem(token);
+      if (std::find(out.begin(), out.end(), stem) == out.end()) out.push_back(std::move(stem));
+    });
+  }
+  return out;
+}
+
+std::vector<std::string> SearchedWords(const std::vector<std::string>& words,
+                                       const TermStatistics& stats, size_t max_postings) {
+  std::vector<std::pair<size_t, size_t>> order;  // (facts holding it, index)
+  for (size_t i = 0; i < words.size(); ++i) {
+    std::vector<std::string> stems = TermStatistics::QueryStems({words[i]});
+    size_t facts = 0;
+    for (const std::string& stem : stems)
+      facts = std::max<size_t>(facts, stats.FrequencyOf(stem).tokens);
+    if (facts > 0) order.push_back({facts, i});
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<size_t> chosen;
+  size_t postings = 0;
+  for (const auto& [facts, i] : order) {
+    if (!chosen.empty() && postings + facts > max_postings) break;
+    postings += facts;
+    chosen.push_back(i);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  std::vector<std::string> out;
+  out.reserve(chosen.size());
+  for (size_t i : chosen) out.push_back(words[i]);
+  return out;
+}
+
+namespace internal {
+
+DocumentTerms CountDocumentTerms(const std::vector<std::string_view>& fields,
+                                 std::unordered_map<std::string, std::string>* stem_cache) {
+  DocumentTerms out;
+  std::string buffer;
+  for (std::string_view field : fields) {
+    ForEachToken(field, buffer, [&](std::string_view token, TokenKind kind) {
+      const bool word = kind == TokenKind::kWord;
+      out.words += word;
+      ++out.tokens;
+      if (stem_cache == nullptr) {
+        out.stems.push_back({PorterStem(token), word});
+        return;
+      }
+      auto it = stem_cache->find(buffer);
+      if (it == stem_cache->end()) it = stem_cache->emplace(token, PorterStem(token)).first;
+      out.stems.push_back({it->second, word});
+    });
+  }
+  // One entry per stem, with the word flag set when any of its tokens is a word.
+  std::sort(out.stems.begin(), out.stems.end(),
+            [](const DocumentTerms::Stem& a, const DocumentTerms::Stem& b) {
+              return a.stem != b.stem ? a.stem < b.stem : a.word > b.word;
+            });
+  out.stems.erase(std::unique(out.stems.begin(), out.stems.end(),
+                              [](const DocumentTerms::Stem& a, const DocumentTerms::Stem& b) {
+                                return a.stem == b.stem;
+                              }),
+                  out.stems.end());
+  return out;
+}
+
+std::vector<std::string> TagKeys(const std::string& tag) {
+  std::vector<std::string> keys = QueryTerms(tag);
+  if (std::find(keys.begin(), keys.end(), tag) == keys.end()) keys.push_back(tag);
+  return keys;
+}
+
+}  // namespace internal
+
+TermStatistics::Frequency TermStatistics::FrequencyOf(const std::string& stem) const {
+  auto it = document_frequency_.find(stem);
+  return it == document_frequency_.end() ? Frequency{} : it->second;
 }
 
 double TermStatistics::Idf(size_t document_frequency) const {

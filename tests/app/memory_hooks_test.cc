@@ -57,7 +57,15 @@ class InjectionFailsStore final : public memory::FactStore {
                                                         const std::string& ws) override {
     return real_->SearchLexical(q, limit, ws);
   }
-  Result<std::vector<memory::SearchDoc>> SearchDocs() override { return real_->SearchDocs(); }
+  Result<memory::TermStatistics::Counts> CountTerms(
+      const std::vector<std::string>& stems) override {
+    return real_->CountTerms(stems);
+  }
+  Result<std::vector<memory::TagMatch>> MatchTags(const std::vector<std::string>& keys,
+                                                  const std::string& ws,
+                                                  size_t max_postings) override {
+    return real_->MatchTags(keys, ws, max_postings);
+  }
   Result<int64_t> Generation() override { return real_->Generation(); }
   Result<int64_t> VectorGeneration() override { return real_->VectorGeneration(); }
   Result<int64_t> Count() override { return real_->Count(); }

@@ -425,5 +425,45 @@ TEST_F(RetrieverTest, SearchReturnsTheRankingRetrieveUses) {
             std::find(fused_ids.begin(), fused_ids.end(), other) - fused_ids.begin());
 }
 
+// The postings budget: FTS5 is asked for the rarest words first, so a budget too small for the
+// common words still finds the fact that holds the rare one, and scores it with every word.
+TEST_F(RetrieverTest, APostingsBudgetKeepsTheRareWordsAndScoresWithAll) {
+  for (int i = 0; i < 30; ++i) {
+    Add({"deploy the service number " + std::to_string(i) + " to production", "project"});
+  }
+  const std::string task = "deploy to production: npm run build fails with ENOENT package.json";
+  Retriever unbounded(store_.get(), &clock_, {});
+  RetrieverOptions tight;
+  tight.max_postings = 1;
+  Retriever budgeted(store_.get(), &clock_, tight);
+  Retrieval all = Retrieve(unbounded, task);
+  Retrieval some = Retrieve(budgeted, task);
+  ASSERT_THAT(all.ranked, Not(IsEmpty()));
+  ASSERT_THAT(some.ranked, Not(IsEmpty()));
+  EXPECT_EQ(all.ranked.front().fact.id, npm_id_);
+  EXPECT_EQ(some.ranked.front().fact.id, npm_id_);
+  // The npm lesson is the only candidate FTS5 returns under the budget; its lexical evidence is
+  // the same as with every word searched.
+  EXPECT_EQ(some.ranked.size(), 1u);
+  EXPECT_DOUBLE_EQ(some.gate_score, all.gate_score);
+  EXPECT_EQ(some.selected.size(), 1u);
+}
+
+TEST(SearchedWordsTest, RarestFirstWithinTheBudgetInTheQuerysOrder) {
+  const std::vector<std::string> docs_text = {"alpha beta", "alpha gamma", "alpha beta gamma",
+                                              "delta alpha"};
+  std::vector<std::vector<std::string_view>> docs;
+  for (const std::string& d : docs_text) docs.push_back({d});
+  auto stats = TermStatistics::Build(docs);
+  const std::vector<std::string> words = {"alpha", "beta", "delta", "absent"};
+  // alpha: 4 facts, beta: 2, delta: 1, absent: 0 (never asked: nothing holds it).
+  EXPECT_EQ(SearchedWords(words, *stats, 100),
+            (std::vector<std::string>{"alpha", "beta", "delta"}));
+  EXPECT_EQ(SearchedWords(words, *stats, 3), (std::vector<std::string>{"beta", "delta"}));
+  EXPECT_EQ(SearchedWords(words, *stats, 1), (std::vector<std::string>{"delta"}));
+  EXPECT_EQ(SearchedWords(words, *stats, 0), (std::vector<std::string>{"delta"}));
+  EXPECT_THAT(SearchedWords({"absent"}, *stats, 100), IsEmpty());
+}
+
 }  // namespace
 }  // namespace mend::memory

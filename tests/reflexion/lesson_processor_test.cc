@@ -38,7 +38,13 @@ class FailingFactStore final : public memory::FactStore {
                                                         const std::string&) override {
     return Unimplemented();
   }
-  Result<std::vector<memory::SearchDoc>> SearchDocs() override { return Unimplemented(); }
+  Result<memory::TermStatistics::Counts> CountTerms(const std::vector<std::string>&) override {
+    return Unimplemented();
+  }
+  Result<std::vector<memory::TagMatch>> MatchTags(const std::vector<std::string>&,
+                                                  const std::string&, size_t) override {
+    return Unimplemented();
+  }
   Result<int64_t> Generation() override { return Unimplemented(); }
   Result<int64_t> VectorGeneration() override { return Unimplemented(); }
   Result<int64_t> Count() override { return Unimplemented(); }

@@ -11,6 +11,7 @@
 #include "mend/base/clock.h"
 #include "mend/base/result.h"
 #include "mend/memory/fact.h"
+#include "mend/memory/lexical.h"
 
 namespace mend::memory {
 
@@ -50,22 +51,25 @@ struct LexicalHit {
   std::string id;
   double score = 0;
   std::string text;
+  size_t content_bytes = 0;  // text's first bytes are the content,
+  size_t tags_bytes = 0;     // then after a newline the tags, then after another the provenance
 };
 
-// A fact's searchable text for in-memory indexes: content, tags and provenance tasks/outcomes.
-struct SearchDoc {
-  std::string id;
-  std::string category;
-  std::string workspace;
-  std::string content;
-  std::vector<std::string> tags;
-  std::vector<std::string> episode_texts;  // "task\noutcome" per episode
+// One key of the tag hint (FactStore::MatchTags).
+struct TagMatch {
+  std::string key;
+  int64_t facts = 0;  // active facts with a tag under this key, in every workspace
+  // Those of them in the workspace asked for, in the order they were added (`rowids`: their row
+  // ids, ascending); empty when the key was over the postings budget.
+  std::vector<std::string> ids;
+  std::vector<int64_t> rowids;
 };
 
 struct FactVector {
   std::string id;
   int part = 0;
   std::vector<float> vector;
+  std::string workspace;  // the fact's (filled by Embeddings)
 };
 
 struct EmbeddingWork {
@@ -116,8 +120,17 @@ class FactStore {
   // `workspace` non-empty: facts of that workspace and global ones; empty: all.
   virtual Result<std::vector<LexicalHit>> SearchLexical(const std::string& fts_query, size_t limit,
                                                         const std::string& workspace) = 0;
-  // Every active fact's searchable text (for in-memory indexes).
-  virtual Result<std::vector<SearchDoc>> SearchDocs() = 0;
+  // The term statistics of the active facts (TermStatistics::FromCounts), which the store keeps
+  // with every write: their number, their words and tokens in all, and the frequencies of `stems`
+  // (Porter stems; a stem no active fact holds is left out).
+  virtual Result<TermStatistics::Counts> CountTerms(const std::vector<std::string>& stems) = 0;
+  // The tag hint's postings: for each of `keys` (lower-case; see TagMatch), in order, how many
+  // active facts have a tag under it and which of them are in `workspace`'s scope (as
+  // SearchLexical scopes). Keys are read rarest first while the facts read stay within
+  // `max_postings` in all; a key past that comes back with its count and no ids.
+  virtual Result<std::vector<TagMatch>> MatchTags(const std::vector<std::string>& keys,
+                                                  const std::string& workspace,
+                                                  size_t max_postings) = 0;
   // Changes whenever the searchable text of facts changes (in this or another process); cheap.
   virtual Result<int64_t> Generation() = 0;
   // Changes whenever a vector is stored or a fact with vectors goes away; cheap.
@@ -137,7 +150,7 @@ class FactStore {
   // has one vector per part: part 0 is its content (with tags), part i ≥ 1 its i-th episode's task
   // and outcome, so a new task can match an old failed task (DESIGN.md §8).
   virtual Status PutEmbedding(const FactVector& vector, const std::string& model_id) = 0;
-  // Every vector of active facts for `model_id`.
+  // Every vector of active facts for `model_id`, with the fact's workspace.
   virtual Result<std::vector<FactVector>> Embeddings(const std::string& model_id) = 0;
   // Up to `limit` parts of active facts without a vector for `model_id`.
   virtual Result<std::vector<EmbeddingWork>> MissingEmbeddings(const std::string& model_id,

@@ -62,6 +62,20 @@ struct LexicalMatch {
 // at every n. Built once, then read-only: thread-safe.
 class TermStatistics {
  public:
+  // Documents holding a stem: among their words (stop words left out), and among every token.
+  struct Frequency {
+    uint32_t words = 0;
+    uint32_t tokens = 0;
+  };
+  // What FromCounts needs: the number of documents, their words and tokens in all, and the
+  // frequencies of some stems (those of a query; a stem left out is in no document).
+  struct Counts {
+    size_t documents = 0;
+    uint64_t words = 0;
+    uint64_t tokens = 0;
+    std::unordered_map<std::string, Frequency> stems;
+  };
+
   struct QueryTerm {
     std::string term;    // stemmed
     double idf = 0;      // Idf: for bm25 and coverage
@@ -72,12 +86,20 @@ class TermStatistics {
   // `docs[i]` holds the texts of document i (content, tags, episodes), counted as one text.
   static std::unique_ptr<TermStatistics> Build(
       const std::vector<std::vector<std::string_view>>& docs);
+  // The statistics of documents counted elsewhere (the fact store keeps them with every write):
+  // Query and Match then equal those of Build over the same documents for the stems `counts`
+  // holds.
+  static std::unique_ptr<TermStatistics> FromCounts(Counts counts);
+  // The distinct stems Query looks up for `words`, in order.
+  static std::vector<std::string> QueryStems(const std::vector<std::string>& words);
 
   size_t documents() const { return documents_; }
   // Lucene's IDF for a term in `document_frequency` documents.
   double Idf(size_t document_frequency) const;
   // FTS5's IDF for a term in `document_frequency` documents, floored as the class comment says.
   double FtsIdf(size_t document_frequency) const;
+  // The documents holding `stem` (zeros for one it does not know).
+  Frequency FrequencyOf(const std::string& stem) const;
   // The idf of a term found in exactly one document: the most a word of the memory weighs.
   double RareIdf() const { return Idf(1); }
 
@@ -88,12 +110,6 @@ class TermStatistics {
   LexicalMatch Match(const std::vector<QueryTerm>& query, std::string_view text) const;
 
  private:
-  // Documents holding a stem: among their words (stop words left out), and among every token.
-  struct Frequency {
-    uint32_t words = 0;
-    uint32_t tokens = 0;
-  };
-
   TermStatistics() = default;
 
   std::unordered_map<std::string, Frequency> document_frequency_;
@@ -101,6 +117,13 @@ class TermStatistics {
   double average_words_ = 0;   // words per document, stop words left out
   double average_tokens_ = 0;  // tokens per document, as FTS5 counts them
 };
+
+// The words of a query (QueryTerms) FTS5 is asked for: those some document holds (by `stats`),
+// rarest first, until the documents holding them add up to `max_postings`; the rarest is always
+// taken. They come back in the query's order. A word in most documents costs the search the most
+// and weighs the least in a score.
+std::vector<std::string> SearchedWords(const std::vector<std::string>& words,
+                                       const TermStatistics& stats, size_t max_postings);
 
 // An in-memory character-trigram TF-IDF index (cosine over sublinear tf × idf weights) over
 // documents with one or more texts each; a document's score is the best of its texts. Built once,

@@ -20,6 +20,11 @@ struct RetrieverOptions {
   size_t budget_chars = 4000;  // size of the prompt section
   size_t candidates = 50;      // per signal, before fusion
   size_t max_query_terms = 32;
+  // Postings a query reads at most per signal, about: FTS5 searches the query's words rarest
+  // first until the facts holding them add up to this (the rarest is always searched; every word
+  // still scores the candidates), and the tag hint reads its keys the same way. It bounds a
+  // retrieval's cost at any memory size; below it nothing is left out.
+  size_t max_postings = 20000;
   // Weights of the reciprocal-rank fusion.
   double bm25_weight = 1.5;
   double trigram_weight = 0.6;
@@ -78,8 +83,9 @@ struct Retrieval {
 // tag/keyword hint scorer, FTS5 ordered by its BM25 as mend recomputes it, a character-trigram
 // index, vectors when an embedder is given, and HyDE when enabled; weighted reciprocal-rank
 // fusion; recency, confidence and usefulness nudges; MMR diversification; workspace scoping; an
-// injection gate. In-memory indexes and term statistics are rebuilt when the store's generation
-// changes. Thread-safe.
+// injection gate. Term statistics and tag keys are read from the store for each query; only the
+// vectors are cached in memory (rebuilt when the store's vector generation changes).
+// Thread-safe.
 class Retriever {
  public:
   // `store` and `clock` are required and must outlive the retriever; `embedder` (vectors) and
