@@ -15,6 +15,7 @@
 #include <memory>
 #include <sstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace mend::store::bench {
@@ -181,36 +182,56 @@ void ExecOrDie(const std::string& url, const std::string& sql) {
   Exec(conn.get(), sql.c_str());
 }
 
-std::string BareLibpqInserts(const std::string& url, int writers, int steps, size_t payload_bytes) {
+void CreateBareTable(const std::string& url) {
   ExecOrDie(url,
             "CREATE SCHEMA IF NOT EXISTS mend_bench_ref; DROP TABLE IF EXISTS mend_bench_ref.t; "
             "CREATE TABLE mend_bench_ref.t (run TEXT, step BIGINT, payload BYTEA, "
             "PRIMARY KEY (run, step))");
+}
+
+BareWriter::BareWriter(const std::string& url, std::string run, size_t payload_bytes)
+    : conn_(Connect(url)), run_(std::move(run)), payload_(payload_bytes, 'p') {}
+
+double BareWriter::Insert(int64_t step) {
+  const std::string step_text = std::to_string(step);
+  const char* values[] = {run_.c_str(), step_text.c_str(), payload_.data()};
+  const int lengths[] = {0, 0, static_cast<int>(payload_.size())};
+  const int formats[] = {0, 0, 1};
+  const auto t0 = steady_clock::now();
+  Exec(conn_.get(), "BEGIN");
+  Res insert(PQexecParams(conn_.get(), "INSERT INTO mend_bench_ref.t VALUES ($1, $2, $3)", 3,
+                          nullptr, values, lengths, formats, 0),
+             &PQclear);
+  if (PQresultStatus(insert.get()) != PGRES_COMMAND_OK) Die("insert", conn_.get());
+  Exec(conn_.get(), "COMMIT");
+  return Millis(steady_clock::now() - t0).count();
+}
+
+std::string LatencyFigures(std::vector<double> latencies) {
+  double total_ms = 0;
+  for (double l : latencies) total_ms += l;
+  const double saves = static_cast<double>(latencies.size());
+  char out[128];
+  std::snprintf(out, sizeof out, R"("saves_per_s":%.1f,"p50_ms":%.3f,"p99_ms":%.3f)",
+                saves * 1e3 / total_ms, Percentile(latencies, 50), Percentile(latencies, 99));
+  return out;
+}
+
+std::string BareLibpqInserts(const std::string& url, int writers, int steps, size_t payload_bytes) {
+  CreateBareTable(url);
   const PgCounters before = SettledCounters(url);
-  std::vector<Conn> conns;
-  for (int w = 0; w < writers; ++w) conns.push_back(Connect(url));
+  std::vector<std::unique_ptr<BareWriter>> bare;
+  for (int w = 0; w < writers; ++w) {
+    bare.push_back(std::make_unique<BareWriter>(url, "run-" + std::to_string(w), payload_bytes));
+  }
   std::vector<std::vector<double>> latencies(static_cast<size_t>(writers));
   std::barrier start(writers + 1);
   std::vector<std::thread> threads;
   for (int w = 0; w < writers; ++w) {
     threads.emplace_back([&, w] {
-      PGconn* conn = conns[static_cast<size_t>(w)].get();
-      const std::string run = "run-" + std::to_string(w);
-      const std::string payload(payload_bytes, 'p');
       start.arrive_and_wait();
       for (int s = 1; s <= steps; ++s) {
-        const std::string step = std::to_string(s);
-        const char* values[] = {run.c_str(), step.c_str(), payload.data()};
-        const int lengths[] = {0, 0, static_cast<int>(payload.size())};
-        const int formats[] = {0, 0, 1};
-        const auto t0 = steady_clock::now();
-        Exec(conn, "BEGIN");
-        Res insert(PQexecParams(conn, "INSERT INTO mend_bench_ref.t VALUES ($1, $2, $3)", 3,
-                                nullptr, values, lengths, formats, 0),
-                   &PQclear);
-        if (PQresultStatus(insert.get()) != PGRES_COMMAND_OK) Die("insert", conn);
-        Exec(conn, "COMMIT");
-        latencies[static_cast<size_t>(w)].push_back(Millis(steady_clock::now() - t0).count());
+        latencies[static_cast<size_t>(w)].push_back(bare[static_cast<size_t>(w)]->Insert(s));
       }
     });
   }
@@ -218,7 +239,7 @@ std::string BareLibpqInserts(const std::string& url, int writers, int steps, siz
   const auto t0 = steady_clock::now();
   for (std::thread& t : threads) t.join();
   const double seconds = std::chrono::duration<double>(steady_clock::now() - t0).count();
-  conns.clear();
+  bare.clear();
   const PgCounters after = SettledCounters(url);
   std::vector<double> all;
   for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());

@@ -3,9 +3,13 @@
 // What bench/run_store_pg_bench prints beside mend's PostgreSQL saves, measured in the same run
 // against the same server: the server's own limit for one writer and for many (a bare libpq
 // insert + commit loop), its round trip, and the counters that say where a save's time goes.
+#include <libpq-fe.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace mend::store::bench {
 
@@ -39,10 +43,33 @@ PgCounters SettledCounters(const std::string& url);
 // file system of its data directory when it is on this machine, as JSON text.
 std::string ServerSettings(const std::string& url);
 
-// WRITERS connections, each its own loop of STEPS times BEGIN; INSERT one row of PAYLOAD bytes;
-// COMMIT, all started together. Returns {"saves_per_s","p50_ms","p99_ms"} and PerSave's members
-// (each insert one "save") as JSON text. Every other connection of the benchmark must be closed.
+// One writer of the bare reference: its own connection, inserting one row of PAYLOAD bytes per
+// transaction into mend_bench_ref.t (made by CreateBareTable) under its own run id.
+class BareWriter {
+ public:
+  BareWriter(const std::string& url, std::string run, size_t payload_bytes);
+
+  // BEGIN; INSERT one row; COMMIT, three round trips. Returns the time it took in ms; exits the
+  // program on failure.
+  double Insert(int64_t step);
+
+ private:
+  std::unique_ptr<PGconn, void (*)(PGconn*)> conn_;
+  const std::string run_;
+  const std::string payload_;
+};
+
+// Creates mend_bench_ref.t (run, step, payload) anew.
+void CreateBareTable(const std::string& url);
+
+// WRITERS BareWriters, each its own loop of STEPS inserts, all started together. Returns
+// {"saves_per_s","p50_ms","p99_ms"} and PerSave's members (each insert one "save") as JSON text.
+// Every other connection of the benchmark must be closed.
 std::string BareLibpqInserts(const std::string& url, int writers, int steps, size_t payload_bytes);
+
+// The latencies in ms as {"saves_per_s","p50_ms","p99_ms"} JSON members (no braces), saves/s
+// over their sum: for one writer, whose saves follow each other.
+std::string LatencyFigures(std::vector<double> latencies);
 
 // The median time of `calls` round trips of `SELECT 1` on one connection, in ms.
 double RoundTripMs(const std::string& url, int calls);
