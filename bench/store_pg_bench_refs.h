@@ -44,7 +44,8 @@ PgCounters SettledCounters(const std::string& url);
 std::string ServerSettings(const std::string& url);
 
 // One writer of the bare reference: its own connection, inserting one row of PAYLOAD bytes per
-// transaction into mend_bench_ref.t (made by CreateBareTable) under its own run id.
+// transaction into mend_bench_ref.t (made by CreateBareTable) under its own run id, with a
+// statement prepared once.
 class BareWriter {
  public:
   BareWriter(const std::string& url, std::string run, size_t payload_bytes);
