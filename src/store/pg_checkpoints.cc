@@ -45,7 +45,8 @@ Status PgStore::InsertMessages(PgConn& conn, const std::string& run_id, int64_t 
     MEND_RETURN_IF_ERROR(
         conn.Exec(kInsertMessage,
                   {PgParam::Text(run_id), PgParam::Int(first_seq + static_cast<int64_t>(i)),
-                   PgParam::Bytes(messages[i]), PgParam::Int(CrcOf(messages[i]))})
+                   PgParam::Bytes(messages[i]), PgParam::Int(CrcOf(messages[i]))},
+                  PgConn::Plan::kPrepared)
             .status());
   }
   return OkStatus();
@@ -54,9 +55,11 @@ Status PgStore::InsertMessages(PgConn& conn, const std::string& run_id, int64_t 
 Status PgStore::InsertCheckpoint(PgConn& conn, const std::string& run_id, int64_t step,
                                  int64_t message_count, const std::string& state) {
   return conn
-      .Exec(kInsertCheckpoint, {PgParam::Text(run_id), PgParam::Int(step),
-                                PgParam::Int(message_count), PgParam::Bytes(state),
-                                PgParam::Int(CrcOf(state)), PgParam::Int(ToNanos(clock_.Now()))})
+      .Exec(
+          kInsertCheckpoint,
+          {PgParam::Text(run_id), PgParam::Int(step), PgParam::Int(message_count),
+           PgParam::Bytes(state), PgParam::Int(CrcOf(state)), PgParam::Int(ToNanos(clock_.Now()))},
+          PgConn::Plan::kPrepared)
       .status();
 }
 
@@ -85,15 +88,20 @@ Status PgStore::SaveIn(PgConn& conn, const Lease& lease, const Checkpoint& check
   r.updated_at = clock_.Now();
   MEND_RETURN_IF_ERROR(InsertCheckpoint(conn, r.id, r.step, run.message_count, checkpoint.state));
   if (IsEmpty(update)) {
-    MEND_RETURN_IF_ERROR(conn.Exec(kUpdateProgress, {PgParam::Text(r.id), PgParam::Int(r.step),
-                                                     PgParam::Int(run.message_count),
-                                                     PgParam::Int(ToNanos(r.updated_at))})
-                             .status());
+    MEND_RETURN_IF_ERROR(
+        conn.Exec(kUpdateProgress,
+                  {PgParam::Text(r.id), PgParam::Int(r.step), PgParam::Int(run.message_count),
+                   PgParam::Int(ToNanos(r.updated_at))},
+                  PgConn::Plan::kPrepared)
+            .status());
   } else {
     MEND_RETURN_IF_ERROR(WriteRun(conn, run));
   }
   int64_t oldest_dropped = r.step - static_cast<int64_t>(options_.history_limit);
-  return conn.Exec(kTrimHistory, {PgParam::Text(r.id), PgParam::Int(oldest_dropped)}).status();
+  return conn
+      .Exec(kTrimHistory, {PgParam::Text(r.id), PgParam::Int(oldest_dropped)},
+            PgConn::Plan::kPrepared)
+      .status();
 }
 
 Status PgStore::LoadMessages(PgConn& conn, const std::string& run_id, int64_t count,

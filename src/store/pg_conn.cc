@@ -216,7 +216,23 @@ Status PgConn::ErrorOf(const PGresult* res, std::string_view sql) const {
   return StatusForState(state, message);
 }
 
-Result<PgResult> PgConn::Exec(const char* sql, const std::vector<PgParam>& params) {
+Result<PgResult> PgConn::Finish(PGresult* res, const char* sql) const {
+  ExecStatusType status = res != nullptr ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return PgResult(res);
+  Status error = ErrorOf(res, sql);
+  if (res != nullptr) PQclear(res);
+  return error;
+}
+
+Result<const std::string*> PgConn::Prepare(const char* sql, int params) {
+  auto it = prepared_.find(sql);
+  if (it != prepared_.end()) return &it->second;
+  std::string name = "mend_" + std::to_string(prepared_.size());
+  MEND_RETURN_IF_ERROR(Finish(PQprepare(conn_, name.c_str(), sql, params, nullptr), sql).status());
+  return &prepared_.emplace(sql, std::move(name)).first->second;
+}
+
+Result<PgResult> PgConn::Exec(const char* sql, const std::vector<PgParam>& params, Plan plan) {
   std::vector<const char*> values;
   std::vector<int> lengths;
   std::vector<int> formats;
@@ -225,13 +241,16 @@ Result<PgResult> PgConn::Exec(const char* sql, const std::vector<PgParam>& param
     lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
     formats.push_back(p.binary ? 1 : 0);
   }
-  PGresult* res = PQexecParams(conn_, sql, static_cast<int>(params.size()), nullptr, values.data(),
-                               lengths.data(), formats.data(), /*resultFormat=*/0);
-  ExecStatusType status = res != nullptr ? PQresultStatus(res) : PGRES_FATAL_ERROR;
-  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return PgResult(res);
-  Status error = ErrorOf(res, sql);
-  if (res != nullptr) PQclear(res);
-  return error;
+  const int n = static_cast<int>(params.size());
+  if (plan == Plan::kPrepared) {
+    MEND_ASSIGN_OR_RETURN(const std::string* name, Prepare(sql, n));
+    return Finish(PQexecPrepared(conn_, name->c_str(), n, values.data(), lengths.data(),
+                                 formats.data(), /*resultFormat=*/0),
+                  sql);
+  }
+  return Finish(PQexecParams(conn_, sql, n, nullptr, values.data(), lengths.data(), formats.data(),
+                             /*resultFormat=*/0),
+                sql);
 }
 
 Status PgConn::Run(const char* sql) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "mend/base/clock.h"
@@ -67,10 +68,18 @@ class PgConn {
   PgConn(const PgConn&) = delete;
   PgConn& operator=(const PgConn&) = delete;
 
+  // How the server plans a statement. kPerCall: parsed and planned at every call, for the values
+  // given (an unnamed statement). kPrepared: prepared once per connection as a named statement,
+  // whose parse and plan later calls reuse (PostgreSQL may keep a generic plan after five calls);
+  // for the fixed statements of the save path, whose plan does not depend on the values
+  // (primary-key lookups, inserts, updates and deletes by key).
+  enum class Plan { kPerCall, kPrepared };
+
   // Runs one statement. Errors map SQLSTATE classes: 08 (connection), 57P (shutdown), 53
   // (resources: kResourceExhausted), 40001/40P01 and 55P03 (kUnavailable once retries are spent),
   // XX001/XX002 (kDataLoss); anything else kInternal. The detail code carries the SQLSTATE.
-  Result<PgResult> Exec(const char* sql, const std::vector<PgParam>& params = {});
+  Result<PgResult> Exec(const char* sql, const std::vector<PgParam>& params = {},
+                        Plan plan = Plan::kPerCall);
   // Runs one or more statements without parameters, e.g. "BEGIN" or a schema script.
   Status Run(const char* sql);
 
@@ -82,9 +91,16 @@ class PgConn {
  private:
   PgConn(PGconn* conn, std::string url) : conn_(conn), url_(std::move(url)) {}
   Status ErrorOf(const PGresult* res, std::string_view sql) const;
+  // Takes ownership of `res`: the result, or the error it carries.
+  Result<PgResult> Finish(PGresult* res, const char* sql) const;
+  // The name of `sql` prepared on this connection, preparing it on first use.
+  Result<const std::string*> Prepare(const char* sql, int params);
 
   PGconn* conn_;
   std::string url_;  // for scrubbing messages only
+  // Statement text -> its prepared name. Prepared statements belong to the session: they outlive
+  // a rolled-back transaction and go with the connection.
+  std::unordered_map<std::string, std::string> prepared_;
 };
 
 // A pool of up to `size` connections, opened on demand. Thread-safe.

@@ -212,7 +212,8 @@ Result<StoredRun> PgStore::ReadRun(PgConn& conn, const std::string& run_id, RowL
   const char* sql = lock == RowLock::kUpdate  ? kSelectRunForUpdate
                     : lock == RowLock::kShare ? kSelectRunShare
                                               : kSelectRun;
-  MEND_ASSIGN_OR_RETURN(PgResult res, conn.Exec(sql, {PgParam::Text(run_id)}));
+  MEND_ASSIGN_OR_RETURN(PgResult res,
+                        conn.Exec(sql, {PgParam::Text(run_id)}, PgConn::Plan::kPrepared));
   if (res.rows() == 0) return NotFoundError("no run " + Quote(run_id));
   return ParsePgRunRow(res, 0);
 }
@@ -231,7 +232,7 @@ Status PgStore::InsertRun(PgConn& conn, const StoredRun& run) {
 }
 
 Status PgStore::WriteRun(PgConn& conn, const StoredRun& run) {
-  return conn.Exec(kUpdateRun, PgRunParams(run)).status();
+  return conn.Exec(kUpdateRun, PgRunParams(run), PgConn::Plan::kPrepared).status();
 }
 
 bool PgStore::LeaseIsLive(const RunRecord& run) {

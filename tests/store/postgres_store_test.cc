@@ -240,6 +240,31 @@ TEST_F(PostgresStoreTest, ConcurrentSavesThroughASingleConnection) {
   }
 }
 
+// The save path prepares its statements once per connection. A save that fails after preparing
+// them is rolled back; the statements stay prepared, and the next save on that connection reuses
+// them.
+TEST_F(PostgresStoreTest, ASaveAfterARolledBackSaveReusesTheConnection) {
+  std::unique_ptr<CheckpointStore> setup = Open(replica_a_);
+  ASSERT_NE(setup, nullptr);
+  MakeRun(*setup, "r1");
+  Result<Lease> lease = setup->Claim("r1", replica_a_, seconds(30));
+  MEND_ASSERT_OK(lease);
+  // A row in the way: the save inserts its message, then fails on its checkpoint.
+  SchemaExec(
+      "INSERT INTO checkpoints (run_id, step, message_count, state, crc, created_at) "
+      "VALUES ('r1', 1, 0, 'x', 0, 0)");
+  std::unique_ptr<CheckpointStore> store = Open(replica_a_, 50, /*pool_size=*/1);
+  ASSERT_NE(store, nullptr);
+  EXPECT_THAT(store->Save(*lease, Cp(1, {"lost"}, "s1"), {}), StatusIs(StatusCode::kAlreadyExists));
+  SchemaExec("DELETE FROM checkpoints WHERE run_id = 'r1'");
+  MEND_ASSERT_OK(store->Save(*lease, Cp(1, {"m1"}, "s1"), {}));
+  MEND_ASSERT_OK(store->Save(*lease, Cp(2, {"m2"}, "s2"), {}));
+  Result<RunSnapshot> snap = store->Load("r1");
+  MEND_ASSERT_OK(snap);
+  EXPECT_EQ(snap->step, 2);
+  EXPECT_EQ(snap->messages, (std::vector<std::string>{"m1", "m2"}));
+}
+
 TEST_F(PostgresStoreTest, HistoryLimitIsHonoured) {
   std::unique_ptr<CheckpointStore> store = Open(replica_a_, /*history_limit=*/3);
   ASSERT_NE(store, nullptr);
