@@ -24,7 +24,7 @@ struct RetrieverOptions {
   // first until the facts holding them add up to this (the rarest is always searched; every word
   // still scores the candidates), and the tag hint reads its keys the same way. It bounds a
   // retrieval's cost at any memory size; below it nothing is left out.
-  size_t max_postings = 20000;
+  size_t max_postings = 5000;
   // Weights of the reciprocal-rank fusion.
   double bm25_weight = 1.5;
   double trigram_weight = 0.6;
