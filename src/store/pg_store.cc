@@ -11,7 +11,7 @@ namespace mend::store {
 namespace internal {
 namespace {
 
-constexpr int64_t kSchemaVersion = 3;
+constexpr int64_t kSchemaVersion = 4;
 // Serialization failures and deadlocks are retried this many times in all.
 constexpr int kMaxAttempts = 5;
 
@@ -100,6 +100,14 @@ CREATE INDEX IF NOT EXISTS runs_completed_agent ON runs (agent, status, created_
   WHERE status = 'completed';
 )sql";
 
+// Version 4: the index of ListRecoveryCandidates (pg_recovery.cc), as in the SQLite store: every
+// unfinished run by (created_at, id) with the columns the recovery rules read. Only an index.
+constexpr char kMigrateToV4[] = R"sql(
+CREATE INDEX IF NOT EXISTS runs_recovery ON runs
+  (created_at, id COLLATE "C", status, waiting, attempts, next_attempt_at, error_retryable)
+  WHERE status <> 'completed';
+)sql";
+
 constexpr char kSelectRun[] = "SELECT " MEND_STORE_RUN_COLUMNS " FROM runs WHERE id = $1";
 constexpr char kSelectRunShare[] =
     "SELECT " MEND_STORE_RUN_COLUMNS " FROM runs WHERE id = $1 FOR SHARE";
@@ -183,6 +191,7 @@ Status PgStore::CreateOrCheckSchema(PgConn& conn) {
   if (v == 0) MEND_RETURN_IF_ERROR(conn.Run(kSchemaV1));
   if (v <= 1) MEND_RETURN_IF_ERROR(conn.Run(kMigrateToV2));
   if (v <= 2) MEND_RETURN_IF_ERROR(conn.Run(kMigrateToV3));
+  if (v <= 3) MEND_RETURN_IF_ERROR(conn.Run(kMigrateToV4));
   return conn.Exec(found ? kUpdateVersion : kInsertVersion, {PgParam::Int(kSchemaVersion)})
       .status();
 }
