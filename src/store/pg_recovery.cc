@@ -16,18 +16,12 @@ namespace {
 // $1 $2: the key runs must follow; $3: max_attempts; $4: now, or NULL to take runs in backoff too;
 // $5: the limit.
 constexpr char kPage[] =
-    "SELECT " MEND_STORE_RUN_COLUMNS
-    " FROM runs WHERE status <> 'completed' AND (created_at, id COLLATE \"C\") > ($1, $2) "
-    "AND " MEND_RECOVERY_CANDIDATE("$3", "$4::BIGINT") " ORDER BY created_at, id COLLATE \"C\" "
-    "LIMIT $5";
+    "SELECT " MEND_STORE_RUN_COLUMNS " FROM runs WHERE " MEND_RECOVERY_ACTIVE
+    " AND (created_at, id COLLATE \"C\") > ($1, $2) AND " MEND_RECOVERY_CANDIDATE(
+        "$3", "$4::BIGINT") " ORDER BY created_at, id COLLATE \"C\" LIMIT $5";
 
 // $1: max_attempts; $2: now.
-constexpr char kCounts[] =
-    "SELECT COUNT(*) FILTER (WHERE " MEND_RECOVERY_WAITING "), COUNT(*) FILTER (WHERE "
-    MEND_RECOVERY_NON_RETRYABLE("$1") "), COUNT(*) FILTER (WHERE " MEND_RECOVERY_BACKOFF(
-        "$1", "$2::BIGINT") "), COUNT(*) FILTER (WHERE " MEND_RECOVERY_CANDIDATE("$1",
-                                                                                "$2::BIGINT") ") "
-    "FROM runs WHERE status <> 'completed'";
+constexpr char kCounts[] = MEND_RECOVERY_COUNTS("FROM runs", "$1", "$2");
 
 }  // namespace
 
@@ -56,14 +50,16 @@ Result<RecoveryPage> PgStore::ListRecoveryCandidates(const RecoveryQuery& query)
     MEND_ASSIGN_OR_RETURN(PgResult counts, conn.Exec(kCounts, {PgParam::Int(query.max_attempts),
                                                                PgParam::Int(ToNanos(query.now))}));
     if (counts.rows() != 1) return InternalError("COUNT returned no row");
-    RecoveryCounts c;
-    int64_t* fields[] = {&c.waiting, &c.non_retryable, &c.backoff, &c.candidates};
-    for (int col = 0; col < 4; ++col) {
+    RecoveryCountParts parts;
+    int64_t* fields[] = {&parts.waiting_status, &parts.waiting_kind,  &parts.quarantined,
+                         &parts.active,         &parts.non_retryable, &parts.backoff,
+                         &parts.unfinished};
+    for (int col = 0; col < 7; ++col) {
       std::optional<int64_t> n = counts.Int(0, col);
       if (!n.has_value()) return InternalError("COUNT returned no number");
       *fields[col] = *n;
     }
-    page.counts = c;
+    page.counts = CombineRecoveryCounts(parts);
     return OkStatus();
   }));
   return page;

@@ -100,12 +100,15 @@ CREATE INDEX IF NOT EXISTS runs_completed_agent ON runs (agent, status, created_
   WHERE status = 'completed';
 )sql";
 
-// Version 4: the index of ListRecoveryCandidates (pg_recovery.cc), as in the SQLite store: every
-// unfinished run by (created_at, id) with the columns the recovery rules read. Only an index.
+// Version 4: the indexes of ListRecoveryCandidates (pg_recovery.cc), as in the SQLite store: the
+// runs recovery may act on by (created_at, id) with the columns its rules read, and every
+// unfinished run by the columns that decide its class. Only indexes.
 constexpr char kMigrateToV4[] = R"sql(
 CREATE INDEX IF NOT EXISTS runs_recovery ON runs
-  (created_at, id COLLATE "C", status, waiting, attempts, next_attempt_at, error_retryable)
-  WHERE status <> 'completed';
+  (created_at, id COLLATE "C", status, attempts, next_attempt_at, error_retryable)
+  WHERE status IN ('running', 'failed') AND waiting = '';
+CREATE INDEX IF NOT EXISTS runs_recovery_class ON runs
+  (status, waiting, error_retryable, next_attempt_at, attempts) WHERE status <> 'completed';
 )sql";
 
 constexpr char kSelectRun[] = "SELECT " MEND_STORE_RUN_COLUMNS " FROM runs WHERE id = $1";

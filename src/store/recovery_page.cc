@@ -1,9 +1,11 @@
 #include "mend/store/recovery_page.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
 #include "mend/store/checkpoint_store.h"
+#include "store/recovery_sql.h"
 
 namespace mend::store {
 namespace {
@@ -94,3 +96,18 @@ Result<RecoveryPage> CheckpointStore::ListRecoveryCandidates(const RecoveryQuery
 }
 
 }  // namespace mend::store
+
+namespace mend::store::internal {
+
+RecoveryCounts CombineRecoveryCounts(const RecoveryCountParts& p) {
+  RecoveryCounts counts;
+  counts.waiting = p.waiting_status + p.waiting_kind;
+  const int64_t unreadable =
+      p.unfinished - p.waiting_status - p.waiting_kind - p.quarantined - p.active;
+  counts.non_retryable = p.non_retryable + std::max<int64_t>(0, unreadable);
+  counts.backoff = p.backoff;
+  counts.candidates = p.active - p.non_retryable - p.backoff;
+  return counts;
+}
+
+}  // namespace mend::store::internal

@@ -53,11 +53,12 @@ Result<RecoveryCounts> SqliteStore::CountForRecovery(const RecoveryQuery& query)
   stmt.Bind(1, query.max_attempts).Bind(2, ToNanos(query.now));
   MEND_ASSIGN_OR_RETURN(bool row, stmt.Step());
   if (!row) return InternalError("COUNT returned no row");
-  RecoveryCounts counts;
-  counts.waiting = stmt.Int(0);
-  counts.non_retryable = stmt.Int(1);
-  counts.backoff = stmt.Int(2);
-  counts.candidates = stmt.Int(3);
+  RecoveryCountParts parts;
+  int64_t* fields[] = {&parts.waiting_status, &parts.waiting_kind,  &parts.quarantined,
+                       &parts.active,         &parts.non_retryable, &parts.backoff,
+                       &parts.unfinished};
+  for (int col = 0; col < 7; ++col) *fields[col] = stmt.Int(col);
+  RecoveryCounts counts = CombineRecoveryCounts(parts);
   return counts;
 }
 

@@ -173,8 +173,8 @@ Status SqliteStore::CreateOrMigrateSchema() {
   if (version == 0) MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV1));
   if (version <= 1) MEND_RETURN_IF_ERROR(db_->Exec(kMigrateToV2));
   if (version <= 2) MEND_RETURN_IF_ERROR(db_->Exec(kMigrateToV3));
-  // Version 4 adds the index of ListRecoveryCandidates (sqlite_recovery_sql.h); only an index.
-  if (version <= 3) MEND_RETURN_IF_ERROR(db_->Exec(recovery_sql::kCreateIndex));
+  // Version 4 adds the indexes of ListRecoveryCandidates (sqlite_recovery_sql.h); only indexes.
+  if (version <= 3) MEND_RETURN_IF_ERROR(db_->Exec(recovery_sql::kCreateIndexes));
   MEND_ASSIGN_OR_RETURN(SqliteStmt write, db_->Prepare(found ? kUpdateVersion : kInsertVersion));
   return write.BindText(1, std::to_string(kSchemaVersion)).Run();
 }
