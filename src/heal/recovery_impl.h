@@ -59,6 +59,9 @@ class RecoveryImpl final : public Recovery {
   CandidateWalk::Step HandleCandidate(const store::RunRecord& run, Time now, TickReport& report);
   // Returns true when the probe ended the outage.
   Result<bool> ProbePass(Time now, TickReport& report, PassCounts& counts);
+  // Resumes `run` as the probe when it would be resumed; kStop once a probe happened.
+  CandidateWalk::Step ProbeWith(const store::RunRecord& run, Time now, TickReport& report,
+                                PassCounts& counts);
   // One recovery attempt on `run`, as a `mend.recovery.attempt` span of the run's trace.
   Outcome ResumeOne(const store::RunRecord& run, TickReport& report);
   Outcome ResumeOneTraced(const store::RunRecord& run, TickReport& report);

@@ -88,25 +88,25 @@ Result<bool> RecoveryImpl::ProbePass(Time now, TickReport& report, PassCounts& c
   // comes from the outage itself.
   CandidateWalk walk(*options_.store, Query(now, store::RecoveryBackoff::kInclude), std::nullopt,
                      options_.max_runs_per_pass);
-  bool ended = false;
-  MEND_RETURN_IF_ERROR(walk.Run([&](const store::RunRecord& run) {
-                             store::RecoveryClass c = Classify(run, now);
-                             if (c != store::RecoveryClass::kDue &&
-                                 c != store::RecoveryClass::kBackoff) {
-                               return CandidateWalk::Step::kNext;
-                             }
-                             if (c == store::RecoveryClass::kBackoff) ++counts.probed_in_backoff;
-                             Outcome outcome = ResumeOne(run, report);
-                             if (outcome == Outcome::kLeased || outcome == Outcome::kError ||
-                                 outcome == Outcome::kStopped) {
-                               return CandidateWalk::Step::kNext;  // not a probe
-                             }
-                             ended = !breaker_.open();
-                             return CandidateWalk::Step::kStop;
-                           })
-                           .status());
+  MEND_ASSIGN_OR_RETURN(CandidateWalk::End end, walk.Run([&](const store::RunRecord& run) {
+    return ProbeWith(run, now, report, counts);
+  }));
   counts.counts = walk.counts();
-  return ended;
+  return end == CandidateWalk::End::kStopped && !breaker_.open();
+}
+
+CandidateWalk::Step RecoveryImpl::ProbeWith(const store::RunRecord& run, Time now,
+                                            TickReport& report, PassCounts& counts) {
+  store::RecoveryClass c = Classify(run, now);
+  if (c != store::RecoveryClass::kDue && c != store::RecoveryClass::kBackoff) {
+    return CandidateWalk::Step::kNext;
+  }
+  if (c == store::RecoveryClass::kBackoff) ++counts.probed_in_backoff;
+  Outcome outcome = ResumeOne(run, report);
+  if (outcome == Outcome::kLeased || outcome == Outcome::kError || outcome == Outcome::kStopped) {
+    return CandidateWalk::Step::kNext;  // not a probe
+  }
+  return CandidateWalk::Step::kStop;
 }
 
 RecoveryImpl::Outcome RecoveryImpl::OutcomeOf(const agent::RunResult& result) const {

@@ -81,8 +81,9 @@ class Recovery {
   static Result<std::unique_ptr<Recovery>> Create(RecoveryOptions options);
   virtual ~Recovery() = default;
 
-  // One pass over the pending runs now (`mend recover --once`). During an outage pause a pass only
-  // probes one run when the probe is due. Store errors are returned.
+  // One pass now (`mend recover --once`): the runs to act on, read from the store in pages, at
+  // most max_runs_per_pass of them, from where the previous pass stopped. During an outage pause a
+  // pass only probes one run when the probe is due. Store errors end the pass and are returned.
   virtual Result<TickReport> Tick() = 0;
   // Runs Tick() every interval on a background thread until Stop() (errors go to on_error).
   virtual void Start() = 0;
