@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -58,6 +59,27 @@ TEST_F(RecoveryPagesTest, TheNextPassGetsTheRunsThisOneDidNotReach) {
   AddRun("late");
   EXPECT_THAT(MustTick(*recovery).resumed, ElementsAre("late"));
   for (int i = 1; i <= 7; ++i) EXPECT_EQ(driver.CallsOf("r" + std::to_string(i)), 1);
+}
+
+TEST_F(RecoveryPagesTest, APassReadsSeveralStorePagesUpToItsBound) {
+  // More than one store page (at most 1000 runs each) in one pass, and the bound inside a page.
+  const int n = 2100;
+  for (int i = 0; i < n; ++i) {
+    char id[16];
+    std::snprintf(id, sizeof id, "r%05d", i);
+    AddRun(id);
+  }
+  auto recovery = Make(Bounded(1500));
+  TickReport first = MustTick(*recovery);
+  ASSERT_EQ(first.resumed.size(), 1500u);
+  EXPECT_EQ(first.resumed.front(), "r00000");
+  EXPECT_EQ(first.resumed.back(), "r01499");
+  EXPECT_EQ(first.skipped.deferred, n - 1500);
+  TickReport second = MustTick(*recovery);
+  ASSERT_EQ(second.resumed.size(), static_cast<size_t>(n - 1500));
+  EXPECT_EQ(second.resumed.front(), "r01500");
+  EXPECT_EQ(second.skipped.deferred, 0);
+  EXPECT_EQ(driver.calls().size(), static_cast<size_t>(n));
 }
 
 TEST_F(RecoveryPagesTest, RunsThatStayDueAreTakenInTurns) {
