@@ -57,8 +57,8 @@ Status RecoveryImpl::NormalPass(Time now, TickReport& report, PassCounts& counts
 CandidateWalk::Step RecoveryImpl::HandleCandidate(const store::RunRecord& run, Time now,
                                                   TickReport& report) {
   if (attempted_.count(run.id) != 0) return CandidateWalk::Step::kNext;
-  // The store lists the runs to act on; one may have changed since it counted them (another
-  // replica), or be a row it could not read: such runs are counted here.
+  // The store lists only the runs to act on, but a row it could not read is listed as a failed
+  // run that is not retryable, and the store counted it as a candidate: it is counted here.
   switch (Classify(run, now)) {
     case store::RecoveryClass::kWaiting:
       ++report.skipped.waiting;
