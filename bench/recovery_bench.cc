@@ -25,6 +25,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench/recovery_bench_store.h"
@@ -46,8 +47,9 @@ struct Args {
   std::string dir;
   int runs = 100000;
   int eligible = 10000;
-  int other_unfinished = 10000;  // listed but not due: backoff, waiting, non-retryable, quarantined
-  int claim_runs = 3000;         // PostgreSQL
+  int other_unfinished =
+      90000;              // unfinished but not due: backoff, waiting, non-retryable, quarantined
+  int claim_runs = 3000;  // PostgreSQL
   int sqlite_claim_runs = 1000;  // SQLite: every Claim and Release waits for an fsync
   std::string postgres_url;
 };
@@ -188,22 +190,87 @@ double TimeList(CheckpointStore& s, size_t& listed) {
   return ms;
 }
 
-std::string TickJson(const char* name, double ms, const heal::TickReport& r,
+// The store query a pass makes: up to `budget` candidates from the oldest, in pages of at most
+// kMaxRecoveryPageSize, the first with the counts.
+double TimeCandidates(CheckpointStore& s, size_t budget, size_t& listed) {
+  store::RecoveryQuery query;
+  query.now = SystemClock::Default()->Now();
+  query.counting = store::RecoveryCounting::kInclude;
+  listed = 0;
+  auto t0 = steady_clock::now();
+  while (listed < budget) {
+    query.limit = std::min(budget - listed, store::kMaxRecoveryPageSize);
+    Result<store::RecoveryPage> page = s.ListRecoveryCandidates(query);
+    if (!page.ok()) Die("list recovery candidates", page.status());
+    listed += page->runs.size();
+    if (!page->next.has_value()) break;
+    query.after = page->next;
+    query.counting = store::RecoveryCounting::kOmit;
+  }
+  return Millis(steady_clock::now() - t0).count();
+}
+
+// The median and the minimum of `n` timings of `f`.
+template <typename F>
+std::pair<double, double> MedianMin(int n, F&& f) {
+  std::vector<double> ms;
+  for (int i = 0; i < n; ++i) ms.push_back(f());
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms.front()};
+}
+
+std::string TickJson(const std::string& name, double ms, const heal::TickReport& r,
                      const CountingStore::Counts& c) {
-  char out[512];
+  char out[640];
   std::snprintf(out, sizeof out,
                 R"("%s":{"ms":%.3f,"resumed":%zu,"completed":%zu,"skipped_backoff":%d,)"
-                R"("skipped_waiting":%d,"skipped_non_retryable":%d,"store_writes":%lld,)"
-                R"("store_write_ms":%.3f,"store_reads":%lld,"list_ms":%.3f})",
-                name, ms, r.resumed.size(), r.completed.size(), r.skipped.backoff,
-                r.skipped.waiting, r.skipped.non_retryable, static_cast<long long>(c.writes),
-                c.write_ms, static_cast<long long>(c.reads), c.list_ms);
+                R"("skipped_waiting":%d,"skipped_non_retryable":%d,"skipped_deferred":%d,)"
+                R"("store_writes":%lld,"store_write_ms":%.3f,"store_reads":%lld,"list_ms":%.3f,)"
+                R"("pages":%lld})",
+                name.c_str(), ms, r.resumed.size(), r.completed.size(), r.skipped.backoff,
+                r.skipped.waiting, r.skipped.non_retryable, r.skipped.deferred,
+                static_cast<long long>(c.writes), c.write_ms, static_cast<long long>(c.reads),
+                c.list_ms, static_cast<long long>(c.pages));
   return out;
 }
 
-// The first tick resumes every eligible run; recovery writes nothing for a run that completes (a
-// completed run is never listed again). The driver leaves the runs failed, retryable and due, so
-// later ticks resume them again without a write: the loop alone.
+std::unique_ptr<heal::Recovery> MakeRecovery(CountingStore& store, heal::RunDriver& driver,
+                                             size_t max_runs_per_pass) {
+  heal::RecoveryOptions options;
+  options.store = &store;
+  options.driver = &driver;
+  options.clock = SystemClock::Default();
+  options.max_runs_per_pass = max_runs_per_pass;
+  Result<std::unique_ptr<heal::Recovery>> recovery = heal::Recovery::Create(std::move(options));
+  if (!recovery.ok()) Die("create recovery", recovery.status());
+  return std::move(recovery).value();
+}
+
+// `ticks` passes of `recovery`, each checked to resume `expected` runs; their JSON objects named
+// prefix1, prefix2, ...
+std::string Ticks(heal::Recovery& recovery, CountingStore& counted, const std::string& prefix,
+                  int ticks, size_t expected) {
+  std::string out;
+  for (int i = 0; i < ticks; ++i) {
+    counted.Reset();
+    auto t0 = steady_clock::now();
+    Result<heal::TickReport> report = recovery.Tick();
+    double ms = Millis(steady_clock::now() - t0).count();
+    if (!report.ok()) Die("tick", report.status());
+    if (report->resumed.size() != expected) {
+      Die("tick", InternalError("resumed " + std::to_string(report->resumed.size()) +
+                                " runs, not " + std::to_string(expected)));
+    }
+    out += TickJson(prefix + std::to_string(i + 1), ms, *report, counted.counts()) + ",";
+  }
+  return out;
+}
+
+// Recovery writes nothing for a run that completes (a completed run is never listed again), and
+// the driver leaves the runs failed, retryable and due, so every tick finds the same eligible runs
+// and resumes them without a write: the loop alone. Two loops: one whose pass may take every
+// eligible run (max_runs_per_pass = ELIGIBLE: one tick does what the whole sweep does), and one
+// with the default bound, whose ticks go round the eligible runs a bound at a time.
 std::string TickBench(const Args& a) {
   std::string path = a.dir + "/tick.db";
   Time now = SystemClock::Default()->Now();
@@ -215,35 +282,28 @@ std::string TickBench(const Args& a) {
   raw = OpenSqlite(path, store::LocalLeaseHolder("bench"));
   CountingStore counted(*raw);
   InstantDriver driver;
-  heal::RecoveryOptions options;
-  options.store = &counted;
-  options.driver = &driver;
-  options.clock = SystemClock::Default();
-  Result<std::unique_ptr<heal::Recovery>> recovery = heal::Recovery::Create(std::move(options));
-  if (!recovery.ok()) Die("create recovery", recovery.status());
+  const size_t eligible = static_cast<size_t>(a.eligible);
+  const size_t bound = heal::RecoveryOptions{}.max_runs_per_pass;
+  std::unique_ptr<heal::Recovery> whole = MakeRecovery(counted, driver, eligible);
+  std::unique_ptr<heal::Recovery> bounded = MakeRecovery(counted, driver, bound);
 
-  std::vector<double> lists;
-  size_t listed = 0;
-  for (int i = 0; i < 5; ++i) lists.push_back(TimeList(*raw, listed));
-  std::string out = "{";
-  for (int i = 0; i < 4; ++i) {
-    counted.Reset();
-    auto t0 = steady_clock::now();
-    Result<heal::TickReport> report = (*recovery)->Tick();
-    double ms = Millis(steady_clock::now() - t0).count();
-    if (!report.ok()) Die("tick", report.status());
-    if (report->resumed.size() != static_cast<size_t>(a.eligible)) {
-      Die("tick", InternalError("resumed " + std::to_string(report->resumed.size()) + " runs"));
-    }
-    out += TickJson(("tick" + std::to_string(i + 1)).c_str(), ms, *report, counted.counts());
-    out += ",";
-  }
-  for (int i = 0; i < 5; ++i) lists.push_back(TimeList(*raw, listed));
-  std::sort(lists.begin(), lists.end());
-  char tail[256];
+  std::string out = "{" + Ticks(*whole, counted, "tick", 4, eligible);
+  const int sweep = static_cast<int>((eligible + bound - 1) / bound);
+  out += Ticks(*bounded, counted, "bounded", sweep, std::min(eligible, bound));
+
+  size_t listed = 0, candidates = 0, page = 0;
+  auto [list_ms, list_min] = MedianMin(10, [&] { return TimeList(*raw, listed); });
+  auto [all_ms, all_min] =
+      MedianMin(10, [&] { return TimeCandidates(*raw, eligible, candidates); });
+  auto [page_ms, page_min] = MedianMin(10, [&] { return TimeCandidates(*raw, bound, page); });
+  char tail[512];
   std::snprintf(tail, sizeof tail,
-                R"("runs":%d,"eligible":%d,"listed":%zu,"list_ms_median":%.3f,"list_ms_min":%.3f})",
-                a.runs, a.eligible, listed, lists[lists.size() / 2], lists.front());
+                R"("runs":%d,"eligible":%d,"bound":%zu,"sweep":%d,"listed":%zu,)"
+                R"("list_ms_median":%.3f,"list_ms_min":%.3f,"candidates":%zu,)"
+                R"("candidates_ms_median":%.3f,"candidates_ms_min":%.3f,"page":%zu,)"
+                R"("page_ms_median":%.3f,"page_ms_min":%.3f})",
+                a.runs, a.eligible, bound, sweep, listed, list_ms, list_min, candidates, all_ms,
+                all_min, page, page_ms, page_min);
   return out + tail;
 }
 

@@ -20,8 +20,9 @@ class CountingStore final : public store::CheckpointStore {
   struct Counts {
     int64_t writes = 0;  // every call that changes the database
     double write_ms = 0;
-    int64_t reads = 0;  // GetRun, Load, History
-    double list_ms = 0;
+    int64_t reads = 0;   // GetRun, Load, History
+    double list_ms = 0;  // ListRuns, ListPending, ListRecoveryCandidates
+    int64_t pages = 0;   // ListRecoveryCandidates
   };
 
   // `inner` must outlive this store.
@@ -47,6 +48,13 @@ class CountingStore final : public store::CheckpointStore {
     auto t0 = std::chrono::steady_clock::now();
     Result<store::PendingPage> page = inner_.ListPending(query);
     counts_.list_ms += Elapsed(t0);
+    return page;
+  }
+  Result<store::RecoveryPage> ListRecoveryCandidates(const store::RecoveryQuery& query) override {
+    auto t0 = std::chrono::steady_clock::now();
+    Result<store::RecoveryPage> page = inner_.ListRecoveryCandidates(query);
+    counts_.list_ms += Elapsed(t0);
+    ++counts_.pages;
     return page;
   }
   Status DeleteRun(const std::string& run_id) override {

@@ -44,6 +44,8 @@ heal::RecoveryOptions RecoveryOptionsFor(Runtime& runtime) {
   options.interval = runtime.config.GetDuration("recover.interval");
   options.max_attempts = static_cast<int>(runtime.config.GetInt("recover.max_attempts"));
   options.retry_with_diagnosis = runtime.config.GetBool("recover.retry_with_diagnosis");
+  options.max_runs_per_pass =
+      static_cast<size_t>(runtime.config.GetInt("recover.max_runs_per_pass"));
   return options;
 }
 

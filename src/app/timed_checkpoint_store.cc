@@ -33,6 +33,9 @@ class TimedCheckpointStore final : public store::CheckpointStore {
   Result<store::PendingPage> ListPending(const store::PendingQuery& query) override {
     return inner_->ListPending(query);
   }
+  Result<store::RecoveryPage> ListRecoveryCandidates(const store::RecoveryQuery& query) override {
+    return inner_->ListRecoveryCandidates(query);
+  }
   Status DeleteRun(const std::string& run_id) override { return inner_->DeleteRun(run_id); }
   Result<store::Lease> Claim(const std::string& run_id, const store::LeaseHolder& holder,
                              Duration ttl) override {

@@ -194,6 +194,11 @@ void AddRecoverKeys(std::vector<ConfigKeySpec>& keys) {
            "before quarantining, try once more as a fork <id>.heal told why it failed");
   diagnosis.flag = "retry-with-diagnosis";
   keys.push_back(std::move(diagnosis));
+  ConfigKeySpec per_pass =
+      Int("recover.max_runs_per_pass", 1000, 1, 100000, "MEND_RECOVER_MAX_RUNS_PER_PASS",
+          "runs one recovery pass reads and handles at most; the next pass goes on from there");
+  per_pass.flag = "max-runs-per-pass";
+  keys.push_back(std::move(per_pass));
 }
 
 void AddImproveKeys(std::vector<ConfigKeySpec>& keys) {

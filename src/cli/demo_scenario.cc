@@ -225,6 +225,9 @@ class CrashingStore final : public store::CheckpointStore {
   Result<store::PendingPage> ListPending(const store::PendingQuery& q) override {
     return inner_->ListPending(q);
   }
+  Result<store::RecoveryPage> ListRecoveryCandidates(const store::RecoveryQuery& q) override {
+    return inner_->ListRecoveryCandidates(q);
+  }
   Status DeleteRun(const std::string& id) override { return Gone(inner_->DeleteRun(id)); }
   Result<store::Lease> Claim(const std::string& id, const store::LeaseHolder& holder,
                              Duration ttl) override {

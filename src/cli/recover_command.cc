@@ -33,7 +33,8 @@ nlohmann::json ReportJson(const heal::TickReport& r) {
            {{"backoff", r.skipped.backoff},
             {"waiting", r.skipped.waiting},
             {"non_retryable", r.skipped.non_retryable},
-            {"leased", r.skipped.leased}}}};
+            {"leased", r.skipped.leased},
+            {"deferred", r.skipped.deferred}}}};
 }
 
 void PrintReport(const heal::TickReport& r, std::ostream& out) {
@@ -49,6 +50,10 @@ void PrintReport(const heal::TickReport& r, std::ostream& out) {
   out << "skipped: " << r.skipped.backoff << " in backoff, " << r.skipped.waiting
       << " waiting for a person, " << r.skipped.non_retryable << " not retryable, "
       << r.skipped.leased << " held by another process\n";
+  if (r.skipped.deferred > 0) {
+    out << "left for the next pass: " << r.skipped.deferred
+        << " due runs beyond recover.max_runs_per_pass\n";
+  }
   if (r.outage) out << "provider outage: recovery paused; probing one run at a time\n";
 }
 

@@ -15,6 +15,9 @@ Result<std::unique_ptr<Recovery>> Recovery::Create(RecoveryOptions options) {
     return InvalidArgumentError("recovery interval must be positive");
   }
   if (options.max_attempts < 1) return InvalidArgumentError("max_attempts must be at least 1");
+  if (options.max_runs_per_pass < 1) {
+    return InvalidArgumentError("max_runs_per_pass must be at least 1");
+  }
   return std::unique_ptr<Recovery>(new RecoveryImpl(std::move(options)));
 }
 
@@ -26,18 +29,35 @@ RecoveryImpl::~RecoveryImpl() { Stop(); }
 
 Result<TickReport> RecoveryImpl::Tick() {
   std::lock_guard<std::mutex> pass(pass_mu_);
-  store::ListOptions list;
-  list.unfinished_only = true;
-  MEND_ASSIGN_OR_RETURN(std::vector<store::RunRecord> runs, options_.store->ListRuns(list));
   Time now = options_.clock->Now();
   TickReport report;
   attempted_.clear();
+  Status s = Pass(now, report);
+  attempted_.clear();
+  MEND_RETURN_IF_ERROR(s);
+  report.outage = breaker_.open();
+  return report;
+}
+
+Status RecoveryImpl::Pass(Time now, TickReport& report) {
+  PassCounts counts;
   // During an outage a pass only probes; a probe that shows the provider is back turns the rest
   // of the pass into a normal one, so runs that are due do not wait another interval.
-  if (!breaker_.open() || ProbePass(runs, now, report)) NormalPass(runs, now, report);
-  report.outage = breaker_.open();
-  attempted_.clear();
-  return report;
+  if (breaker_.open()) {
+    if (!breaker_.ProbeDue(now)) return OkStatus();
+    MEND_ASSIGN_OR_RETURN(bool ended, ProbePass(now, report, counts));
+    if (!ended) return OkStatus();
+  }
+  return NormalPass(now, report, counts);
+}
+
+store::RecoveryQuery RecoveryImpl::Query(Time now, store::RecoveryBackoff backoff) const {
+  store::RecoveryQuery query;
+  query.now = now;
+  query.max_attempts = options_.max_attempts;
+  query.backoff = backoff;
+  query.counting = store::RecoveryCounting::kInclude;
+  return query;
 }
 
 void RecoveryImpl::Start() {

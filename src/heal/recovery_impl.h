@@ -2,12 +2,14 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "heal/candidate_walk.h"
 #include "heal/outage_breaker.h"
 #include "mend/heal/recovery.h"
 
@@ -25,8 +27,6 @@ class RecoveryImpl final : public Recovery {
   void Stop() override;
 
  private:
-  // What a pass does with one listed run.
-  enum class Decision { kResume, kWaiting, kNonRetryable, kBackoff, kLeaveAlone, kGivenUp };
   // How one call to the driver went.
   // kStopped: the attempt ended at a checkpoint because this process is shutting down (the run is
   // still running); nothing failed and nothing is charged.
@@ -41,11 +41,27 @@ class RecoveryImpl final : public Recovery {
   };
   static std::string_view OutcomeName(Outcome outcome);  // "completed", "leased", ...
 
+  // What a pass learnt of the runs it leaves alone: the store's counts when the pass began, and
+  // how many of those in backoff a probe resumed (they are not skipped, then).
+  struct PassCounts {
+    std::optional<store::RecoveryCounts> counts;
+    int probed_in_backoff = 0;
+  };
+
+  // recovery.cc: one pass; a probe during an outage, then a normal pass unless the outage goes on.
+  Status Pass(Time now, TickReport& report);
+  // The candidates of a pass at `now`, with the counts.
+  store::RecoveryQuery Query(Time now, store::RecoveryBackoff backoff) const;
+
   // recovery_pass.cc: the rules for one run.
-  Decision Classify(const store::RunRecord& run, Time now) const;
-  void NormalPass(const std::vector<store::RunRecord>& runs, Time now, TickReport& report);
+  store::RecoveryClass Classify(const store::RunRecord& run, Time now) const;
+  Status NormalPass(Time now, TickReport& report, PassCounts& counts);
+  CandidateWalk::Step HandleCandidate(const store::RunRecord& run, Time now, TickReport& report);
   // Returns true when the probe ended the outage.
-  bool ProbePass(const std::vector<store::RunRecord>& runs, Time now, TickReport& report);
+  Result<bool> ProbePass(Time now, TickReport& report, PassCounts& counts);
+  // Resumes `run` as the probe when it would be resumed; kStop once a probe happened.
+  CandidateWalk::Step ProbeWith(const store::RunRecord& run, Time now, TickReport& report,
+                                PassCounts& counts);
   // One recovery attempt on `run`, as a `mend.recovery.attempt` span of the run's trace.
   Outcome ResumeOne(const store::RunRecord& run, TickReport& report);
   Outcome ResumeOneTraced(const store::RunRecord& run, TickReport& report);
@@ -75,6 +91,9 @@ class RecoveryImpl final : public Recovery {
   std::mutex pass_mu_;
   OutageBreaker breaker_;
   std::set<std::string> attempted_;  // runs the current pass already handed to the driver
+  // Where the next normal pass starts: after the last run of a pass that stopped at
+  // max_runs_per_pass; unset: at the oldest.
+  std::optional<store::RunCursor> cursor_;
 
   std::mutex loop_mu_;
   std::condition_variable loop_cv_;

@@ -1,5 +1,7 @@
 // The rules of one recovery pass (DESIGN.md §7), applied to each listed run.
 
+#include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <string>
 
@@ -19,64 +21,92 @@ obs::Event RunEvent(std::string type, const std::string& run_id) {
 
 }  // namespace
 
-RecoveryImpl::Decision RecoveryImpl::Classify(const store::RunRecord& run, Time now) const {
-  using store::RunStatus;
-  if (run.status == RunStatus::kWaiting || !run.waiting.empty()) return Decision::kWaiting;
-  if (run.status == RunStatus::kQuarantined || run.status == RunStatus::kCompleted) {
-    return Decision::kLeaveAlone;
-  }
-  if (run.attempts >= options_.max_attempts) return Decision::kGivenUp;
-  if (run.status == RunStatus::kFailed && run.last_error.has_value() &&
-      !run.last_error->retryable) {
-    return Decision::kNonRetryable;
-  }
-  if (run.next_attempt_at.has_value() && now < *run.next_attempt_at) return Decision::kBackoff;
-  return Decision::kResume;
+store::RecoveryClass RecoveryImpl::Classify(const store::RunRecord& run, Time now) const {
+  return store::ClassifyForRecovery(run, now, options_.max_attempts);
 }
 
-void RecoveryImpl::NormalPass(const std::vector<store::RunRecord>& runs, Time now,
-                              TickReport& report) {
-  for (const store::RunRecord& run : runs) {
-    if (attempted_.count(run.id) != 0) continue;
-    switch (Classify(run, now)) {
-      case Decision::kWaiting:
-        ++report.skipped.waiting;
-        break;
-      case Decision::kNonRetryable:
-        ++report.skipped.non_retryable;
-        break;
-      case Decision::kBackoff:
-        ++report.skipped.backoff;
-        break;
-      case Decision::kLeaveAlone:
-        break;
-      case Decision::kGivenUp:
-        GiveUp(run, report);
-        break;
-      case Decision::kResume:
-        ResumeOne(run, report);
-        // The provider is down: resuming more runs now would only charge them for it.
-        if (breaker_.open()) return;
-        break;
+Status RecoveryImpl::NormalPass(Time now, TickReport& report, PassCounts& counts) {
+  store::RecoveryQuery query = Query(now, store::RecoveryBackoff::kSkip);
+  // After a probe, the counts taken before it stand: they are the state the pass began with.
+  if (counts.counts.has_value()) query.counting = store::RecoveryCounting::kOmit;
+  CandidateWalk walk(*options_.store, query, cursor_, options_.max_runs_per_pass);
+  MEND_ASSIGN_OR_RETURN(CandidateWalk::End end, walk.Run([&](const store::RunRecord& run) {
+    return HandleCandidate(run, now, report);
+  }));
+  if (!counts.counts.has_value()) counts.counts = walk.counts();
+  if (counts.counts.has_value()) {
+    const store::RecoveryCounts& c = *counts.counts;
+    report.skipped.waiting += static_cast<int>(c.waiting);
+    report.skipped.non_retryable += static_cast<int>(c.non_retryable);
+    report.skipped.backoff += static_cast<int>(c.backoff) - counts.probed_in_backoff;
+    if (end == CandidateWalk::End::kBudgetUsed) {
+      report.skipped.deferred = static_cast<int>(
+          std::max<int64_t>(0, c.candidates - static_cast<int64_t>(walk.visited())));
     }
   }
+  // A pass the outage cut short starts over at the oldest run once the outage is over, like one
+  // that went round; one that used its budget leaves the rest to the next.
+  if (end == CandidateWalk::End::kBudgetUsed) {
+    cursor_ = walk.last();
+  } else {
+    cursor_.reset();
+  }
+  return OkStatus();
 }
 
-bool RecoveryImpl::ProbePass(const std::vector<store::RunRecord>& runs, Time now,
-                             TickReport& report) {
-  if (!breaker_.ProbeDue(now)) return false;
-  for (const store::RunRecord& run : runs) {
-    // Any run that would be resumed may probe, also one still in backoff: its backoff most likely
-    // comes from the outage itself.
-    Decision decision = Classify(run, now);
-    if (decision != Decision::kResume && decision != Decision::kBackoff) continue;
-    Outcome outcome = ResumeOne(run, report);
-    if (outcome == Outcome::kLeased || outcome == Outcome::kError || outcome == Outcome::kStopped) {
-      continue;  // not a probe
-    }
-    return !breaker_.open();
+CandidateWalk::Step RecoveryImpl::HandleCandidate(const store::RunRecord& run, Time now,
+                                                  TickReport& report) {
+  if (attempted_.count(run.id) != 0) return CandidateWalk::Step::kNext;
+  // The store lists only the runs to act on, but a row it could not read is listed as a failed
+  // run that is not retryable, and the store counted it as a candidate: it is counted here.
+  switch (Classify(run, now)) {
+    case store::RecoveryClass::kWaiting:
+      ++report.skipped.waiting;
+      break;
+    case store::RecoveryClass::kNonRetryable:
+      ++report.skipped.non_retryable;
+      break;
+    case store::RecoveryClass::kBackoff:
+      ++report.skipped.backoff;
+      break;
+    case store::RecoveryClass::kLeftAlone:
+      break;
+    case store::RecoveryClass::kGiveUp:
+      GiveUp(run, report);
+      break;
+    case store::RecoveryClass::kDue:
+      ResumeOne(run, report);
+      // The provider is down: resuming more runs now would only charge them for it.
+      if (breaker_.open()) return CandidateWalk::Step::kStop;
+      break;
   }
-  return false;
+  return CandidateWalk::Step::kNext;
+}
+
+Result<bool> RecoveryImpl::ProbePass(Time now, TickReport& report, PassCounts& counts) {
+  // Any run that would be resumed may probe, also one still in backoff: its backoff most likely
+  // comes from the outage itself.
+  CandidateWalk walk(*options_.store, Query(now, store::RecoveryBackoff::kInclude), std::nullopt,
+                     options_.max_runs_per_pass);
+  MEND_ASSIGN_OR_RETURN(CandidateWalk::End end, walk.Run([&](const store::RunRecord& run) {
+    return ProbeWith(run, now, report, counts);
+  }));
+  counts.counts = walk.counts();
+  return end == CandidateWalk::End::kStopped && !breaker_.open();
+}
+
+CandidateWalk::Step RecoveryImpl::ProbeWith(const store::RunRecord& run, Time now,
+                                            TickReport& report, PassCounts& counts) {
+  store::RecoveryClass c = Classify(run, now);
+  if (c != store::RecoveryClass::kDue && c != store::RecoveryClass::kBackoff) {
+    return CandidateWalk::Step::kNext;
+  }
+  if (c == store::RecoveryClass::kBackoff) ++counts.probed_in_backoff;
+  Outcome outcome = ResumeOne(run, report);
+  if (outcome == Outcome::kLeased || outcome == Outcome::kError || outcome == Outcome::kStopped) {
+    return CandidateWalk::Step::kNext;  // not a probe
+  }
+  return CandidateWalk::Step::kStop;
 }
 
 RecoveryImpl::Outcome RecoveryImpl::OutcomeOf(const agent::RunResult& result) const {

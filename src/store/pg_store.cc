@@ -11,7 +11,7 @@ namespace mend::store {
 namespace internal {
 namespace {
 
-constexpr int64_t kSchemaVersion = 3;
+constexpr int64_t kSchemaVersion = 4;
 // Serialization failures and deadlocks are retried this many times in all.
 constexpr int kMaxAttempts = 5;
 
@@ -100,6 +100,17 @@ CREATE INDEX IF NOT EXISTS runs_completed_agent ON runs (agent, status, created_
   WHERE status = 'completed';
 )sql";
 
+// Version 4: the indexes of ListRecoveryCandidates (pg_recovery.cc), as in the SQLite store: the
+// runs recovery may act on by (created_at, id) with the columns its rules read, and every
+// unfinished run by the columns that decide its class. Only indexes.
+constexpr char kMigrateToV4[] = R"sql(
+CREATE INDEX IF NOT EXISTS runs_recovery ON runs
+  (created_at, id COLLATE "C", status, attempts, next_attempt_at, error_retryable)
+  WHERE status IN ('running', 'failed') AND waiting = '';
+CREATE INDEX IF NOT EXISTS runs_recovery_class ON runs
+  (status, waiting, error_retryable, next_attempt_at, attempts) WHERE status <> 'completed';
+)sql";
+
 constexpr char kSelectRun[] = "SELECT " MEND_STORE_RUN_COLUMNS " FROM runs WHERE id = $1";
 constexpr char kSelectRunShare[] =
     "SELECT " MEND_STORE_RUN_COLUMNS " FROM runs WHERE id = $1 FOR SHARE";
@@ -183,6 +194,7 @@ Status PgStore::CreateOrCheckSchema(PgConn& conn) {
   if (v == 0) MEND_RETURN_IF_ERROR(conn.Run(kSchemaV1));
   if (v <= 1) MEND_RETURN_IF_ERROR(conn.Run(kMigrateToV2));
   if (v <= 2) MEND_RETURN_IF_ERROR(conn.Run(kMigrateToV3));
+  if (v <= 3) MEND_RETURN_IF_ERROR(conn.Run(kMigrateToV4));
   return conn.Exec(found ? kUpdateVersion : kInsertVersion, {PgParam::Int(kSchemaVersion)})
       .status();
 }

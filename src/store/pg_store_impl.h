@@ -28,6 +28,7 @@ class PgStore final : public CheckpointStore {
   Result<RunRecord> GetRun(const std::string& run_id) override;
   Result<std::vector<RunRecord>> ListRuns(const ListOptions& options) override;
   Result<PendingPage> ListPending(const PendingQuery& query) override;
+  Result<RecoveryPage> ListRecoveryCandidates(const RecoveryQuery& query) override;
   Status DeleteRun(const std::string& run_id) override;
   Result<Lease> Claim(const std::string& run_id, const LeaseHolder& holder, Duration ttl) override;
   Result<Lease> Renew(const Lease& lease, Duration ttl) override;

@@ -7,13 +7,14 @@
 
 #include "mend/base/time_format.h"
 #include "store/lease_rules.h"
+#include "store/sqlite_recovery_sql.h"
 #include "store/sqlite_store_impl.h"
 
 namespace mend::store {
 namespace internal {
 namespace {
 
-constexpr int64_t kSchemaVersion = 3;
+constexpr int64_t kSchemaVersion = 4;
 
 constexpr char kCreateMeta[] =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
@@ -172,6 +173,8 @@ Status SqliteStore::CreateOrMigrateSchema() {
   if (version == 0) MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV1));
   if (version <= 1) MEND_RETURN_IF_ERROR(db_->Exec(kMigrateToV2));
   if (version <= 2) MEND_RETURN_IF_ERROR(db_->Exec(kMigrateToV3));
+  // Version 4 adds the indexes of ListRecoveryCandidates (sqlite_recovery_sql.h); only indexes.
+  if (version <= 3) MEND_RETURN_IF_ERROR(db_->Exec(recovery_sql::kCreateIndexes));
   MEND_ASSIGN_OR_RETURN(SqliteStmt write, db_->Prepare(found ? kUpdateVersion : kInsertVersion));
   return write.BindText(1, std::to_string(kSchemaVersion)).Run();
 }

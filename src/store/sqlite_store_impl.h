@@ -31,6 +31,7 @@ class SqliteStore final : public CheckpointStore {
   Result<RunRecord> GetRun(const std::string& run_id) override;
   Result<std::vector<RunRecord>> ListRuns(const ListOptions& options) override;
   Result<PendingPage> ListPending(const PendingQuery& query) override;
+  Result<RecoveryPage> ListRecoveryCandidates(const RecoveryQuery& query) override;
   Status DeleteRun(const std::string& run_id) override;
   Result<Lease> Claim(const std::string& run_id, const LeaseHolder& holder, Duration ttl) override;
   Result<Lease> Renew(const Lease& lease, Duration ttl) override;
@@ -82,6 +83,9 @@ class SqliteStore final : public CheckpointStore {
                           const std::string& state);
   // The runs matching `plan` at or after `from` (all of them when unset); see pending_plan.h.
   Result<int64_t> CountPending(const PendingPlan& plan, const std::optional<RunCursor>& from);
+  // sqlite_recovery.cc: the runs of one page of recovery candidates, and the counts by class.
+  Status ReadCandidates(const RecoveryQuery& query, RecoveryPage& page);
+  Result<RecoveryCounts> CountForRecovery(const RecoveryQuery& query);
   Result<RunSnapshot> LoadLocked(const std::string& run_id, std::optional<int64_t> step);
   Status LoadMessages(const std::string& run_id, int64_t count, std::vector<std::string>& out);
   Status SaveLocked(const Lease& lease, const Checkpoint& checkpoint, const RunUpdate& update);

@@ -169,6 +169,10 @@ class CrashingStore final : public store::CheckpointStore {
     if (dead_) return Dead();
     return inner_.ListPending(q);
   }
+  Result<store::RecoveryPage> ListRecoveryCandidates(const store::RecoveryQuery& q) override {
+    if (dead_) return Dead();
+    return inner_.ListRecoveryCandidates(q);
+  }
   Status DeleteRun(const std::string& id) override { return dead_ ? Dead() : inner_.DeleteRun(id); }
   Result<store::Lease> Claim(const std::string& id, const store::LeaseHolder& h,
                              Duration ttl) override {

@@ -296,6 +296,22 @@ TEST_F(RunCommandsTest, RecoverOnceChargesAFailureAndPendingShowsTheNextAttempt)
   EXPECT_EQ(Json()["skipped"]["backoff"], 1);
 }
 
+TEST_F(RunCommandsTest, RecoverOnceTakesAtMostMaxRunsPerPassAndSaysHowManyWait) {
+  for (const char* id : {"r1", "r2"}) {
+    Script(R"([{"error": {"code": "unavailable", "message": "overloaded"}}])");
+    EXPECT_EQ(MendWithModel({"run", agent_, "say hi", "--id", id}), 1);
+  }
+  Script(R"([{"text": "hi again"}])");
+  EXPECT_EQ(MendWithModel({"recover", "--once", "--json", "--max-runs-per-pass", "1"}), 0) << err();
+  EXPECT_EQ(Json()["completed"], nlohmann::json::array({"r1"}));
+  EXPECT_EQ(Json()["skipped"]["deferred"], 1);
+  Script(R"([{"text": "hi again"}])");
+  EXPECT_EQ(MendWithModel({"recover", "--once", "--max-runs-per-pass", "1"}), 0) << err();
+  EXPECT_THAT(out(), HasSubstr("completed: 1 r2"));
+  EXPECT_THAT(out(), Not(HasSubstr("left for the next pass")));
+  EXPECT_EQ(Mend({"recover", "--once", "--max-runs-per-pass", "0"}), 2);
+}
+
 TEST_F(RunCommandsTest, RecoverReadsItsLimitsFromTheEnvironment) {
   Script(R"([{"error": {"code": "unavailable", "message": "overloaded"}}])");
   EXPECT_EQ(MendWithModel({"run", agent_, "say hi", "--id", "r1"}), 1);

@@ -122,7 +122,7 @@ TEST_F(PostgresPendingTest, AVersion1SchemaIsMigrated) {
     store_ = Open();
     ASSERT_NE(store_, nullptr);
     EXPECT_THAT(SchemaQuery("SELECT value FROM meta WHERE key = 'store.schema_version'"),
-                ElementsAre("3"));
+                ElementsAre("4"));
     EXPECT_THAT(
         SchemaQuery("SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND "
                     "indexname IN ('runs_unfinished', 'runs_pending_status', "

@@ -297,11 +297,11 @@ TEST_F(PostgresStoreTest, SchemasKeepStoresApart) {
 
 TEST_F(PostgresStoreTest, ANewerSchemaVersionIsRefused) {
   ASSERT_NE(Open(replica_a_), nullptr);
-  SchemaExec("UPDATE meta SET value = '4' WHERE key = 'store.schema_version'");
+  SchemaExec("UPDATE meta SET value = '5' WHERE key = 'store.schema_version'");
   PostgresStoreOptions options = OptionsFor(schema_, {clock_, replica_a_, nullptr});
   Result<std::unique_ptr<CheckpointStore>> store = OpenPostgresStore(options, clock_);
   EXPECT_THAT(store,
-              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("newer mend (schema 4 > 3)")));
+              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("newer mend (schema 5 > 4)")));
 
   SchemaExec("UPDATE meta SET value = 'garbage' WHERE key = 'store.schema_version'");
   EXPECT_THAT(OpenPostgresStore(options, clock_), StatusIs(StatusCode::kDataLoss));

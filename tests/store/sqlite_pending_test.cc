@@ -206,7 +206,7 @@ TEST_F(SqlitePendingTest, AVersion1DatabaseGetsTheIndexesAndKeepsItsRuns) {
   store_ = Open();
   ASSERT_NE(store_, nullptr);
   const std::string version = "SELECT value FROM meta WHERE key = 'store.schema_version'";
-  EXPECT_THAT(RawQuery(options_.path, version), ElementsAre("3"));
+  EXPECT_THAT(RawQuery(options_.path, version), ElementsAre("4"));
   EXPECT_THAT(RawQuery(options_.path, indexes),
               ElementsAre("runs_completed_agent", "runs_completed_status", "runs_pending_agent",
                           "runs_pending_status"));
@@ -221,7 +221,7 @@ TEST_F(SqlitePendingTest, AVersion1DatabaseGetsTheIndexesAndKeepsItsRuns) {
   store_.reset();
   store_ = Open();
   ASSERT_NE(store_, nullptr);
-  EXPECT_THAT(RawQuery(options_.path, version), ElementsAre("3"));
+  EXPECT_THAT(RawQuery(options_.path, version), ElementsAre("4"));
   EXPECT_THAT(Ids(store_->ListPending(PendingQuery{})), ElementsAre("r2", "r1"));
 }
 
@@ -236,7 +236,7 @@ TEST_F(SqlitePendingTest, AVersion2DatabaseGetsTheIndexesOfEveryRunsPages) {
   store_ = Open();
   ASSERT_NE(store_, nullptr);
   EXPECT_THAT(RawQuery(options_.path, "SELECT value FROM meta WHERE key = 'store.schema_version'"),
-              ElementsAre("3"));
+              ElementsAre("4"));
   EXPECT_THAT(RawQuery(options_.path,
                        "SELECT name FROM sqlite_master WHERE name LIKE 'runs_completed%' "
                        "ORDER BY name"),

@@ -196,10 +196,10 @@ TEST_F(SqliteStoreTest, CorruptRunsRowIsListedAsFailedWithDataLoss) {
 
 TEST_F(SqliteStoreTest, NewerSchemaIsRefused) {
   store_.reset();
-  RawExec(options_.path, "UPDATE meta SET value = '4' WHERE key = 'store.schema_version'");
+  RawExec(options_.path, "UPDATE meta SET value = '5' WHERE key = 'store.schema_version'");
   EXPECT_THAT(OpenSqliteStore(options_, clock_),
               StatusIs(StatusCode::kFailedPrecondition,
-                       HasSubstr("written by a newer mend (schema 4 > 3)")));
+                       HasSubstr("written by a newer mend (schema 5 > 4)")));
   RawExec(options_.path, "UPDATE meta SET value = 'two' WHERE key = 'store.schema_version'");
   EXPECT_THAT(OpenSqliteStore(options_, clock_), StatusIs(StatusCode::kDataLoss));
 }

@@ -36,8 +36,8 @@ class RuntimeRunDriver final : public heal::RunDriver {
 };
 
 // Recovery options from the configuration (recover.interval, recover.max_attempts,
-// recover.retry_with_diagnosis) and the runtime (store, clock, events); the caller sets the driver
-// and the callbacks.
+// recover.retry_with_diagnosis, recover.max_runs_per_pass) and the runtime (store, clock, events);
+// the caller sets the driver and the callbacks.
 heal::RecoveryOptions RecoveryOptionsFor(Runtime& runtime);
 
 }  // namespace mend::app

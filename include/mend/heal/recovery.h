@@ -41,7 +41,10 @@ struct RecoveryOptions {
   Duration max_backoff = std::chrono::minutes(15);
   int max_attempts = 10;
   bool retry_with_diagnosis = false;
-  int outage_threshold = 3;      // consecutive provider failures across runs
+  int outage_threshold = 3;  // consecutive provider failures across runs
+  // The most runs one pass reads and handles (at least 1). A pass starts where the previous one
+  // stopped and goes round to the oldest run, so the runs it did not reach come first next time.
+  size_t max_runs_per_pass = 1000;
   size_t max_note_bytes = 2000;  // the error quoted in a `.heal` fork's note
   // Callbacks; one that throws or misbehaves never stops the loop (it becomes on_error / an event).
   std::function<void(const std::string& run_id)> on_recovered;    // a run came back and completed
@@ -57,11 +60,15 @@ struct TickReport {
   std::vector<std::string> failed;       // ... of which failed again (or stopped waiting)
   std::vector<std::string> quarantined;  // runs quarantined in this pass
   bool outage = false;                   // in an outage pause after this pass
+  // The runs a pass left alone. backoff, waiting and non_retryable count every unfinished run in
+  // that state when the pass began, whether or not the pass read it (counted in the store, not
+  // read); a pass that only probes during an outage leaves them at 0.
   struct Skipped {
     int backoff = 0;
     int waiting = 0;
     int non_retryable = 0;
-    int leased = 0;
+    int leased = 0;    // held by another live process when the pass tried it
+    int deferred = 0;  // due but not reached: the pass stopped at max_runs_per_pass
   } skipped;
 };
 
@@ -74,8 +81,9 @@ class Recovery {
   static Result<std::unique_ptr<Recovery>> Create(RecoveryOptions options);
   virtual ~Recovery() = default;
 
-  // One pass over the pending runs now (`mend recover --once`). During an outage pause a pass only
-  // probes one run when the probe is due. Store errors are returned.
+  // One pass now (`mend recover --once`): the runs to act on, read from the store in pages, at
+  // most max_runs_per_pass of them, from where the previous pass stopped. During an outage pause a
+  // pass only probes one run when the probe is due. Store errors end the pass and are returned.
   virtual Result<TickReport> Tick() = 0;
   // Runs Tick() every interval on a background thread until Stop() (errors go to on_error).
   virtual void Start() = 0;

@@ -8,6 +8,7 @@
 #include "mend/base/clock.h"
 #include "mend/base/result.h"
 #include "mend/store/prune.h"
+#include "mend/store/recovery_page.h"
 #include "mend/store/run_page.h"
 #include "mend/store/run_record.h"
 
@@ -84,6 +85,13 @@ class CheckpointStore {
   // counting the matching runs in an index, not reading them. kInvalidArgument for a query
   // ValidatePendingQuery rejects.
   virtual Result<PendingPage> ListPending(const PendingQuery& query) = 0;
+  // One page of the runs a recovery pass acts on (recovery_page.h), oldest first, and with
+  // RecoveryCounting::kInclude the counts of every unfinished run by class, from one snapshot.
+  // kInvalidArgument for a query ValidateRecoveryQuery rejects. This default lists every
+  // unfinished run (ListRuns) and keeps the page (RecoveryPageOf); the SQL stores answer from an
+  // index instead, at about the cost of the page plus, for the counts, a walk of that index without
+  // reading a row. A store that forwards to another must forward this too.
+  virtual Result<RecoveryPage> ListRecoveryCandidates(const RecoveryQuery& query);
   // Removes the run, its checkpoints and messages. Refused (kUnavailable) while a live holder
   // has the lease.
   virtual Status DeleteRun(const std::string& run_id) = 0;

@@ -1,0 +1,65 @@
+// ListRecoveryCandidates of the SQLite store: pages of the runs a recovery pass acts on, from the
+// index runs_recovery (docs/store_schema.md, "Recovery candidates").
+
+#include <optional>
+#include <utility>
+
+#include "store/pending_plan.h"
+#include "store/sqlite_recovery_sql.h"
+#include "store/sqlite_store_impl.h"
+
+namespace mend::store::internal {
+
+Result<RecoveryPage> SqliteStore::ListRecoveryCandidates(const RecoveryQuery& query) {
+  MEND_RETURN_IF_ERROR(ValidateRecoveryQuery(query));
+  RecoveryPage page;
+  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kRead, [&]() -> Status {
+    page = RecoveryPage{};
+    MEND_RETURN_IF_ERROR(ReadCandidates(query, page));
+    if (query.counting == RecoveryCounting::kOmit) return OkStatus();
+    MEND_ASSIGN_OR_RETURN(page.counts, CountForRecovery(query));
+    return OkStatus();
+  }));
+  return page;
+}
+
+Status SqliteStore::ReadCandidates(const RecoveryQuery& query, RecoveryPage& page) {
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(recovery_sql::kPage));
+  stmt.Bind(1, query.after ? ToNanos(query.after->created_at) : kFirstKeyNanos);
+  stmt.BindText(2, query.after ? query.after->id : "");
+  stmt.Bind(3, query.max_attempts);
+  if (query.backoff == RecoveryBackoff::kSkip) {
+    stmt.Bind(4, ToNanos(query.now));
+  } else {
+    stmt.BindNull(4);
+  }
+  // One row more than the page says whether more follow, without counting them.
+  stmt.Bind(5, static_cast<int64_t>(query.limit) + 1);
+  while (true) {
+    MEND_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return OkStatus();
+    if (page.runs.size() == query.limit) {
+      page.next = RunCursor{page.runs.back().created_at, page.runs.back().id};
+      return OkStatus();
+    }
+    Result<StoredRun> run = ParseRunRow(stmt);
+    // As in ListRuns: a corrupt row is listed as a failed run carrying the DATA_LOSS.
+    page.runs.push_back(run.ok() ? std::move(run->record) : CorruptRunMarker(stmt, run.status()));
+  }
+}
+
+Result<RecoveryCounts> SqliteStore::CountForRecovery(const RecoveryQuery& query) {
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(recovery_sql::kCounts));
+  stmt.Bind(1, query.max_attempts).Bind(2, ToNanos(query.now));
+  MEND_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return InternalError("COUNT returned no row");
+  RecoveryCountParts parts;
+  int64_t* fields[] = {&parts.waiting_status, &parts.waiting_kind,  &parts.quarantined,
+                       &parts.active,         &parts.non_retryable, &parts.backoff,
+                       &parts.unfinished};
+  for (int col = 0; col < 7; ++col) *fields[col] = stmt.Int(col);
+  RecoveryCounts counts = CombineRecoveryCounts(parts);
+  return counts;
+}
+
+}  // namespace mend::store::internal
