@@ -78,8 +78,8 @@ Status SqliteFactStore::WriteTermDeltasLocked(const TermDeltas& deltas) {
 }
 
 Status SqliteFactStore::IndexTagsLocked(int64_t rowid, const Fact& fact,
-                                        const std::vector<std::string>& tags) {
-  {
+                                        const std::vector<std::string>& tags, bool fresh) {
+  if (!fresh) {
     MEND_ASSIGN_OR_RETURN(SqliteStmt clear, db_->Prepare(kDeleteTagKeys));
     MEND_RETURN_IF_ERROR(clear.Bind(1, rowid).Run());
   }
@@ -116,7 +116,9 @@ Status SqliteFactStore::MigrateToV2Locked() {
       t.tags = SplitTags(joined);
     }
   }
-  for (const Tagged& t : tagged) MEND_RETURN_IF_ERROR(IndexTagsLocked(t.rowid, t.fact, t.tags));
+  for (const Tagged& t : tagged) {
+    MEND_RETURN_IF_ERROR(IndexTagsLocked(t.rowid, t.fact, t.tags, /*fresh=*/true));
+  }
   MEND_RETURN_IF_ERROR(WriteTermDeltasLocked(deltas));
   MEND_ASSIGN_OR_RETURN(SqliteStmt version, db_->Prepare(kUpdateVersion));
   return version.BindText(1, std::to_string(kMemorySchemaVersion)).Run();

@@ -229,7 +229,7 @@ Status SqliteFactStore::InsertLocked(const Fact& f, TermDeltas& deltas) {
     MEND_ASSIGN_OR_RETURN(SqliteStmt rowid, db_->Prepare(kLastRowid));
     MEND_ASSIGN_OR_RETURN(bool found, rowid.Step());
     if (!found) return InternalError("the inserted fact's rowid is unknown");
-    MEND_RETURN_IF_ERROR(IndexTagsLocked(rowid.Int(0), f, f.tags));
+    MEND_RETURN_IF_ERROR(IndexTagsLocked(rowid.Int(0), f, f.tags, /*fresh=*/true));
   }
   return BumpLocked(kBumpGeneration);
 }

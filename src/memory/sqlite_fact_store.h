@@ -76,8 +76,9 @@ class SqliteFactStore final : public FactStore {
   // to be removed or superseded); nothing for a superseded one.
   Status UnindexLocked(const Row& row);
   // Replaces the tag keys of `fact` (its id and workspace), at `rowid`, with those of `tags` (none:
-  // removes them).
-  Status IndexTagsLocked(int64_t rowid, const Fact& fact, const std::vector<std::string>& tags);
+  // removes them). `fresh`: the fact has none yet (just inserted), so there is nothing to remove.
+  Status IndexTagsLocked(int64_t rowid, const Fact& fact, const std::vector<std::string>& tags,
+                         bool fresh = false);
   // Creates the version 2 tables of a version 1 file and counts its active facts into them.
   Status MigrateToV2Locked();
   Status BumpLocked(const char* sql);
