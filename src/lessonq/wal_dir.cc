@@ -1,9 +1,12 @@
 #include "mend/lessonq/wal_dir.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <charconv>
 #include <string>
 #include <utility>
 
@@ -32,6 +35,30 @@ std::string IdFromName(std::string_view name) {
   std::string_view id = name.substr(0, 16);
   return IsJobId(id) ? std::string(id) : "";
 }
+
+// The process id of a temporary chatcli leaves while it writes a record, `<id>.tmp.<pid>.<seq>`,
+// or 0 for any other name.
+pid_t ChatcliTemporaryPid(std::string_view name) {
+  constexpr std::string_view kInfix = ".tmp.";
+  if (name.size() < 16 + kInfix.size() + 3 || !IsJobId(name.substr(0, 16)) ||
+      name.substr(16, kInfix.size()) != kInfix) {
+    return 0;
+  }
+  std::string_view rest = name.substr(16 + kInfix.size());
+  const size_t dot = rest.find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == rest.size()) return 0;
+  for (char c : rest) {
+    if (c != '.' && (c < '0' || c > '9')) return 0;
+  }
+  if (rest.find('.', dot + 1) != std::string_view::npos) return 0;
+  long long pid = 0;
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + dot, pid);
+  if (ec != std::errc() || end != rest.data() + dot || pid <= 0 || pid > INT32_MAX) return 0;
+  return static_cast<pid_t>(pid);
+}
+
+// Whether a process with this id runs on this machine (one we may not signal counts).
+bool ProcessAlive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
 Status WriteAndRename(FileSystem& fs, const std::string& record, const std::string& tmp,
                       const std::string& path) {
@@ -209,6 +236,14 @@ Result<WalScan> WalDir::Scan() {
     if (name.starts_with(kTmpPrefix)) {
       if (IsOwnTemporary(name)) continue;
       MEND_RETURN_IF_ERROR(RemoveQuietly(path, &scan.temporaries_removed));
+      continue;
+    }
+    if (const pid_t writer = ChatcliTemporaryPid(name); writer != 0) {
+      // chatcli's own temporary: a leftover once its writer is gone; while that process lives
+      // it may still rename it into place, so it is left alone.
+      if (!ProcessAlive(writer)) {
+        MEND_RETURN_IF_ERROR(RemoveQuietly(path, &scan.temporaries_removed));
+      }
       continue;
     }
     const std::string id = IdFromName(name);

@@ -2,6 +2,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -169,6 +171,35 @@ TEST_F(WalDirTest, ScanRemovesLeftoversAndCorruptRecordsAndSkipsForeignFiles) {
   EXPECT_EQ(scan->temporaries_removed, 1);
   EXPECT_EQ(scan->foreign_skipped, 3);
   EXPECT_THAT(Names(), ElementsAre("ABCDEF0123456789.wal", "README", good.id + ".wal", "x.wal"));
+}
+
+// chatcli writes `<id>.tmp.<pid>.<seq>` and renames it over the record; one whose process is gone
+// is a leftover of an interrupted write, one whose process still runs may yet be renamed.
+TEST_F(WalDirTest, ScanRemovesChatcliTemporariesWhoseWriterIsGone) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);  // reaped: no process has this id now
+  const Job good = MakeJob("good");
+  ASSERT_THAT(wal_->Append(good), IsOkAndHolds(true));
+  const Job other = MakeJob("other");
+  const std::string record = *EncodeWalRecord(other);
+  const std::string gone = other.id + ".tmp." + std::to_string(child) + ".3";
+  const std::string live = other.id + ".tmp." + std::to_string(getpid()) + ".1";
+  WriteRaw(gone, record);
+  WriteRaw(live, record);
+  WriteRaw(other.id + ".tmp.12", record);   // no sequence number: not chatcli's
+  WriteRaw(other.id + ".tmp.x.1", record);  // no pid
+  WriteRaw("0123.tmp." + std::to_string(child) + ".1", record);  // no job id
+
+  Result<WalScan> scan = wal_->Scan();
+  MEND_ASSERT_OK(scan);
+  EXPECT_THAT(scan->jobs, ElementsAre(good));
+  EXPECT_EQ(scan->temporaries_removed, 1);
+  EXPECT_EQ(scan->foreign_skipped, 3);
+  EXPECT_THAT(Names(), ElementsAre("0123.tmp." + std::to_string(child) + ".1", good.id + ".wal",
+                                   other.id + ".tmp.12", live, other.id + ".tmp.x.1"));
 }
 
 TEST_F(WalDirTest, ListIdsReadsNothing) {

@@ -16,10 +16,12 @@ namespace mend::lessonq {
 
 // What a listing of a WAL directory found besides the good records.
 struct WalScan {
-  std::vector<Job> jobs;            // good records, sorted by id
-  int64_t corrupt_removed = 0;      // records that failed a check; their files were removed
-  int64_t temporaries_removed = 0;  // leftover temporary files of interrupted writes
-  int64_t foreign_skipped = 0;      // entries that are neither records nor temporaries; left alone
+  std::vector<Job> jobs;        // good records, sorted by id
+  int64_t corrupt_removed = 0;  // records that failed a check; their files were removed
+  // Leftover temporary files of interrupted writes: mend's `.tmp.*`, and chatcli's
+  // `<id>.tmp.<pid>.<seq>` once no process with that pid runs (until then they are left alone).
+  int64_t temporaries_removed = 0;
+  int64_t foreign_skipped = 0;  // entries that are neither records nor temporaries; left alone
 };
 
 // One directory of WAL records, one file `<job id>.wal` per job (the pending queue's `wal/` and the
