@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,6 +72,39 @@ TEST(WalCodecTest, RecordLayoutMatchesChatcliBytes) {
   EXPECT_THAT(EncodeWalRecord(SmallJob()), IsOkAndHolds(expected));
   EXPECT_THAT(DecodeWalRecord(expected), IsOkAndHolds(SmallJob()));
   EXPECT_THAT(ReadFromFile(expected), IsOkAndHolds(SmallJob()));
+}
+
+// The bytes of the first hex dump after `heading` in `markdown`, written as xxd writes them:
+// "00000010: 3a31 2c22 ...  :1,"...", offsets in order. "" when there is no such dump.
+std::string BytesOfHexDump(std::string_view markdown, std::string_view heading) {
+  size_t at = markdown.find(heading);
+  if (at == std::string_view::npos) return "";
+  at = markdown.find("```\n", at);
+  if (at == std::string_view::npos) return "";
+  const size_t end = markdown.find("```", at + 4);
+  std::istringstream lines(std::string(markdown.substr(at + 4, end - at - 4)));
+  std::string bytes;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() < 10 || line[8] != ':') return "";
+    if (std::stoul(line.substr(0, 8), nullptr, 16) != bytes.size()) return "";
+    // Eight groups of four hex digits take 39 columns after ": "; the text column follows.
+    const std::string hex = line.substr(10, 39);
+    for (size_t i = 0; i + 1 < hex.size(); ++i) {
+      if (hex[i] == ' ') continue;
+      bytes.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+      ++i;
+    }
+  }
+  return bytes;
+}
+
+TEST(WalCodecTest, WorkedExampleOfTheFormatDocIsWhatWeWrite) {
+  Result<std::string> doc = ReadFileToString(*PosixFileSystem::Default(),
+                                             JoinPath(MEND_SOURCE_DIR, "docs/wal_format.md"));
+  MEND_ASSERT_OK(doc);
+  EXPECT_THAT(EncodeWalRecord(SmallJob()),
+              IsOkAndHolds(BytesOfHexDump(*doc, "### Worked example")));
+  EXPECT_NE(doc->find("0xccbd7ff8"), std::string::npos);  // the CRC the text names
 }
 
 // A job whose strings need every kind of escaping Go's encoding/json does, with times that carry
