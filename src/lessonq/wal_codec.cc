@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <utility>
 
+#include "lessonq/go_json.h"
 #include "mend/base/hash.h"
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
@@ -100,6 +100,14 @@ Result<uint32_t> CheckHeader(std::string_view header) {
   return length;
 }
 
+// Appends "key":value with `value` escaped as Go's encoding/json escapes a string.
+void AppendMember(std::string_view key, std::string_view value, std::string& out) {
+  out.push_back('"');
+  out.append(key);
+  out.append("\":");
+  AppendGoJsonString(value, out);
+}
+
 // ReadExactly, with an early end of file reported as a torn record.
 Status ReadOrCorrupt(ReadableFile& file, size_t n, std::string* out) {
   Status s = file.ReadExactly(n, out);
@@ -110,19 +118,37 @@ Status ReadOrCorrupt(ReadableFile& file, size_t n, std::string* out) {
 }  // namespace
 
 std::string EncodeWalPayload(const Job& job) {
-  json request = {{"Task", job.request.task},
-                  {"Attempt", job.request.attempt},
-                  {"Outcome", job.request.outcome},
-                  {"Trigger", job.request.trigger}};
-  if (!job.request.run_id.empty()) request["RunID"] = job.request.run_id;
-  if (!job.request.traceparent.empty()) request["Traceparent"] = job.request.traceparent;
-  json body = {{"ID", job.id},
-               {"Request", std::move(request)},
-               {"EnqueuedAt", FormatRfc3339(job.enqueued_at)},
-               {"NextAttemptAt", FormatRfc3339(job.next_attempt_at)},
-               {"Attempts", job.attempts},
-               {"LastError", job.last_error}};
-  return DumpJson(json{{"v", kWalVersion}, {"job", std::move(body)}});
+  // Written by hand rather than through nlohmann so that the bytes are those Go's encoding/json
+  // writes for chatcli's structs: fields in declaration order, Go's string escaping and time.Time
+  // as RFC3339Nano. The same job then has the same bytes and CRC in both tools.
+  std::string out = R"({"v":)" + std::to_string(kWalVersion) + R"(,"job":{)";
+  AppendMember("ID", job.id, out);
+  out.append(R"(,"Request":{)");
+  AppendMember("Task", job.request.task, out);
+  out.push_back(',');
+  AppendMember("Attempt", job.request.attempt, out);
+  out.push_back(',');
+  AppendMember("Outcome", job.request.outcome, out);
+  out.push_back(',');
+  AppendMember("Trigger", job.request.trigger, out);
+  // mend's own fields, after chatcli's and only when set, so a job without them is chatcli's
+  // bytes exactly (as if declared with `json:",omitempty"`).
+  if (!job.request.run_id.empty()) {
+    out.push_back(',');
+    AppendMember("RunID", job.request.run_id, out);
+  }
+  if (!job.request.traceparent.empty()) {
+    out.push_back(',');
+    AppendMember("Traceparent", job.request.traceparent, out);
+  }
+  out.append("},");
+  AppendMember("EnqueuedAt", FormatRfc3339(job.enqueued_at), out);
+  out.push_back(',');
+  AppendMember("NextAttemptAt", FormatRfc3339(job.next_attempt_at), out);
+  out.append(R"(,"Attempts":)" + std::to_string(job.attempts) + ",");
+  AppendMember("LastError", job.last_error, out);
+  out.append("}}");
+  return out;
 }
 
 Result<std::string> EncodeWalRecord(const Job& job) {

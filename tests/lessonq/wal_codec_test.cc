@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,20 +55,138 @@ Result<Job> ReadFromFile(const std::string& bytes) {
   return ReadWalRecord(*file);
 }
 
+// SmallJob() as chatcli writes it: the bytes of Go's json.Marshal (Go 1.19) for chatcli's job
+// struct, fields in declaration order. docs/wal_format.md shows this record as its worked example.
 constexpr std::string_view kSmallPayload =
-    R"({"job":{"Attempts":2,"EnqueuedAt":"2023-11-14T22:13:20Z","ID":"0123456789abcdef",)"
-    R"("LastError":"x","NextAttemptAt":"2023-11-14T22:13:21.5Z","Request":{"Attempt":"a",)"
-    R"("Outcome":"o","Task":"t","Trigger":"error"}},"v":1})";
+    R"({"v":1,"job":{"ID":"0123456789abcdef","Request":{"Task":"t","Attempt":"a","Outcome":"o",)"
+    R"("Trigger":"error"},"EnqueuedAt":"2023-11-14T22:13:20Z",)"
+    R"("NextAttemptAt":"2023-11-14T22:13:21.5Z","Attempts":2,"LastError":"x"}})";
 
-TEST(WalCodecTest, RecordLayoutMatchesHandComputedBytes) {
-  // Length 214 = 0xd6 and CRC-32 0x0806c7c6, both computed independently (zlib.crc32).
+TEST(WalCodecTest, RecordLayoutMatchesChatcliBytes) {
+  // Length 214 = 0xd6 and CRC-32 0xccbd7ff8, both as Go's hash/crc32 computes them.
   ASSERT_EQ(kSmallPayload.size(), 214u);
-  const std::string expected = std::string("LSN1\x00\x00\x00\xd6\x08\x06\xc7\xc6", 12) +
-                               std::string(kSmallPayload) + std::string("\x08\x06\xc7\xc6", 4);
+  const std::string expected = std::string("LSN1\x00\x00\x00\xd6\xcc\xbd\x7f\xf8", 12) +
+                               std::string(kSmallPayload) + std::string("\xcc\xbd\x7f\xf8", 4);
+  EXPECT_EQ(Crc32(kSmallPayload), 0xccbd7ff8u);
   EXPECT_EQ(EncodeWalPayload(SmallJob()), kSmallPayload);
   EXPECT_THAT(EncodeWalRecord(SmallJob()), IsOkAndHolds(expected));
   EXPECT_THAT(DecodeWalRecord(expected), IsOkAndHolds(SmallJob()));
   EXPECT_THAT(ReadFromFile(expected), IsOkAndHolds(SmallJob()));
+}
+
+// The bytes of the first hex dump after `heading` in `markdown`, written as xxd writes them:
+// "00000010: 3a31 2c22 ...  :1,"...", offsets in order. "" when there is no such dump.
+std::string BytesOfHexDump(std::string_view markdown, std::string_view heading) {
+  size_t at = markdown.find(heading);
+  if (at == std::string_view::npos) return "";
+  at = markdown.find("```\n", at);
+  if (at == std::string_view::npos) return "";
+  const size_t end = markdown.find("```", at + 4);
+  std::istringstream lines(std::string(markdown.substr(at + 4, end - at - 4)));
+  std::string bytes;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() < 10 || line[8] != ':') return "";
+    if (std::stoul(line.substr(0, 8), nullptr, 16) != bytes.size()) return "";
+    // Eight groups of four hex digits take 39 columns after ": "; the text column follows.
+    const std::string hex = line.substr(10, 39);
+    for (size_t i = 0; i + 1 < hex.size(); ++i) {
+      if (hex[i] == ' ') continue;
+      bytes.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+      ++i;
+    }
+  }
+  return bytes;
+}
+
+TEST(WalCodecTest, WorkedExampleOfTheFormatDocIsWhatWeWrite) {
+  Result<std::string> doc = ReadFileToString(*PosixFileSystem::Default(),
+                                             JoinPath(MEND_SOURCE_DIR, "docs/wal_format.md"));
+  MEND_ASSERT_OK(doc);
+  EXPECT_THAT(EncodeWalRecord(SmallJob()),
+              IsOkAndHolds(BytesOfHexDump(*doc, "### Worked example")));
+  EXPECT_NE(doc->find("0xccbd7ff8"), std::string::npos);  // the CRC the text names
+}
+
+// A job whose strings need every kind of escaping Go's encoding/json does, with times that carry
+// nanoseconds, and invalid UTF-8: the truncated sequence e2 82, the bytes ff fe, and e2 82
+// followed by an ASCII letter.
+Job EscapingJob() {
+  Job job;
+  job.id = "fedcba9876543210";
+  job.request.task = "a<b && c>d";
+  job.request.attempt = "line\u2028para\u2029end";
+  job.request.outcome =
+      "quote \" back \\ nl \n tab \t cr \r bs \b ff \f x01 \x01 x1f \x1f del \x7f "
+      "\u00e9 \ufffd \U0001F642";
+  job.request.trigger = "error";
+  job.enqueued_at = Time(seconds(1775000000) + std::chrono::nanoseconds(123456789));
+  job.next_attempt_at = Time(seconds(1775000030) + milliseconds(120));
+  job.attempts = 3;
+  job.last_error = "bad \xe2\x82 and \xff\xfe and \xe2\x82x";
+  return job;
+}
+
+// EscapingJob() as Go's json.Marshal (Go 1.19) writes it: \u003c \u003e \u0026, \u2028 \u2029,
+// control bytes as \u00XX except \n \r \t, DEL and valid non-ASCII text raw, one \ufffd per
+// invalid byte, and RFC3339Nano times with the trailing zeros of the fraction dropped.
+const std::string kEscapingPayload =
+    R"({"v":1,"job":{"ID":"fedcba9876543210","Request":{"Task":"a\u003cb \u0026\u0026 c\u003ed",)"
+    R"("Attempt":"line\u2028para\u2029end","Outcome":"quote \" back \\ nl \n tab \t cr \r )"
+    R"(bs \u0008 ff \u000c x01 \u0001 x1f \u001f del )"
+    "\x7f \u00e9 \ufffd \U0001F642"
+    R"(","Trigger":"error"},"EnqueuedAt":"2026-03-31T23:33:20.123456789Z",)"
+    R"("NextAttemptAt":"2026-03-31T23:33:50.12Z","Attempts":3,)"
+    R"("LastError":"bad \ufffd\ufffd and \ufffd\ufffd and \ufffd\ufffdx"}})";
+
+TEST(WalCodecTest, EscapesStringsTimesAndInvalidUtf8AsGoDoes) {
+  ASSERT_EQ(kEscapingPayload.size(), 420u);
+  EXPECT_EQ(Crc32(kEscapingPayload), 0x6cc94f83u);  // as Go's hash/crc32 computes it
+  EXPECT_EQ(EncodeWalPayload(EscapingJob()), kEscapingPayload);
+  const std::string crc("\x6c\xc9\x4f\x83", 4);
+  EXPECT_THAT(EncodeWalRecord(EscapingJob()),
+              IsOkAndHolds(std::string("LSN1\x00\x00\x01\xa4", 8) + crc + kEscapingPayload + crc));
+}
+
+TEST(WalCodecTest, InvalidUtf8ReadsBackAsOneReplacementPerByte) {
+  Job expected = EscapingJob();
+  expected.last_error =
+      "bad \ufffd\ufffd and \ufffd\ufffd and \ufffd\ufffdx";  // e2 82 is two bytes, two U+FFFD
+  Result<std::string> record = EncodeWalRecord(EscapingJob());
+  MEND_ASSERT_OK(record);
+  EXPECT_THAT(DecodeWalRecord(*record), IsOkAndHolds(expected));
+}
+
+TEST(WalCodecTest, ReadsRawAndEscapedCharactersAlike) {
+  const std::string raw =
+      R"({"job":{"Request":{"Trigger":"error","Outcome":"o","Attempt":"a","Task":"a<b & c>d )"
+      "\u2028\u2029"
+      R"("},"NextAttemptAt":"2023-11-14T22:13:21.5Z","ID":"0123456789abcdef",)"
+      R"("EnqueuedAt":"2023-11-14T22:13:20Z"},"v":1})";
+  const std::string escaped =
+      R"({"v":1,"job":{"ID":"0123456789abcdef","Request":{"Task":"a\u003cb \u0026 c\u003ed )"
+      R"(\u2028\u2029","Attempt":"a","Outcome":"o","Trigger":"error"},)"
+      R"("EnqueuedAt":"2023-11-14T22:13:20Z","NextAttemptAt":"2023-11-14T22:13:21.5Z"}})";
+  Job expected = SmallJob();
+  expected.request.task = "a<b & c>d \u2028\u2029";
+  expected.attempts = 0;
+  expected.last_error = "";
+  EXPECT_THAT(DecodeWalPayload(raw), IsOkAndHolds(expected));
+  EXPECT_THAT(DecodeWalPayload(escaped), IsOkAndHolds(expected));
+}
+
+TEST(WalCodecTest, MendOnlyFieldsFollowChatclisAndRoundTrip) {
+  Job job = SmallJob();
+  job.request.run_id = "run-1";
+  job.request.traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  EXPECT_EQ(EncodeWalPayload(job),
+            R"({"v":1,"job":{"ID":"0123456789abcdef","Request":{"Task":"t","Attempt":"a",)"
+            R"("Outcome":"o","Trigger":"error","RunID":"run-1","Traceparent":)"
+            R"("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},)"
+            R"("EnqueuedAt":"2023-11-14T22:13:20Z","NextAttemptAt":"2023-11-14T22:13:21.5Z",)"
+            R"("Attempts":2,"LastError":"x"}})");
+  Result<std::string> record = EncodeWalRecord(job);
+  MEND_ASSERT_OK(record);
+  EXPECT_THAT(DecodeWalRecord(*record), IsOkAndHolds(job));
 }
 
 TEST(WalCodecTest, RoundTripKeepsEveryField) {

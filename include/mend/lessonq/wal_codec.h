@@ -16,15 +16,19 @@ namespace mend::lessonq {
 //   [magic "LSN1"][u32 BE payload length N][u32 BE CRC-32/IEEE of payload][payload][u32 BE CRC]
 //
 // The payload is JSON {"v":1,"job":{"ID","Request":{"Task","Attempt","Outcome","Trigger"},
-// "EnqueuedAt","NextAttemptAt","Attempts","LastError"}} with RFC 3339 times. Unknown fields are
-// ignored on reading.
+// "EnqueuedAt","NextAttemptAt","Attempts","LastError"}} with RFC 3339 times. It is written in
+// exactly the bytes Go's encoding/json gives chatcli's structs, so the same job has the same
+// record in both tools. Reading ignores unknown fields and key order.
 inline constexpr std::string_view kWalMagic = "LSN1";
 inline constexpr size_t kWalHeaderBytes = 12;             // magic + length + CRC
 inline constexpr size_t kWalTrailerBytes = 4;             // the CRC again
 inline constexpr size_t kMaxWalPayloadBytes = 16u << 20;  // 16 MiB
 inline constexpr int kWalVersion = 1;
 
-// The payload JSON of `job`. Invalid UTF-8 in its strings is written as U+FFFD.
+// The payload JSON of `job`, as Go's json.Marshal writes it: members in the order above (mend's
+// own Request.RunID and Request.Traceparent after Trigger, only when not empty), strings escaped
+// as Go escapes them (<, >, & as \u003c \u003e \u0026, U+2028/U+2029 as \u2028 \u2029, each
+// invalid UTF-8 byte as one \ufffd), times in UTC as RFC3339Nano. Pure and thread-safe.
 std::string EncodeWalPayload(const Job& job);
 // The whole record of `job`. kInvalidArgument when the payload would exceed kMaxWalPayloadBytes.
 Result<std::string> EncodeWalRecord(const Job& job);
