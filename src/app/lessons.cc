@@ -27,6 +27,7 @@ lessonq::QueueOptions QueueOptionsFromConfig(const Config& config) {
   options.jitter = config.GetDouble("reflexion.queue.jitter");
   options.job_timeout = config.GetDuration("reflexion.queue.job_timeout");
   options.stale_after = config.GetDuration("reflexion.queue.stale_after");
+  options.chatcli_safe = config.GetBool("reflexion.queue.chatcli_safe");
   return options;
 }
 

@@ -141,6 +141,8 @@ void AddReflexionQueueKeys(std::vector<ConfigKeySpec>& keys) {
       Int("reflexion.queue.capacity", 1000, 1, 1'000'000, q + "CAPACITY", "in-memory queue depth"));
   keys.push_back(Bool("reflexion.queue.drop_oldest", false, q + "DROP_OLDEST",
                       "overflow policy: drop the oldest instead of blocking"));
+  keys.push_back(Bool("reflexion.queue.chatcli_safe", false, q + "CHATCLI_SAFE",
+                      "cut lesson records to what chatcli's reader takes whole (4096 bytes)"));
   keys.push_back(Duration("reflexion.queue.block_timeout", "5s", milliseconds(0), minutes(10),
                           q + "BLOCK_TIMEOUT", "", "how long a full queue blocks an enqueue"));
   keys.push_back(Int("reflexion.queue.max_attempts", 5, 1, 100, q + "MAX_ATTEMPTS",

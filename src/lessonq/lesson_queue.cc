@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "lessonq/lesson_queue_impl.h"
+#include "mend/lessonq/wal_codec.h"
 #include "mend/obs/metrics.h"
 
 namespace mend::lessonq {
@@ -189,10 +190,11 @@ Status LessonQueue::Impl::PurgeDeadLetter(const std::string& id) {
 Result<std::unique_ptr<LessonQueue>> LessonQueue::Open(Env env, QueueOptions options,
                                                        obs::MetricsRegistry* metrics) {
   MEND_RETURN_IF_ERROR(ValidateOptions(options));
+  const size_t max_record = options.chatcli_safe ? kChatcliMaxRecordBytes : 0;
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<WalDir> wal,
-                        WalDir::Open(*env.fs, JoinPath(options.base_dir, "wal")));
+                        WalDir::Open(*env.fs, JoinPath(options.base_dir, "wal"), max_record));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<WalDir> dlq,
-                        WalDir::Open(*env.fs, JoinPath(options.base_dir, "dlq")));
+                        WalDir::Open(*env.fs, JoinPath(options.base_dir, "dlq"), max_record));
   auto impl =
       std::make_unique<Impl>(env, std::move(options), metrics, std::move(wal), std::move(dlq));
   return std::unique_ptr<LessonQueue>(new LessonQueue(std::move(impl)));

@@ -9,6 +9,7 @@
 #include "mend/base/hash.h"
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
+#include "mend/base/utf8.h"
 
 namespace mend::lessonq {
 namespace {
@@ -149,6 +150,32 @@ std::string EncodeWalPayload(const Job& job) {
   AppendMember("LastError", job.last_error, out);
   out.append("}}");
   return out;
+}
+
+Job FitWalRecord(Job job, size_t max_record_bytes) {
+  const size_t framing = kWalHeaderBytes + kWalTrailerBytes;
+  auto size = [&] { return framing + EncodeWalPayload(job).size(); };
+  // The texts in the order they give way: what a lesson needs least goes first.
+  std::string* texts[] = {&job.last_error, &job.request.attempt, &job.request.outcome,
+                          &job.request.task};
+  for (std::string* text : texts) {
+    size_t total = size();
+    if (total <= max_record_bytes) break;
+    // Encoded, a byte of text takes one to six bytes; cut at least the excess and retry, keeping
+    // as much of the text as fits.
+    while (total > max_record_bytes && !text->empty()) {
+      const size_t excess = total - max_record_bytes + kCutMarker.size();
+      if (text->ends_with(kCutMarker)) text->resize(text->size() - kCutMarker.size());
+      if (excess >= text->size()) {
+        text->clear();
+      } else {
+        *text = TruncateUtf8Bytes(*text, text->size() - excess);
+        text->append(kCutMarker);
+      }
+      total = size();
+    }
+  }
+  return job;
 }
 
 Result<std::string> EncodeWalRecord(const Job& job) {

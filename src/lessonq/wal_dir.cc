@@ -76,9 +76,12 @@ WalDir::WalDir(FileSystem& fs, std::string dir) : fs_(fs), dir_(std::move(dir)) 
 
 WalDir::~WalDir() = default;
 
-Result<std::unique_ptr<WalDir>> WalDir::Open(FileSystem& fs, const std::string& dir) {
+Result<std::unique_ptr<WalDir>> WalDir::Open(FileSystem& fs, const std::string& dir,
+                                             size_t max_record_bytes) {
   MEND_RETURN_IF_ERROR(fs.CreateDirs(dir));
-  return std::unique_ptr<WalDir>(new WalDir(fs, dir));
+  auto wal = std::unique_ptr<WalDir>(new WalDir(fs, dir));
+  wal->max_record_bytes_ = max_record_bytes;
+  return wal;
 }
 
 std::string WalDir::PathFor(const std::string& id) const {
@@ -117,7 +120,9 @@ Status WalDir::Update(const Job& job) {
 
 Status WalDir::WriteRecord(const Job& job, bool exclusive, bool* created) {
   if (!IsJobId(job.id)) return BadId(job.id);
-  MEND_ASSIGN_OR_RETURN(const std::string record, EncodeWalRecord(job));
+  MEND_ASSIGN_OR_RETURN(
+      const std::string record,
+      EncodeWalRecord(max_record_bytes_ > 0 ? FitWalRecord(job, max_record_bytes_) : job));
   const std::string path = PathFor(job.id);
   LockId(job.id);
   Status s = [&]() -> Status {

@@ -14,6 +14,7 @@
 #include "mend/base/hash.h"
 #include "mend/base/memory_file_system.h"
 #include "mend/base/time_format.h"
+#include "mend/base/utf8.h"
 #include "tests/support/status_matchers.h"
 
 namespace mend::lessonq {
@@ -317,6 +318,48 @@ TEST(WalCodecTest, MegabyteAttemptIsReadWhole) {
   Result<std::string> record = EncodeWalRecord(job);
   MEND_ASSERT_OK(record);
   EXPECT_THAT(ReadFromFile(*record), IsOkAndHolds(job));
+}
+
+// reflexion.queue.chatcli_safe: a record is cut to what chatcli's reader takes whole, the last
+// error first, then the attempt; a record that fits is left as it is.
+TEST(WalCodecTest, FitWalRecordCutsTheLastErrorThenTheAttempt) {
+  Job small = SmallJob();
+  EXPECT_EQ(FitWalRecord(small, kChatcliMaxRecordBytes), small);
+
+  Job big = SmallJob();
+  big.request.attempt = std::string(3000, 'a') + "\xe2\x82\xac" + std::string(3000, 'b');
+  big.last_error = std::string(2000, '<');  // 6 encoded bytes each
+  const Job fitted = FitWalRecord(big, kChatcliMaxRecordBytes);
+  Result<std::string> record = EncodeWalRecord(fitted);
+  MEND_ASSERT_OK(record);
+  EXPECT_LE(record->size(), kChatcliMaxRecordBytes);
+  EXPECT_GT(record->size(), kChatcliMaxRecordBytes - 64);  // nothing cut that need not be
+  EXPECT_EQ(fitted.id, big.id);
+  EXPECT_EQ(fitted.request.task, big.request.task);
+  EXPECT_EQ(fitted.request.outcome, big.request.outcome);
+  EXPECT_EQ(fitted.last_error, "");  // went first
+  EXPECT_TRUE(fitted.request.attempt.starts_with(std::string(3000, 'a')));
+  EXPECT_TRUE(fitted.request.attempt.ends_with(kCutMarker));
+  EXPECT_TRUE(IsValidUtf8(fitted.request.attempt));
+  Result<Job> back = DecodeWalRecord(*record);
+  MEND_ASSERT_OK(back);
+  EXPECT_EQ(*back, fitted);
+
+  // Fitting again changes nothing, and a smaller limit cuts further without stacking markers.
+  EXPECT_EQ(FitWalRecord(fitted, kChatcliMaxRecordBytes), fitted);
+  const Job tighter = FitWalRecord(fitted, 1024);
+  EXPECT_LE(EncodeWalRecord(tighter)->size(), 1024u);
+  EXPECT_TRUE(tighter.request.attempt.ends_with(kCutMarker));
+  EXPECT_EQ(tighter.request.attempt.find(kCutMarker),
+            tighter.request.attempt.size() - kCutMarker.size());
+
+  // A limit no text can meet leaves every text empty.
+  const Job none = FitWalRecord(big, 16);
+  EXPECT_EQ(none.request.task, "");
+  EXPECT_EQ(none.request.attempt, "");
+  EXPECT_EQ(none.request.outcome, "");
+  EXPECT_EQ(none.last_error, "");
+  EXPECT_EQ(none.id, big.id);
 }
 
 TEST(WalCodecTest, ReadErrorsOfTheFileSystemPassThrough) {

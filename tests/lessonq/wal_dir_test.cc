@@ -202,6 +202,26 @@ TEST_F(WalDirTest, ScanRemovesChatcliTemporariesWhoseWriterIsGone) {
                                    other.id + ".tmp.12", live, other.id + ".tmp.x.1"));
 }
 
+TEST_F(WalDirTest, AChatcliSafeDirectoryWritesRecordsChatcliReadsWhole) {
+  Result<std::unique_ptr<WalDir>> safe = WalDir::Open(fs_, kDir, kChatcliMaxRecordBytes);
+  MEND_ASSERT_OK(safe);
+  Job job = MakeJob("long transcript");
+  job.request.attempt = std::string(10000, 'x');
+  ASSERT_THAT((*safe)->Append(job), IsOkAndHolds(true));
+  job.last_error = std::string(5000, 'e');
+  MEND_ASSERT_OK((*safe)->Update(job));
+  Result<std::string> raw = ReadFileToString(memory_, JoinPath(kDir, job.id + ".wal"));
+  MEND_ASSERT_OK(raw);
+  EXPECT_LE(raw->size(), kChatcliMaxRecordBytes);
+  Result<Job> back = (*safe)->Read(job.id);
+  MEND_ASSERT_OK(back);
+  EXPECT_EQ(back->id, job.id);
+  EXPECT_TRUE(back->request.attempt.ends_with(kCutMarker));
+  // The same job through a directory without the limit is written whole.
+  MEND_ASSERT_OK(wal_->Update(job));
+  EXPECT_THAT(wal_->Read(job.id), IsOkAndHolds(job));
+}
+
 TEST_F(WalDirTest, ListIdsReadsNothing) {
   ASSERT_THAT(wal_->Append(MakeJob("b")), IsOkAndHolds(true));
   WriteRaw("0000000000000001.wal", "garbage");

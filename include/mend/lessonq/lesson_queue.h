@@ -36,6 +36,10 @@ struct QueueOptions {
   // How often the owner looks for records written by other processes (and for free room to
   // reload records it had to leave in the WAL).
   Duration poll_interval = std::chrono::seconds(1);
+  // Cut the texts of a record that chatcli's reader could not take whole (FitWalRecord with
+  // kChatcliMaxRecordBytes), so a directory chatcli also reads keeps its jobs; the job in this
+  // process keeps its full texts.
+  bool chatcli_safe = false;
 };
 
 // The context of one processing attempt.

@@ -33,6 +33,18 @@ std::string EncodeWalPayload(const Job& job);
 // The whole record of `job`. kInvalidArgument when the payload would exceed kMaxWalPayloadBytes.
 Result<std::string> EncodeWalRecord(const Job& job);
 
+// The largest record chatcli's reader takes whole (docs/wal_format.md, "Long records and
+// chatcli"): it reads a record with one buffered read of at most 4096 bytes.
+inline constexpr size_t kChatcliMaxRecordBytes = 4096;
+// What FitWalRecord appends to a text it shortened.
+inline constexpr std::string_view kCutMarker = " [cut to fit chatcli's reader]";
+// `job` with its texts shortened, when needed, so that its whole record takes at most
+// `max_record_bytes`: the last error first, then the attempt, the outcome and the task, each
+// cut at a character boundary and marked with kCutMarker. The id and the times are kept (the id
+// still names the job as it was enqueued, so enqueueing it again is still a no-op). When even
+// empty texts do not fit, the texts come back empty.
+Job FitWalRecord(Job job, size_t max_record_bytes);
+
 // Decodes a payload. kDataLoss naming the problem for malformed JSON, a missing or mistyped
 // field, an unparsable time, or a version other than kWalVersion.
 Result<Job> DecodeWalPayload(std::string_view payload);

@@ -34,8 +34,11 @@ struct WalScan {
 // returns false). Thread-safe; several processes may use one directory.
 class WalDir {
  public:
-  // Creates `dir` when missing. `fs` must outlive the object.
-  static Result<std::unique_ptr<WalDir>> Open(FileSystem& fs, const std::string& dir);
+  // Creates `dir` when missing. `fs` must outlive the object. `max_record_bytes` > 0: every
+  // record written is first fitted to that size (FitWalRecord; kChatcliMaxRecordBytes keeps
+  // records whole for chatcli's reader); 0 writes jobs as they are.
+  static Result<std::unique_ptr<WalDir>> Open(FileSystem& fs, const std::string& dir,
+                                              size_t max_record_bytes = 0);
   ~WalDir();
 
   // Writes `job`'s record unless a record for its id exists (idempotent). True when this call
@@ -84,6 +87,7 @@ class WalDir {
 
   FileSystem& fs_;
   const std::string dir_;
+  size_t max_record_bytes_ = 0;
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
   std::shared_ptr<SyncBatch> pending_;  // collecting writers; its sync has not started
