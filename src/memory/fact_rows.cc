@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "mend/base/json.h"
 #include "mend/base/utf8.h"
@@ -112,10 +113,43 @@ std::vector<float> DecodeVector(const std::string& blob) {
   return out;
 }
 
-Status ValidateFact(const std::string& content, double confidence) {
+std::string EncodeAsWritten(const AsWritten& as_written) {
+  if (as_written.empty()) return "";
+  nlohmann::json out = nlohmann::json::object();
+  if (!as_written.tags.empty()) out["tags"] = as_written.tags;
+  if (!as_written.provenance.empty()) out["provenance"] = as_written.provenance;
+  if (!as_written.created_at.empty()) out["created_at"] = as_written.created_at;
+  if (!as_written.last_accessed.empty()) out["last_accessed"] = as_written.last_accessed;
+  return DumpJson(out);
+}
+
+Result<AsWritten> DecodeAsWritten(const std::string& json) {
+  AsWritten out;
+  if (json.empty()) return out;
+  MEND_ASSIGN_OR_RETURN(nlohmann::json obj, ParseJson(json));
+  if (!obj.is_object()) return DataLossError("facts.as_written is not a JSON object");
+  MEND_ASSIGN_OR_RETURN(std::optional<const nlohmann::json*> tags, GetOptionalArray(obj, "tags"));
+  if (tags.has_value()) {
+    for (const nlohmann::json& tag : **tags) {
+      if (!tag.is_string()) return DataLossError("facts.as_written.tags holds a non-string");
+      out.tags.push_back(tag.get<std::string>());
+    }
+  }
+  MEND_ASSIGN_OR_RETURN(std::optional<std::string> provenance,
+                        GetOptionalString(obj, "provenance"));
+  MEND_ASSIGN_OR_RETURN(std::optional<std::string> created, GetOptionalString(obj, "created_at"));
+  MEND_ASSIGN_OR_RETURN(std::optional<std::string> accessed,
+                        GetOptionalString(obj, "last_accessed"));
+  out.provenance = provenance.value_or("");
+  out.created_at = created.value_or("");
+  out.last_accessed = accessed.value_or("");
+  return out;
+}
+
+Status ValidateFact(const std::string& content, double confidence, size_t max_bytes) {
   if (Trim(content).empty()) return InvalidArgumentError("a fact needs some content");
-  if (content.size() > kMaxFactBytes) {
-    return InvalidArgumentError("a fact holds at most " + std::to_string(kMaxFactBytes) +
+  if (content.size() > max_bytes) {
+    return InvalidArgumentError("a fact holds at most " + std::to_string(max_bytes) +
                                 " bytes; this one has " + std::to_string(content.size()));
   }
   if (!IsValidUtf8(content)) return InvalidArgumentError("a fact must be valid UTF-8");

@@ -30,8 +30,13 @@ void AddEpisode(std::vector<Episode>& episodes, const Episode& episode);
 std::string EncodeVector(const std::vector<float>& v);
 std::vector<float> DecodeVector(const std::string& blob);
 
-// kInvalidArgument when `content` is empty after trimming, too long or not UTF-8, or confidence is
-// outside (0, 1].
-Status ValidateFact(const std::string& content, double confidence);
+// facts.as_written: "" when `as_written` is empty, else a JSON object of its non-empty fields.
+std::string EncodeAsWritten(const AsWritten& as_written);
+Result<AsWritten> DecodeAsWritten(const std::string& json);
+
+// kInvalidArgument when `content` is empty after trimming, longer than `max_bytes` or not UTF-8,
+// or confidence is outside (0, 1].
+Status ValidateFact(const std::string& content, double confidence,
+                    size_t max_bytes = kMaxFactBytes);
 
 }  // namespace mend::memory::internal
