@@ -73,6 +73,48 @@ OrderedJson FactToJson(const Fact& fact) {
   return out;
 }
 
+// The code unit of the JSON escape `\uXXXX` at `at`, or -1 when there is none.
+int EscapedUnit(std::string_view text, size_t at) {
+  if (at + 6 > text.size() || text[at] != '\\' || text[at + 1] != 'u') return -1;
+  int unit = 0;
+  for (size_t i = at + 2; i < at + 6; ++i) {
+    const char c = text[i];
+    int digit = -1;
+    if (c >= '0' && c <= '9') digit = c - '0';
+    if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
+    if (digit < 0) return -1;
+    unit = unit * 16 + digit;
+  }
+  return unit;
+}
+
+// Go's encoding/json reads an escaped surrogate that is not half of a pair as U+FFFD, so chatcli
+// holds such a fact repaired; mend's JSON parser refuses the whole document instead. The escapes
+// are rewritten as Go reads them; every other escape, `\\` included, is copied as it is.
+std::string RepairSurrogateEscapes(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] != '\\') {
+      out += text[i++];
+      continue;
+    }
+    const int unit = EscapedUnit(text, i);
+    size_t keep = unit < 0 ? 2 : 6;
+    bool lone = unit >= 0xDC00 && unit <= 0xDFFF;
+    if (unit >= 0xD800 && unit <= 0xDBFF) {
+      const int low = EscapedUnit(text, i + 6);
+      lone = !(low >= 0xDC00 && low <= 0xDFFF);
+      if (!lone) keep = 12;
+    }
+    out += lone ? std::string_view("\\ufffd") : text.substr(i, keep);
+    i += keep;
+  }
+  return out;
+}
+
 // A fact that is well formed but cannot be kept: why, for the import's report.
 struct Problem {
   std::string reason;  // "" while the fact is usable
@@ -223,8 +265,9 @@ std::string ExportChatcliJson(const std::vector<Fact>& facts) {
 Result<ChatcliImport> ParseChatcliJson(std::string_view text, Time now) {
   // Go's encoding/json reads each invalid byte as U+FFFD, so chatcli holds these facts repaired;
   // so does mend.
-  MEND_ASSIGN_OR_RETURN(nlohmann::json doc,
-                        ParseJson(IsValidUtf8(text) ? std::string(text) : SanitizeUtf8(text)));
+  MEND_ASSIGN_OR_RETURN(
+      nlohmann::json doc,
+      ParseJson(RepairSurrogateEscapes(IsValidUtf8(text) ? text : SanitizeUtf8(text))));
   if (!doc.is_array()) {
     return InvalidArgumentError(
         "not a memory export: expected a JSON array of facts, found a JSON " +

@@ -285,17 +285,32 @@ TEST(ChatcliFormatTest, AFactOfTwentyKibIsKeptWhole) {
       (UnusableFact{2, "too-long", "content is 131073 bytes, more than the limit of 131072"}));
 }
 
-TEST(ChatcliFormatTest, InvalidUtf8BytesAreReadAsReplacementCharacters) {
+TEST(ChatcliFormatTest, InvalidUtf8BytesAreReadAsReplacementCharactersOnePerByte) {
   Result<ChatcliImport> parsed =
-      ParseChatcliJson("[{\"content\": \"bad \xC3\x28 byte\", \"tags\": [\"\xFF\"]}]", kNow);
+      ParseChatcliJson("[{\"content\": \"a\xE2\x82z \xC3\x28\", \"tags\": [\"\xFF\"]}]", kNow);
 
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   ASSERT_EQ(parsed->facts.size(), 1u);
-  EXPECT_TRUE(IsValidUtf8(parsed->facts[0].content));
-  EXPECT_THAT(parsed->facts[0].content, HasSubstr("\xEF\xBF\xBD"));
-  // An escape that is no character is malformed JSON to mend's parser: the file is refused.
-  EXPECT_THAT(ParseChatcliJson(R"([{"content": "lone \udc00 surrogate"}])", kNow),
-              StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_EQ(parsed->facts[0].content, "a\xEF\xBF\xBD\xEF\xBF\xBDz \xEF\xBF\xBD(");
+  EXPECT_THAT(parsed->facts[0].tags, ElementsAre("\xEF\xBF\xBD"));
+}
+
+TEST(ChatcliFormatTest, EscapedLoneSurrogatesAreReadAsReplacementCharacters) {
+  const std::string text = R"([{"content": "lone \udc00 low"},
+    {"content": "high \uD83D then x"},
+    {"content": "pair \ud83d\ude00 kept"},
+    {"content": "escaped \\udc00 backslash"},
+    {"content": "high at end \ud83d"}])";
+
+  Result<ChatcliImport> parsed = ParseChatcliJson(text, kNow);
+
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->facts.size(), 5u);
+  EXPECT_EQ(parsed->facts[0].content, "lone \xEF\xBF\xBD low");
+  EXPECT_EQ(parsed->facts[1].content, "high \xEF\xBF\xBD then x");
+  EXPECT_EQ(parsed->facts[2].content, "pair \xF0\x9F\x98\x80 kept");
+  EXPECT_EQ(parsed->facts[3].content, "escaped \\udc00 backslash");
+  EXPECT_EQ(parsed->facts[4].content, "high at end \xEF\xBF\xBD");
 }
 
 // What chatcli writes (Go's RFC 3339 with nanoseconds and the local offset, tags as the user or
