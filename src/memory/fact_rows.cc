@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "mend/base/json.h"
+#include "mend/base/time_format.h"
 #include "mend/base/utf8.h"
 
 namespace mend::memory::internal {
@@ -16,6 +17,29 @@ int64_t ToMillis(Time t) {
 
 Time FromMillis(int64_t ms) {
   return Time(std::chrono::duration_cast<Time::duration>(std::chrono::milliseconds(ms)));
+}
+
+namespace {
+
+// The RFC 3339 text that keeps `t` whole: `written` when it says `t`, else `t` formatted when
+// milliseconds would lose part of it, else "".
+std::string TimeText(const std::string& written, Time t) {
+  if (!written.empty()) {
+    Result<Time> w = ParseRfc3339(written);
+    if (w.ok() && *w == t) return written;
+  }
+  return FromMillis(ToMillis(t)) == t ? "" : FormatRfc3339(t);
+}
+
+}  // namespace
+
+Time StoredTime(int64_t ms, std::string& written) {
+  if (!written.empty()) {
+    Result<Time> t = ParseRfc3339(written);
+    if (t.ok() && ToMillis(*t) == ms) return *t;
+    written.clear();
+  }
+  return FromMillis(ms);
 }
 
 std::string JoinTags(const std::vector<std::string>& tags) {
@@ -157,6 +181,27 @@ Status ValidateFact(const std::string& content, double confidence, size_t max_by
     return InvalidArgumentError("confidence must be in (0, 1], got " + std::to_string(confidence));
   }
   return OkStatus();
+}
+
+Status CheckImported(const Fact& f) {
+  if (Trim(f.id).empty()) return InvalidArgumentError("empty id");
+  return ValidateFact(f.content, f.confidence, kMaxImportedFactBytes);
+}
+
+Fact PrepareImported(const Fact& in) {
+  Fact f = in;
+  f.tags = NormalizeTags(in.tags);
+  if (f.as_written.tags.empty() || NormalizeTags(f.as_written.tags) != f.tags) {
+    f.as_written.tags = in.tags;
+  }
+  if (f.as_written.tags == f.tags) f.as_written.tags.clear();
+  f.as_written.created_at = TimeText(in.as_written.created_at, in.created_at);
+  f.as_written.last_accessed = TimeText(in.as_written.last_accessed, in.last_accessed);
+  if (Trim(f.category).empty()) f.category = "general";
+  std::vector<Episode> episodes;
+  for (const Episode& e : in.provenance) AddEpisode(episodes, e);
+  f.provenance = std::move(episodes);
+  return f;
 }
 
 }  // namespace mend::memory::internal

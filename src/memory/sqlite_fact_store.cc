@@ -7,7 +7,6 @@
 
 #include "memory/fact_rows.h"
 #include "memory/fact_store_sql.h"
-#include "mend/base/time_format.h"
 #include "mend/base/utf8.h"
 #include "mend/memory/lexical.h"
 
@@ -25,8 +24,8 @@ constexpr char kSelectById[] =
 constexpr char kSelectNear[] =
     "SELECT f.rowid, f.id, f.content, f.category, f.tags, f.workspace, f.source, f.confidence, "
     "f.created_at, f.last_accessed, f.access_count, f.helped, f.hurt, f.superseded_by, f.episodes, "
-    "f.as_written FROM (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?1 ORDER BY rank LIMIT "
-    "20) m "
+    "f.as_written "
+    "FROM (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?1 ORDER BY rank LIMIT 20) m "
     "JOIN facts f ON f.rowid = m.rowid WHERE f.category = ?2 AND f.superseded_by IS NULL";
 constexpr char kInsert[] =
     "INSERT INTO facts (id, content, category, tags, workspace, source, confidence, created_at, "
@@ -61,27 +60,6 @@ Result<int64_t> ParseVersion(const std::string& text) {
   return version;
 }
 
-// The stored time, to the nanosecond when `written` (as_written) says the same millisecond; a text
-// that no longer agrees (last_accessed moved since the import) is stale and dropped.
-Time StoredTime(int64_t ms, std::string& written) {
-  if (!written.empty()) {
-    Result<Time> t = ParseRfc3339(written);
-    if (t.ok() && ToMillis(*t) == ms) return *t;
-    written.clear();
-  }
-  return FromMillis(ms);
-}
-
-// The RFC 3339 text that keeps `t` whole: `written` when it says `t`, else `t` formatted when
-// milliseconds would lose part of it, else "".
-std::string TimeText(const std::string& written, Time t) {
-  if (!written.empty()) {
-    Result<Time> w = ParseRfc3339(written);
-    if (w.ok() && *w == t) return written;
-  }
-  return FromMillis(ToMillis(t)) == t ? "" : FormatRfc3339(t);
-}
-
 Result<std::pair<int64_t, Fact>> ReadRow(const SqliteStmt& stmt) {
   // Columns: rowid, id, content, category, tags, workspace, source, confidence, created_at,
   // last_accessed, access_count, helped, hurt, superseded_by, episodes, as_written.
@@ -113,29 +91,6 @@ Result<std::pair<int64_t, Fact>> ReadRow(const SqliteStmt& stmt) {
   f.created_at = StoredTime(stmt.Int(8), f.as_written.created_at);
   f.last_accessed = StoredTime(stmt.Int(9), f.as_written.last_accessed);
   return std::make_pair(rowid, std::move(f));
-}
-
-Status CheckImported(const Fact& f) {
-  if (Trim(f.id).empty()) return InvalidArgumentError("empty id");
-  return ValidateFact(f.content, f.confidence, kMaxImportedFactBytes);
-}
-
-// The row an imported fact becomes: tags normalised for matching, with the tags and times as given
-// kept in as_written wherever the columns would lose something (case, duplicates, nanoseconds).
-Fact PrepareImported(const Fact& in) {
-  Fact f = in;
-  f.tags = NormalizeTags(in.tags);
-  if (f.as_written.tags.empty() || NormalizeTags(f.as_written.tags) != f.tags) {
-    f.as_written.tags = in.tags;
-  }
-  if (f.as_written.tags == f.tags) f.as_written.tags.clear();
-  f.as_written.created_at = TimeText(in.as_written.created_at, in.created_at);
-  f.as_written.last_accessed = TimeText(in.as_written.last_accessed, in.last_accessed);
-  if (Trim(f.category).empty()) f.category = "general";
-  std::vector<Episode> episodes;
-  for (const Episode& e : in.provenance) AddEpisode(episodes, e);
-  f.provenance = std::move(episodes);
-  return f;
 }
 
 }  // namespace

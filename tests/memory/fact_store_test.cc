@@ -334,6 +334,11 @@ TEST_F(FactStoreTest, ImportKeepsAFactOfTwentyKibWhole) {
   EXPECT_THAT(Search("deployment notes"), ElementsAre("big"));
   // Add keeps its own limit.
   EXPECT_THAT(store_->Add({big.content}).status(), StatusIs(StatusCode::kInvalidArgument));
+  // Its vector is taken over what a fact of mend's own may hold.
+  auto work = store_->MissingEmbeddings("m1", 10);
+  ASSERT_THAT(work.status(), IsOk());
+  ASSERT_THAT(*work, SizeIs(1));
+  EXPECT_EQ((*work)[0].text, big.content.substr(0, kMaxFactBytes));
 }
 
 constexpr char kChatcliFile[] = R"([
