@@ -121,7 +121,12 @@ Result<SystemResult> RunMend(const Split& split, LoadMode mode, const MendSetup&
   store_options.clock = &clock;
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<memory::FactStore> store,
                         memory::FactStore::Open(setup.db_path, store_options));
-  MEND_RETURN_IF_ERROR(store->Import(ToFacts(split, mode, clock.Now())));
+  MEND_ASSIGN_OR_RETURN(memory::FactStore::ImportCounts imported,
+                        store->Import(ToFacts(split, mode, clock.Now())));
+  if (!imported.unusable.empty()) {
+    return InvalidArgumentError("fact " + imported.unusable[0].id +
+                                " was not imported: " + imported.unusable[0].reason);
+  }
   std::unique_ptr<llm::HashingEmbedder> embedder;
   if (setup.hashing_embedder) {
     embedder = std::make_unique<llm::HashingEmbedder>(256);

@@ -46,7 +46,11 @@ class SmallMemory {
     memory::FactStoreOptions store_options;
     store_options.clock = &memory->clock_;
     MEND_ASSIGN_OR_RETURN(memory->store_, memory::FactStore::Open(path, store_options));
-    MEND_RETURN_IF_ERROR(memory->store_->Import(facts).status());
+    MEND_ASSIGN_OR_RETURN(memory::FactStore::ImportCounts imported, memory->store_->Import(facts));
+    if (!imported.unusable.empty()) {
+      return InvalidArgumentError("fact " + imported.unusable[0].id +
+                                  " was not imported: " + imported.unusable[0].reason);
+    }
     memory->retriever_ =
         std::make_unique<memory::Retriever>(memory->store_.get(), &memory->clock_, options);
     return memory;

@@ -162,6 +162,11 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "import: %s\n", imported.status().ToString().c_str());
     return 1;
   }
+  if (!imported->unusable.empty()) {
+    std::fprintf(stderr, "import: fact %s: %s\n", imported->unusable[0].id.c_str(),
+                 imported->unusable[0].reason.c_str());
+    return 1;
+  }
   facts.clear();
   facts.shrink_to_fit();
 

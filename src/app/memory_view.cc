@@ -2,6 +2,7 @@
 #include "mend/app/memory_view.h"
 
 #include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
@@ -25,13 +26,18 @@ Result<std::string> EmptyReason(Runtime& runtime, const memory::Retrieval& retri
   return std::string("no fact fits memory.max_facts and memory.budget_chars");
 }
 
+int64_t Millis(Time t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
 // Where the page after `cursor` starts in `listed` (the store's order, newest first): after the
-// cursor's fact, or, when that fact is gone, at the first fact older than it.
+// cursor's fact, or, when that fact is gone, at the first fact older than it. The store orders by
+// the millisecond (an imported fact's time may hold nanoseconds), so "older" is compared so too.
 size_t PageStart(const std::vector<memory::Fact>& listed, const store::RunCursor& cursor) {
   for (size_t i = 0; i < listed.size(); ++i) {
     const memory::Fact& f = listed[i];
     if (f.created_at == cursor.created_at && f.id == cursor.id) return i + 1;
-    if (f.created_at < cursor.created_at) return i;
+    if (Millis(f.created_at) < Millis(cursor.created_at)) return i;
   }
   return listed.size();
 }

@@ -165,20 +165,42 @@ Status ExportFacts(CliContext& ctx, app::Runtime& runtime, const std::string& fi
 
 Status ImportFacts(CliContext& ctx, app::Runtime& runtime, const std::string& file) {
   MEND_ASSIGN_OR_RETURN(std::string text, ReadInput(ctx, file));
-  Result<std::vector<memory::Fact>> facts =
-      memory::ParseChatcliJson(text, runtime.env.clock->Now());
-  if (!facts.ok()) {
-    return Status(facts.status().code(), (file == kStdio ? std::string("stdin") : file) + ": " +
-                                             std::string(facts.status().message()) +
-                                             "; nothing was imported");
+  Result<memory::ChatcliImport> parsed = memory::ParseChatcliJson(text, runtime.env.clock->Now());
+  if (!parsed.ok()) {
+    return Status(parsed.status().code(), (file == kStdio ? std::string("stdin") : file) + ": " +
+                                              std::string(parsed.status().message()) +
+                                              "; nothing was imported");
   }
-  MEND_ASSIGN_OR_RETURN(memory::FactStore::ImportCounts counts, runtime.facts->Import(*facts));
+  MEND_ASSIGN_OR_RETURN(memory::FactStore::ImportCounts counts,
+                        runtime.facts->Import(parsed->facts));
+  // The store numbers the facts it was given; the report names their place in the file.
+  std::vector<memory::UnusableFact> unusable = parsed->unusable;
+  for (memory::UnusableFact u : counts.unusable) {
+    u.index = parsed->indices[u.index];
+    unusable.push_back(std::move(u));
+  }
+  std::sort(unusable.begin(), unusable.end(),
+            [](const memory::UnusableFact& a, const memory::UnusableFact& b) {
+              return a.index < b.index;
+            });
   EmbedNewFacts(ctx, runtime);
   if (ctx.json) {
-    ctx.out << DumpJson({{"imported", counts.imported}, {"skipped", counts.skipped}}) << "\n";
-  } else {
-    ctx.out << "imported " << counts.imported << ", skipped " << counts.skipped
-            << " already present\n";
+    nlohmann::json left_out = nlohmann::json::array();
+    for (const memory::UnusableFact& u : unusable) {
+      left_out.push_back({{"index", u.index}, {"id", u.id}, {"reason", u.reason}});
+    }
+    ctx.out << DumpJson({{"imported", counts.imported},
+                         {"skipped", counts.skipped},
+                         {"unusable", std::move(left_out)}})
+            << "\n";
+    return OkStatus();
+  }
+  ctx.out << "imported " << counts.imported << ", skipped " << counts.skipped << " already present";
+  if (!unusable.empty()) ctx.out << ", left out " << unusable.size() << " unusable";
+  ctx.out << "\n";
+  for (const memory::UnusableFact& u : unusable) {
+    ctx.out << "  fact " << u.index << (u.id.empty() ? "" : " (" + u.id + ")") << ": " << u.reason
+            << "\n";
   }
   return OkStatus();
 }

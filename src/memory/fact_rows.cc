@@ -3,8 +3,10 @@
 #include <bit>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "mend/base/json.h"
+#include "mend/base/time_format.h"
 #include "mend/base/utf8.h"
 
 namespace mend::memory::internal {
@@ -15,6 +17,29 @@ int64_t ToMillis(Time t) {
 
 Time FromMillis(int64_t ms) {
   return Time(std::chrono::duration_cast<Time::duration>(std::chrono::milliseconds(ms)));
+}
+
+namespace {
+
+// The RFC 3339 text that keeps `t` whole: `written` when it says `t`, else `t` formatted when
+// milliseconds would lose part of it, else "".
+std::string TimeText(const std::string& written, Time t) {
+  if (!written.empty()) {
+    Result<Time> w = ParseRfc3339(written);
+    if (w.ok() && *w == t) return written;
+  }
+  return FromMillis(ToMillis(t)) == t ? "" : FormatRfc3339(t);
+}
+
+}  // namespace
+
+Time StoredTime(int64_t ms, std::string& written) {
+  if (!written.empty()) {
+    Result<Time> t = ParseRfc3339(written);
+    if (t.ok() && ToMillis(*t) == ms) return *t;
+    written.clear();
+  }
+  return FromMillis(ms);
 }
 
 std::string JoinTags(const std::vector<std::string>& tags) {
@@ -112,10 +137,43 @@ std::vector<float> DecodeVector(const std::string& blob) {
   return out;
 }
 
-Status ValidateFact(const std::string& content, double confidence) {
+std::string EncodeAsWritten(const AsWritten& as_written) {
+  if (as_written.empty()) return "";
+  nlohmann::json out = nlohmann::json::object();
+  if (!as_written.tags.empty()) out["tags"] = as_written.tags;
+  if (!as_written.provenance.empty()) out["provenance"] = as_written.provenance;
+  if (!as_written.created_at.empty()) out["created_at"] = as_written.created_at;
+  if (!as_written.last_accessed.empty()) out["last_accessed"] = as_written.last_accessed;
+  return DumpJson(out);
+}
+
+Result<AsWritten> DecodeAsWritten(const std::string& json) {
+  AsWritten out;
+  if (json.empty()) return out;
+  MEND_ASSIGN_OR_RETURN(nlohmann::json obj, ParseJson(json));
+  if (!obj.is_object()) return DataLossError("facts.as_written is not a JSON object");
+  MEND_ASSIGN_OR_RETURN(std::optional<const nlohmann::json*> tags, GetOptionalArray(obj, "tags"));
+  if (tags.has_value()) {
+    for (const nlohmann::json& tag : **tags) {
+      if (!tag.is_string()) return DataLossError("facts.as_written.tags holds a non-string");
+      out.tags.push_back(tag.get<std::string>());
+    }
+  }
+  MEND_ASSIGN_OR_RETURN(std::optional<std::string> provenance,
+                        GetOptionalString(obj, "provenance"));
+  MEND_ASSIGN_OR_RETURN(std::optional<std::string> created, GetOptionalString(obj, "created_at"));
+  MEND_ASSIGN_OR_RETURN(std::optional<std::string> accessed,
+                        GetOptionalString(obj, "last_accessed"));
+  out.provenance = provenance.value_or("");
+  out.created_at = created.value_or("");
+  out.last_accessed = accessed.value_or("");
+  return out;
+}
+
+Status ValidateFact(const std::string& content, double confidence, size_t max_bytes) {
   if (Trim(content).empty()) return InvalidArgumentError("a fact needs some content");
-  if (content.size() > kMaxFactBytes) {
-    return InvalidArgumentError("a fact holds at most " + std::to_string(kMaxFactBytes) +
+  if (content.size() > max_bytes) {
+    return InvalidArgumentError("a fact holds at most " + std::to_string(max_bytes) +
                                 " bytes; this one has " + std::to_string(content.size()));
   }
   if (!IsValidUtf8(content)) return InvalidArgumentError("a fact must be valid UTF-8");
@@ -123,6 +181,27 @@ Status ValidateFact(const std::string& content, double confidence) {
     return InvalidArgumentError("confidence must be in (0, 1], got " + std::to_string(confidence));
   }
   return OkStatus();
+}
+
+Status CheckImported(const Fact& f) {
+  if (Trim(f.id).empty()) return InvalidArgumentError("empty id");
+  return ValidateFact(f.content, f.confidence, kMaxImportedFactBytes);
+}
+
+Fact PrepareImported(const Fact& in) {
+  Fact f = in;
+  f.tags = NormalizeTags(in.tags);
+  if (f.as_written.tags.empty() || NormalizeTags(f.as_written.tags) != f.tags) {
+    f.as_written.tags = in.tags;
+  }
+  if (f.as_written.tags == f.tags) f.as_written.tags.clear();
+  f.as_written.created_at = TimeText(in.as_written.created_at, in.created_at);
+  f.as_written.last_accessed = TimeText(in.as_written.last_accessed, in.last_accessed);
+  if (Trim(f.category).empty()) f.category = "general";
+  std::vector<Episode> episodes;
+  for (const Episode& e : in.provenance) AddEpisode(episodes, e);
+  f.provenance = std::move(episodes);
+  return f;
 }
 
 }  // namespace mend::memory::internal

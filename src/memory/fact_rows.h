@@ -13,6 +13,10 @@ namespace mend::memory::internal {
 int64_t ToMillis(Time t);
 Time FromMillis(int64_t ms);
 
+// The stored time (ms), to the nanosecond when `written` (facts.as_written) says the same
+// millisecond; a text that no longer agrees (last_accessed moved since the import) is cleared.
+Time StoredTime(int64_t ms, std::string& written);
+
 std::string JoinTags(const std::vector<std::string>& tags);
 std::vector<std::string> SplitTags(const std::string& joined);
 
@@ -30,8 +34,21 @@ void AddEpisode(std::vector<Episode>& episodes, const Episode& episode);
 std::string EncodeVector(const std::vector<float>& v);
 std::vector<float> DecodeVector(const std::string& blob);
 
-// kInvalidArgument when `content` is empty after trimming, too long or not UTF-8, or confidence is
-// outside (0, 1].
-Status ValidateFact(const std::string& content, double confidence);
+// facts.as_written: "" when `as_written` is empty, else a JSON object of its non-empty fields.
+std::string EncodeAsWritten(const AsWritten& as_written);
+Result<AsWritten> DecodeAsWritten(const std::string& json);
+
+// kInvalidArgument naming why an imported fact is unusable (empty id, or ValidateFact with
+// kMaxImportedFactBytes).
+Status CheckImported(const Fact& f);
+// The row an imported fact becomes: tags normalised for matching, with the tags and times as given
+// kept in as_written wherever the columns would lose something (case, duplicates, nanoseconds);
+// category "general" when empty; episodes bounded as AddEpisode bounds them.
+Fact PrepareImported(const Fact& in);
+
+// kInvalidArgument when `content` is empty after trimming, longer than `max_bytes` or not UTF-8,
+// or confidence is outside (0, 1].
+Status ValidateFact(const std::string& content, double confidence,
+                    size_t max_bytes = kMaxFactBytes);
 
 }  // namespace mend::memory::internal

@@ -6,7 +6,7 @@
 
 namespace mend::memory::internal {
 
-inline constexpr int64_t kMemorySchemaVersion = 2;
+inline constexpr int64_t kMemorySchemaVersion = 3;
 
 inline constexpr char kCreateMeta[] =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
@@ -101,6 +101,12 @@ CREATE INDEX fact_tag_keys_fact ON fact_tag_keys (fact_rowid);
 INSERT INTO meta (key, value) VALUES ('memory.documents', '0'), ('memory.words', '0'),
   ('memory.tokens', '0');
 )sql";
+// Version 3: `as_written` keeps what an imported file wrote where the other columns hold a
+// normalised or coarser form (tags as written, chatcli's provenance string, the RFC 3339 times with
+// their nanoseconds and offset), as a JSON object (fact_rows.h: EncodeAsWritten); "" when nothing
+// differs. Exports read it; matching and search never do. Older rows get "".
+inline constexpr char kSchemaV3[] =
+    "ALTER TABLE facts ADD COLUMN as_written TEXT NOT NULL DEFAULT ''";
 inline constexpr char kUpdateVersion[] =
     "UPDATE meta SET value = ?1 WHERE key = 'memory.schema_version'";
 

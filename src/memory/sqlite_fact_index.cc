@@ -119,9 +119,7 @@ Status SqliteFactStore::MigrateToV2Locked() {
   for (const Tagged& t : tagged) {
     MEND_RETURN_IF_ERROR(IndexTagsLocked(t.rowid, t.fact, t.tags, /*fresh=*/true));
   }
-  MEND_RETURN_IF_ERROR(WriteTermDeltasLocked(deltas));
-  MEND_ASSIGN_OR_RETURN(SqliteStmt version, db_->Prepare(kUpdateVersion));
-  return version.BindText(1, std::to_string(kMemorySchemaVersion)).Run();
+  return WriteTermDeltasLocked(deltas);
 }
 
 }  // namespace mend::memory::internal

@@ -4,6 +4,7 @@
 
 #include "memory/fact_rows.h"
 #include "memory/sqlite_fact_store.h"
+#include "mend/base/utf8.h"
 
 namespace mend::memory::internal {
 namespace {
@@ -267,7 +268,10 @@ Result<std::vector<EmbeddingWork>> SqliteFactStore::MissingEmbeddings(const std:
     };
     std::string id = stmt.Text(0);
     if (missing(0)) {
-      std::string text = stmt.Text(1);
+      // An imported fact may be longer than any fact mend writes itself (kMaxImportedFactBytes);
+      // its vector is taken over the first kMaxFactBytes, so the embedding endpoint is never sent
+      // a longer text than before and one long fact cannot fail every batch it is in.
+      std::string text = TruncateUtf8Bytes(stmt.Text(1), kMaxFactBytes);
       std::string tags = stmt.Text(2);
       if (!tags.empty()) text += "\n" + tags;
       out.push_back(EmbeddingWork{id, 0, std::move(text)});

@@ -19,22 +19,24 @@ using store::internal::SqliteStmt;
 
 constexpr char kSelectById[] =
     "SELECT rowid, id, content, category, tags, workspace, source, confidence, created_at, "
-    "last_accessed, access_count, helped, hurt, superseded_by, episodes FROM facts WHERE id = ?1";
+    "last_accessed, access_count, helped, hurt, superseded_by, episodes, as_written FROM facts "
+    "WHERE id = ?1";
 constexpr char kSelectNear[] =
     "SELECT f.rowid, f.id, f.content, f.category, f.tags, f.workspace, f.source, f.confidence, "
-    "f.created_at, f.last_accessed, f.access_count, f.helped, f.hurt, f.superseded_by, f.episodes "
+    "f.created_at, f.last_accessed, f.access_count, f.helped, f.hurt, f.superseded_by, f.episodes, "
+    "f.as_written "
     "FROM (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?1 ORDER BY rank LIMIT 20) m "
     "JOIN facts f ON f.rowid = m.rowid WHERE f.category = ?2 AND f.superseded_by IS NULL";
 constexpr char kInsert[] =
     "INSERT INTO facts (id, content, category, tags, workspace, source, confidence, created_at, "
-    "last_accessed, access_count, helped, hurt, superseded_by, episodes, provenance) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+    "last_accessed, access_count, helped, hurt, superseded_by, episodes, provenance, as_written) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
 constexpr char kReinforce[] =
     "UPDATE facts SET access_count = access_count + 1, last_accessed = ?2, tags = ?3, "
-    "episodes = ?4, provenance = ?5 WHERE rowid = ?1";
+    "episodes = ?4, provenance = ?5, as_written = ?6 WHERE rowid = ?1";
 constexpr char kList[] =
     "SELECT rowid, id, content, category, tags, workspace, source, confidence, created_at, "
-    "last_accessed, access_count, helped, hurt, superseded_by, episodes FROM facts "
+    "last_accessed, access_count, helped, hurt, superseded_by, episodes, as_written FROM facts "
     "WHERE (?1 OR superseded_by IS NULL) AND (?2 = '' OR category = ?2) "
     "ORDER BY created_at DESC, rowid DESC LIMIT ?3";
 constexpr char kDeleteVectors[] =
@@ -60,7 +62,7 @@ Result<int64_t> ParseVersion(const std::string& text) {
 
 Result<std::pair<int64_t, Fact>> ReadRow(const SqliteStmt& stmt) {
   // Columns: rowid, id, content, category, tags, workspace, source, confidence, created_at,
-  // last_accessed, access_count, helped, hurt, superseded_by, episodes.
+  // last_accessed, access_count, helped, hurt, superseded_by, episodes, as_written.
   int64_t rowid = stmt.Int(0);
   Fact f;
   f.id = stmt.Text(1);
@@ -70,8 +72,6 @@ Result<std::pair<int64_t, Fact>> ReadRow(const SqliteStmt& stmt) {
   f.workspace = stmt.Text(5);
   f.source = stmt.Text(6);
   f.confidence = stmt.Double(7);
-  f.created_at = FromMillis(stmt.Int(8));
-  f.last_accessed = FromMillis(stmt.Int(9));
   f.access_count = stmt.Int(10);
   f.helped = stmt.Int(11);
   f.hurt = stmt.Int(12);
@@ -82,6 +82,14 @@ Result<std::pair<int64_t, Fact>> ReadRow(const SqliteStmt& stmt) {
                          ": unreadable episodes: " + std::string(episodes.status().message()));
   }
   f.provenance = std::move(episodes).value();
+  Result<AsWritten> as_written = DecodeAsWritten(stmt.Text(15));
+  if (!as_written.ok()) {
+    return DataLossError("fact " + f.id +
+                         ": unreadable as_written: " + std::string(as_written.status().message()));
+  }
+  f.as_written = std::move(as_written).value();
+  f.created_at = StoredTime(stmt.Int(8), f.as_written.created_at);
+  f.last_accessed = StoredTime(stmt.Int(9), f.as_written.last_accessed);
   return std::make_pair(rowid, std::move(f));
 }
 
@@ -109,11 +117,15 @@ Status SqliteFactStore::Init() {
             std::to_string(*version) + " > " + std::to_string(kMemorySchemaVersion) +
             "); upgrade mend to use it");
       }
-      if (*version < 2) return MigrateToV2Locked();
-      return OkStatus();
+      if (*version == kMemorySchemaVersion) return OkStatus();
+      if (*version < 2) MEND_RETURN_IF_ERROR(MigrateToV2Locked());
+      if (*version < 3) MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV3));
+      MEND_ASSIGN_OR_RETURN(SqliteStmt update, db_->Prepare(kUpdateVersion));
+      return update.BindText(1, std::to_string(kMemorySchemaVersion)).Run();
     }
     MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV1));
     MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV2));
+    MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV3));
     MEND_ASSIGN_OR_RETURN(SqliteStmt insert, db_->Prepare(kInsertVersion));
     return insert.BindText(1, std::to_string(kMemorySchemaVersion)).Run();
   });
@@ -175,6 +187,12 @@ Status SqliteFactStore::ReinforceLocked(Row& row, const NewFact& fact) {
   }
   std::vector<Episode> episodes = row.fact.provenance;
   if (fact.episode) AddEpisode(episodes, *fact.episode);
+  // The tags as written gain the new ones; the written last_accessed no longer holds.
+  AsWritten as_written = row.fact.as_written;
+  if (!as_written.tags.empty()) {
+    for (size_t i = row.fact.tags.size(); i < tags.size(); ++i) as_written.tags.push_back(tags[i]);
+  }
+  as_written.last_accessed.clear();
   bool text_changed = tags != row.fact.tags || episodes.size() != row.fact.provenance.size() ||
                       (fact.episode && episodes != row.fact.provenance);
   MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kReinforce));
@@ -182,7 +200,8 @@ Status SqliteFactStore::ReinforceLocked(Row& row, const NewFact& fact) {
       .Bind(2, ToMillis(options_.clock->Now()))
       .BindText(3, JoinTags(tags))
       .BindText(4, EncodeEpisodes(episodes))
-      .BindText(5, ProvenanceText(episodes));
+      .BindText(5, ProvenanceText(episodes))
+      .BindText(6, EncodeAsWritten(as_written));
   MEND_RETURN_IF_ERROR(stmt.Run());
   if (!text_changed) return OkStatus();
   if (row.fact.superseded_by.empty()) {
@@ -222,7 +241,9 @@ Status SqliteFactStore::InsertLocked(const Fact& f, TermDeltas& deltas) {
   } else {
     stmt.BindText(13, f.superseded_by);
   }
-  stmt.BindText(14, EncodeEpisodes(f.provenance)).BindText(15, ProvenanceText(f.provenance));
+  stmt.BindText(14, EncodeEpisodes(f.provenance))
+      .BindText(15, ProvenanceText(f.provenance))
+      .BindText(16, EncodeAsWritten(f.as_written));
   MEND_RETURN_IF_ERROR(stmt.Run());
   if (f.superseded_by.empty()) {
     CountFact(f, +1, deltas);
@@ -327,33 +348,28 @@ Status SqliteFactStore::Supersede(const std::string& old_id, const std::string& 
 }
 
 Result<FactStore::ImportCounts> SqliteFactStore::Import(const std::vector<Fact>& facts) {
+  ImportCounts counts;
+  std::vector<const Fact*> usable;
+  usable.reserve(facts.size());
   for (size_t i = 0; i < facts.size(); ++i) {
-    Status valid = ValidateFact(facts[i].content, facts[i].confidence);
-    if (!valid.ok()) {
-      return InvalidArgumentError("fact " + std::to_string(i) + " (" + facts[i].id +
-                                  "): " + std::string(valid.message()));
-    }
-    if (Trim(facts[i].id).empty()) {
-      return InvalidArgumentError("fact " + std::to_string(i) + ": empty id");
+    Status valid = CheckImported(facts[i]);
+    if (valid.ok()) {
+      usable.push_back(&facts[i]);
+    } else {
+      counts.unusable.push_back({i, facts[i].id, std::string(valid.message())});
     }
   }
-  ImportCounts counts;
   std::lock_guard<std::mutex> lock(mu_);
   MEND_RETURN_IF_ERROR(WriteTx([&]() -> Status {
+    counts.imported = counts.skipped = 0;
     TermDeltas deltas;
-    for (const Fact& in : facts) {
-      MEND_ASSIGN_OR_RETURN(std::optional<Row> existing, FindLocked(in.id));
+    for (const Fact* in : usable) {
+      MEND_ASSIGN_OR_RETURN(std::optional<Row> existing, FindLocked(in->id));
       if (existing) {
         ++counts.skipped;
         continue;
       }
-      Fact f = in;
-      f.tags = NormalizeTags(f.tags);
-      if (Trim(f.category).empty()) f.category = "general";
-      std::vector<Episode> episodes;
-      for (const Episode& e : in.provenance) AddEpisode(episodes, e);
-      f.provenance = std::move(episodes);
-      MEND_RETURN_IF_ERROR(InsertLocked(f, deltas));
+      MEND_RETURN_IF_ERROR(InsertLocked(PrepareImported(*in), deltas));
       ++counts.imported;
     }
     return WriteTermDeltasLocked(deltas);

@@ -79,7 +79,8 @@ class SqliteFactStore final : public FactStore {
   // removes them). `fresh`: the fact has none yet (just inserted), so there is nothing to remove.
   Status IndexTagsLocked(int64_t rowid, const Fact& fact, const std::vector<std::string>& tags,
                          bool fresh = false);
-  // Creates the version 2 tables of a version 1 file and counts its active facts into them.
+  // Creates the version 2 tables of a version 1 file and counts its active facts into them; the
+  // caller records the new version.
   Status MigrateToV2Locked();
   Status BumpLocked(const char* sql);
   Result<int64_t> MetaIntLocked(const char* sql);

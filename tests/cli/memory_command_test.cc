@@ -206,13 +206,15 @@ TEST_F(MemoryCommandTest, ExportThenImportKeepsIdsAndSkipsOnASecondImport) {
 
   const std::string other = dir_ + "/other-home";
   ASSERT_EQ(Mend({"memory", "import", file, "--json"}, other), 0) << err();
-  EXPECT_EQ(Json(), (nlohmann::json{{"imported", 5}, {"skipped", 0}}));
+  EXPECT_EQ(Json(), (nlohmann::json{
+                        {"imported", 5}, {"skipped", 0}, {"unusable", nlohmann::json::array()}}));
   ASSERT_EQ(Mend({"memory", "show", id, "--json"}, other), 0) << err();
   EXPECT_EQ(Json()["content"], kLesson);
   EXPECT_EQ(Json()["tags"], (nlohmann::json{"deploy", "payments"}));
 
   ASSERT_EQ(Mend({"memory", "import", file, "--json"}, other), 0) << err();
-  EXPECT_EQ(Json(), (nlohmann::json{{"imported", 0}, {"skipped", 5}}));
+  EXPECT_EQ(Json(), (nlohmann::json{
+                        {"imported", 0}, {"skipped", 5}, {"unusable", nlohmann::json::array()}}));
   EXPECT_EQ(ListCount(other), 5u);
 }
 
@@ -228,7 +230,8 @@ TEST_F(MemoryCommandTest, CorruptOrForeignImportImportsNothing) {
   const std::vector<std::string> bad = {
       "not json at all",
       R"({"facts": [{"content": "an object, not an array"}]})",
-      R"([{"content": "a good fact about deployments"}, {"content": ""}])",
+      R"([{"content": "a good fact about deployments"}, "not a fact"])",
+      R"([{"content": "a good fact about deployments"}, {"content": 7}])",
   };
   for (size_t i = 0; i < bad.size(); ++i) {
     const std::string file = dir_ + "/bad" + std::to_string(i) + ".json";
@@ -238,6 +241,61 @@ TEST_F(MemoryCommandTest, CorruptOrForeignImportImportsNothing) {
     EXPECT_EQ(ListCount(), 0u) << bad[i];
   }
   EXPECT_EQ(Mend({"memory", "import", dir_ + "/missing.json"}), 1);
+}
+
+TEST_F(MemoryCommandTest, UnusableFactsAreReportedAndTheRestImported) {
+  const std::string file = dir_ + "/mixed.json";
+  Write(file, R"([{"content": "a good fact about deployments"},
+    {"id": "empty-one", "content": "  "},
+    {"content": ")" +
+                  std::string(20 * 1024, 'x') + R"("},
+    {"id": "when", "content": "an unreadable time", "created_at": "yesterday"}])");
+
+  ASSERT_EQ(Mend({"memory", "import", file}), 0) << err();
+  EXPECT_THAT(out(), HasSubstr("imported 2, skipped 0 already present, left out 2 unusable\n"
+                               "  fact 1 (empty-one): content is empty\n"
+                               "  fact 3 (when): created_at: "));
+  EXPECT_EQ(ListCount(), 2u);
+
+  const std::string other = dir_ + "/other-home";
+  ASSERT_EQ(Mend({"memory", "import", file, "--json"}, other), 0) << err();
+  const nlohmann::json report = Json();
+  EXPECT_EQ(report["imported"], 2);
+  ASSERT_EQ(report["unusable"].size(), 2u);
+  EXPECT_EQ(report["unusable"][0],
+            (nlohmann::json{{"index", 1}, {"id", "empty-one"}, {"reason", "content is empty"}}));
+  EXPECT_EQ(report["unusable"][1]["index"], 3);
+  EXPECT_EQ(report["unusable"][1]["id"], "when");
+}
+
+TEST_F(MemoryCommandTest, ImportThenExportGivesBackWhatChatcliWrote) {
+  const std::string file = dir_ + "/chatcli.json";
+  const nlohmann::json written = nlohmann::json::parse(R"([
+    {"id": "aaaaaaaaaaaaaaaaaaaaaaaa", "content": "Deploy with make release",
+     "category": "project", "tags": ["Deploy", "deploy", "CI/CD", "Deploy"],
+     "created_at": "2026-03-01T10:00:00.123456789+02:00",
+     "last_accessed": "2026-03-02T07:15:30.100000001Z", "access_count": 2, "score": 0,
+     "provenance": "correction"},
+    {"id": "bbbbbbbbbbbbbbbbbbbbbbbb", "content": "Prefers short answers",
+     "category": "preference", "created_at": "2026-01-05T23:59:59.999999999-08:00",
+     "last_accessed": "2026-01-06T00:00:00Z", "access_count": 0, "score": 0,
+     "provenance": "extraction"}])");
+  Write(file, written.dump(2));
+  ASSERT_EQ(Mend({"memory", "import", file}), 0) << err();
+
+  ASSERT_EQ(Mend({"memory", "export", "-"}), 0) << err();
+  const nlohmann::json exported = Json();
+  ASSERT_EQ(exported.size(), 2u);
+  for (const nlohmann::json& want : written) {
+    const nlohmann::json* got = nullptr;
+    for (const nlohmann::json& e : exported) {
+      if (e["id"] == want["id"]) got = &e;
+    }
+    ASSERT_NE(got, nullptr) << want["id"];
+    for (const auto& [key, value] : want.items()) {
+      EXPECT_EQ((*got)[key].dump(), value.dump()) << want["id"] << " " << key;
+    }
+  }
 }
 
 TEST_F(MemoryCommandTest, UsageErrorsExitTwo) {

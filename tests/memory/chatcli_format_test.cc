@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "mend/base/json.h"
 #include "mend/base/time_format.h"
+#include "mend/base/utf8.h"
 #include "mend/memory/fact.h"
 #include "tests/support/status_matchers.h"
 
@@ -79,15 +82,20 @@ TEST(ChatcliFormatTest, RoundTripKeepsEveryField) {
   const std::vector<Fact> facts = {FullFact(), plain};
 
   std::string text = ExportChatcliJson(facts);
-  Result<std::vector<Fact>> parsed = ParseChatcliJson(text, kNow);
+  Result<ChatcliImport> parsed = ParseChatcliJson(text, kNow);
 
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  ASSERT_EQ(parsed->size(), 2u);
-  ExpectSameFact((*parsed)[0], facts[0]);
-  EXPECT_EQ((*parsed)[1].workspace, "");
-  EXPECT_EQ((*parsed)[1].source, "import");  // a file that does not say who wrote a fact
-  EXPECT_TRUE((*parsed)[1].tags.empty());
-  EXPECT_TRUE((*parsed)[1].provenance.empty());
+  ASSERT_EQ(parsed->facts.size(), 2u);
+  EXPECT_THAT(parsed->indices, ElementsAre(0, 1));
+  EXPECT_TRUE(parsed->unusable.empty());
+  ExpectSameFact(parsed->facts[0], facts[0]);
+  // mend's own provenance summary is not kept as chatcli's word: it is written afresh.
+  EXPECT_EQ(parsed->facts[0].as_written.provenance, "");
+  EXPECT_EQ(ExportChatcliJson({parsed->facts[0]}), ExportChatcliJson({facts[0]}));
+  EXPECT_EQ(parsed->facts[1].workspace, "");
+  EXPECT_EQ(parsed->facts[1].source, "import");  // a file that does not say who wrote a fact
+  EXPECT_TRUE(parsed->facts[1].tags.empty());
+  EXPECT_TRUE(parsed->facts[1].provenance.empty());
 }
 
 TEST(ChatcliFormatTest, ExportWritesChatcliFieldsInOrder) {
@@ -135,14 +143,17 @@ TEST(ChatcliFormatTest, ReadsAHandWrittenChatcliFile) {
   },
   {"content": "  short answers please  "}
 ])";
-  Result<std::vector<Fact>> parsed = ParseChatcliJson(text, kNow);
+  Result<ChatcliImport> parsed = ParseChatcliJson(text, kNow);
 
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  ASSERT_EQ(parsed->size(), 2u);
-  const Fact& a = (*parsed)[0];
+  ASSERT_EQ(parsed->facts.size(), 2u);
+  const Fact& a = parsed->facts[0];
   EXPECT_EQ(a.id, "aaaaaaaaaaaaaaaaaaaaaaaa");
   EXPECT_EQ(a.category, "project");
   EXPECT_THAT(a.tags, ElementsAre("node", "pnpm"));
+  EXPECT_THAT(a.as_written.tags, ElementsAre("Node", " pnpm ", "node"));
+  EXPECT_EQ(a.as_written.provenance, "told in chat");
+  EXPECT_EQ(a.as_written.created_at, "2026-03-01T10:00:00.123456789+02:00");
   EXPECT_EQ(a.created_at, At("2026-03-01T08:00:00.123456789Z"));
   EXPECT_EQ(a.last_accessed, At("2026-03-02T07:15:30.1Z"));
   EXPECT_EQ(a.access_count, 4);
@@ -150,7 +161,7 @@ TEST(ChatcliFormatTest, ReadsAHandWrittenChatcliFile) {
   EXPECT_EQ(a.workspace, "web");
   EXPECT_DOUBLE_EQ(a.confidence, 1.0);
   EXPECT_TRUE(a.provenance.empty());
-  const Fact& b = (*parsed)[1];
+  const Fact& b = parsed->facts[1];
   EXPECT_EQ(b.id, FactIdFor("short answers please"));
   EXPECT_EQ(b.category, "general");
   EXPECT_EQ(b.created_at, kNow);
@@ -162,22 +173,22 @@ TEST(ChatcliFormatTest, ReadsAHandWrittenChatcliFile) {
 TEST(ChatcliFormatTest, MendWorkspaceWinsOverSourceProject) {
   const std::string text =
       R"([{"content": "x", "source_project": "old", "workspace": "", "confidence": 0.5}])";
-  Result<std::vector<Fact>> parsed = ParseChatcliJson(text, kNow);
+  Result<ChatcliImport> parsed = ParseChatcliJson(text, kNow);
 
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  EXPECT_EQ((*parsed)[0].workspace, "");
-  EXPECT_DOUBLE_EQ((*parsed)[0].confidence, 0.5);
+  EXPECT_EQ(parsed->facts[0].workspace, "");
+  EXPECT_DOUBLE_EQ(parsed->facts[0].confidence, 0.5);
 }
 
 TEST(ChatcliFormatTest, EpisodesWithoutTimeTakeTheFactCreationTime) {
   const std::string text = R"([{"content": "x", "created_at": "2026-02-01T00:00:00Z",
     "episodes": [{"task": "t", "outcome": "ERROR: e"}]}])";
-  Result<std::vector<Fact>> parsed = ParseChatcliJson(text, kNow);
+  Result<ChatcliImport> parsed = ParseChatcliJson(text, kNow);
 
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  ASSERT_EQ((*parsed)[0].provenance.size(), 1u);
-  EXPECT_EQ((*parsed)[0].provenance[0].task, "t");
-  EXPECT_EQ((*parsed)[0].provenance[0].at, At("2026-02-01T00:00:00Z"));
+  ASSERT_EQ(parsed->facts[0].provenance.size(), 1u);
+  EXPECT_EQ(parsed->facts[0].provenance[0].task, "t");
+  EXPECT_EQ(parsed->facts[0].provenance[0].at, At("2026-02-01T00:00:00Z"));
 }
 
 TEST(ChatcliFormatTest, CorruptJsonIsInvalidArgument) {
@@ -208,7 +219,6 @@ struct BadField {
 
 TEST(ChatcliFormatTest, WrongTypesNameTheFactAndField) {
   const std::vector<BadField> cases = {
-      {R"({"content": "   "})", "fact 0: content is empty"},
       {R"({"id": "x"})", "fact 0: missing JSON key \"content\""},
       {R"({"content": 5})", "\"content\""},
       {R"({"content": "x", "id": 7})", "\"id\""},
@@ -216,12 +226,11 @@ TEST(ChatcliFormatTest, WrongTypesNameTheFactAndField) {
       {R"({"content": "x", "access_count": "3"})", "\"access_count\""},
       {R"({"content": "x", "access_count": 1.5})", "\"access_count\""},
       {R"({"content": "x", "score": "high"})", "\"score\""},
-      {R"({"content": "x", "confidence": 1.5})", "confidence"},
-      {R"({"content": "x", "confidence": -0.5})", "confidence"},
+      {R"({"content": "x", "confidence": "high"})", "\"confidence\""},
       {R"({"content": "x", "provenance": ["a"]})", "\"provenance\""},
-      {R"({"content": "x", "created_at": "yesterday"})", "fact 0: created_at"},
+      {R"({"content": "x", "created_at": 17})", "\"created_at\""},
       {R"({"content": "x", "episodes": [{"task": 1}]})", "fact 0: episodes[0]"},
-      {R"({"content": "x", "episodes": [{"at": "2026-13-01T00:00:00Z"}]})", "episodes[0]: at"},
+      {R"({"content": "x", "episodes": ["a"]})", "fact 0: episodes[0]: is not an object"},
   };
   for (const BadField& c : cases) {
     EXPECT_THAT(ParseChatcliJson(std::string("[") + c.element + "]", kNow),
@@ -230,20 +239,140 @@ TEST(ChatcliFormatTest, WrongTypesNameTheFactAndField) {
   }
 }
 
-TEST(ChatcliFormatTest, ContentOverTheLimitIsRejected) {
-  const std::string at_limit(kMaxFactBytes, 'a');
-  const std::string over(kMaxFactBytes + 1, 'a');
+TEST(ChatcliFormatTest, UnusableFactsAreLeftOutAndTheRestKept) {
+  const std::vector<BadField> cases = {
+      {R"({"id": "e", "content": "   "})", "content is empty"},
+      {R"({"id": "c", "content": "x", "confidence": 1.5})",
+       "confidence 1.500000 is outside (0, 1]"},
+      {R"({"id": "n", "content": "x", "confidence": -0.5})", "confidence"},
+      {R"({"id": "t", "content": "x", "created_at": "yesterday"})", "created_at: "},
+      {R"({"id": "l", "content": "x", "last_accessed": "soon"})", "last_accessed: "},
+      {R"({"id": "a", "content": "x", "episodes": [{"at": "2026-13-01T00:00:00Z"}]})",
+       "episodes[0]: at: "},
+  };
+  for (const BadField& c : cases) {
+    const std::string text =
+        std::string(R"([{"content": "before"}, )") + c.element + R"(, {"content": "after"}])";
+    Result<ChatcliImport> parsed = ParseChatcliJson(text, kNow);
 
-  EXPECT_TRUE(ParseChatcliJson(R"([{"content": ")" + at_limit + "\"}]", kNow).ok());
-  EXPECT_THAT(ParseChatcliJson(R"([{"content": "ok"}, {"content": ")" + over + "\"}]", kNow),
-              StatusIs(StatusCode::kInvalidArgument, HasSubstr("fact 1: content is 16385 bytes")));
+    ASSERT_TRUE(parsed.ok()) << c.element << ": " << parsed.status();
+    ASSERT_EQ(parsed->facts.size(), 2u) << c.element;
+    EXPECT_EQ(parsed->facts[0].content, "before");
+    EXPECT_EQ(parsed->facts[1].content, "after");
+    EXPECT_THAT(parsed->indices, ElementsAre(0, 2));
+    ASSERT_EQ(parsed->unusable.size(), 1u) << c.element;
+    EXPECT_EQ(parsed->unusable[0].index, 1u);
+    EXPECT_THAT(parsed->unusable[0].reason, HasSubstr(c.message)) << c.element;
+  }
 }
 
-TEST(ChatcliFormatTest, InvalidUtf8IsRejected) {
-  EXPECT_THAT(ParseChatcliJson("[{\"content\": \"bad \xC3\x28 byte\"}]", kNow),
-              StatusIs(StatusCode::kInvalidArgument));
-  EXPECT_THAT(ParseChatcliJson(R"([{"content": "lone \udc00 surrogate"}])", kNow),
-              StatusIs(StatusCode::kInvalidArgument));
+TEST(ChatcliFormatTest, AFactOfTwentyKibIsKeptWhole) {
+  const std::string big(20 * 1024, 'a');
+  const std::string at_limit(kMaxImportedFactBytes, 'b');
+  const std::string over(kMaxImportedFactBytes + 1, 'c');
+  const std::string text = R"([{"content": ")" + big + R"("}, {"content": ")" + at_limit +
+                           R"("}, {"id": "too-long", "content": ")" + over + "\"}]";
+
+  Result<ChatcliImport> parsed = ParseChatcliJson(text, kNow);
+
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->facts.size(), 2u);
+  EXPECT_EQ(parsed->facts[0].content, big);
+  EXPECT_EQ(parsed->facts[1].content, at_limit);
+  ASSERT_EQ(parsed->unusable.size(), 1u);
+  EXPECT_EQ(
+      parsed->unusable[0],
+      (UnusableFact{2, "too-long", "content is 131073 bytes, more than the limit of 131072"}));
+}
+
+TEST(ChatcliFormatTest, InvalidUtf8BytesAreReadAsReplacementCharactersOnePerByte) {
+  Result<ChatcliImport> parsed =
+      ParseChatcliJson("[{\"content\": \"a\xE2\x82z \xC3\x28\", \"tags\": [\"\xFF\"]}]", kNow);
+
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->facts.size(), 1u);
+  EXPECT_EQ(parsed->facts[0].content, "a\xEF\xBF\xBD\xEF\xBF\xBDz \xEF\xBF\xBD(");
+  EXPECT_THAT(parsed->facts[0].tags, ElementsAre("\xEF\xBF\xBD"));
+}
+
+TEST(ChatcliFormatTest, EscapedLoneSurrogatesAreReadAsReplacementCharacters) {
+  const std::string text = R"([{"content": "lone \udc00 low"},
+    {"content": "high \uD83D then x"},
+    {"content": "pair \ud83d\ude00 kept"},
+    {"content": "escaped \\udc00 backslash"},
+    {"content": "high at end \ud83d"}])";
+
+  Result<ChatcliImport> parsed = ParseChatcliJson(text, kNow);
+
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->facts.size(), 5u);
+  EXPECT_EQ(parsed->facts[0].content, "lone \xEF\xBF\xBD low");
+  EXPECT_EQ(parsed->facts[1].content, "high \xEF\xBF\xBD then x");
+  EXPECT_EQ(parsed->facts[2].content, "pair \xF0\x9F\x98\x80 kept");
+  EXPECT_EQ(parsed->facts[3].content, "escaped \\udc00 backslash");
+  EXPECT_EQ(parsed->facts[4].content, "high at end \xEF\xBF\xBD");
+}
+
+// What chatcli writes (Go's RFC 3339 with nanoseconds and the local offset, tags as the user or
+// the extractor typed them, its provenance word) comes back byte for byte in these fields.
+TEST(ChatcliFormatTest, ChatcliFieldsRoundTripByteExact) {
+  const std::string text = R"([
+  {
+    "id": "aaaaaaaaaaaaaaaaaaaaaaaa",
+    "content": "Deploy with make release",
+    "category": "project",
+    "tags": ["Deploy", "deploy", "CI/CD", "Deploy"],
+    "created_at": "2026-03-01T10:00:00.123456789+02:00",
+    "last_accessed": "2026-03-02T07:15:30.100000001Z",
+    "access_count": 2,
+    "score": 0,
+    "source": "chat",
+    "provenance": "correction"
+  },
+  {
+    "id": "bbbbbbbbbbbbbbbbbbbbbbbb",
+    "content": "Prefers short answers",
+    "category": "preference",
+    "created_at": "2026-01-05T23:59:59.999999999-08:00",
+    "last_accessed": "2026-01-06T00:00:00Z",
+    "access_count": 0,
+    "score": 0,
+    "provenance": "extraction"
+  }
+])";
+  Result<ChatcliImport> parsed = ParseChatcliJson(text, kNow);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->facts.size(), 2u);
+  EXPECT_THAT(parsed->facts[0].tags, ElementsAre("deploy", "ci/cd"));
+
+  Result<nlohmann::json> exported = ParseJson(ExportChatcliJson(parsed->facts));
+  Result<nlohmann::json> original = ParseJson(text);
+  ASSERT_TRUE(exported.ok() && original.ok());
+  for (size_t i = 0; i < 2; ++i) {
+    for (const char* key : {"id", "content", "category", "tags", "created_at", "last_accessed",
+                            "access_count", "provenance"}) {
+      EXPECT_EQ((*exported)[i].contains(key), (*original)[i].contains(key)) << i << key;
+      if ((*original)[i].contains(key)) {
+        EXPECT_EQ((*exported)[i][key].dump(), (*original)[i][key].dump()) << i << key;
+      }
+    }
+  }
+}
+
+TEST(ChatcliFormatTest, WrittenFieldsThatNoLongerAgreeAreWrittenAfresh) {
+  Fact f = FullFact();
+  f.superseded_by.clear();
+  f.as_written.tags = {"EDIT", "Edit"};                             // no longer the fact's tags
+  f.as_written.created_at = "2026-03-01T12:00:00.123456789+02:00";  // the same instant
+  f.as_written.last_accessed = "2020-01-01T00:00:00Z";              // last_accessed moved
+  f.as_written.provenance = "user";
+  std::string text = ExportChatcliJson({f});
+
+  EXPECT_THAT(text, HasSubstr(R"("tags": [
+      "edit",)"));
+  EXPECT_THAT(text, HasSubstr(R"("created_at": "2026-03-01T12:00:00.123456789+02:00")"));
+  EXPECT_THAT(text, HasSubstr(R"("last_accessed": "2026-03-05T08:30:00.5Z")"));
+  EXPECT_THAT(text, HasSubstr(R"("provenance": "user")"));
 }
 
 TEST(ChatcliFormatTest, KeepsOnlyTheNewestEpisodes) {
@@ -252,11 +381,11 @@ TEST(ChatcliFormatTest, KeepsOnlyTheNewestEpisodes) {
   for (size_t i = 0; i < kMaxEpisodes + 3; ++i) {
     f.provenance.push_back({"task " + std::to_string(i), "", f.created_at});
   }
-  Result<std::vector<Fact>> parsed = ParseChatcliJson(ExportChatcliJson({f}), kNow);
+  Result<ChatcliImport> parsed = ParseChatcliJson(ExportChatcliJson({f}), kNow);
 
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  ASSERT_EQ((*parsed)[0].provenance.size(), kMaxEpisodes);
-  EXPECT_EQ((*parsed)[0].provenance.front().task, "task 3");
+  ASSERT_EQ(parsed->facts[0].provenance.size(), kMaxEpisodes);
+  EXPECT_EQ(parsed->facts[0].provenance.front().task, "task 3");
 }
 
 }  // namespace

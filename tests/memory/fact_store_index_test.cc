@@ -238,7 +238,7 @@ TEST_F(FactStoreIndexTest, AVersionOneFileIsCountedWhenOpened) {
   MEND_ASSERT_OK(store_->Supersede(b.id, a.id));
   store_.reset();
   // What version 1 had: no statistics, no tag keys.
-  Sql("DROP TABLE fact_terms; DROP TABLE fact_tag_keys; "
+  Sql("DROP TABLE fact_terms; DROP TABLE fact_tag_keys; ALTER TABLE facts DROP COLUMN as_written; "
       "DELETE FROM meta WHERE key IN ('memory.documents', 'memory.words', 'memory.tokens'); "
       "UPDATE meta SET value = '1' WHERE key = 'memory.schema_version'");
   Reopen();

@@ -297,6 +297,23 @@ TEST_F(MemoryApiTest, ListPagesFactsOfOneMillisecondWithoutLosingOne) {
   for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(all.body["facts"][i]["id"], seen[i]);
 }
 
+TEST_F(MemoryApiTest, ListPagesImportedFactsWithNanosecondsWithoutRepeatingOne) {
+  StartServer();
+  // Within one millisecond the store lists the later import first, whatever the nanoseconds say.
+  std::vector<memory::Fact> facts = Facts(4, /*seconds_apart=*/0);
+  for (int i = 0; i < 4; ++i) facts[i].created_at += std::chrono::microseconds(900 - 200 * i);
+  MEND_ASSERT_OK(runtime_->facts->Import(facts));
+  std::vector<std::string> seen;
+  std::string cursor;
+  do {
+    Reply reply = Get("/api/v1/memory?limit=1" + (cursor.empty() ? "" : "&cursor=" + Q(cursor)));
+    ASSERT_EQ(reply.status, 200) << reply.text;
+    for (const nlohmann::json& fact : reply.body["facts"]) seen.push_back(fact["id"]);
+    cursor = reply.body["next"].is_null() ? "" : reply.body["next"].get<std::string>();
+  } while (!cursor.empty() && seen.size() < 10);
+  EXPECT_THAT(seen, ::testing::ElementsAre("fact-3", "fact-2", "fact-1", "fact-0"));
+}
+
 TEST_F(MemoryApiTest, ListGoesOnWhenTheCursorsFactWasDeleted) {
   StartServer();
   MEND_ASSERT_OK(runtime_->facts->Import(Facts(4, /*seconds_apart=*/60)));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -20,10 +21,24 @@ struct Episode {
   bool operator==(const Episode&) const = default;
 };
 
+// What a chatcli file (or an importer) wrote where mend keeps a normalised or coarser form, so an
+// export gives it back as it was written. Matching and search never read it.
+struct AsWritten {
+  std::vector<std::string> tags;  // the tags as written (case, spaces, duplicates); empty = `tags`
+  std::string provenance;         // chatcli's provenance ("user", "extraction", "correction", ...)
+  std::string created_at;         // RFC 3339 as written (nanoseconds, offset); "" = none
+  std::string last_accessed;      // idem; the store drops it once last_accessed moves
+
+  bool empty() const {
+    return tags.empty() && provenance.empty() && created_at.empty() && last_accessed.empty();
+  }
+  bool operator==(const AsWritten&) const = default;
+};
+
 // A unit of long-term memory. Field names follow chatcli's memory_index.json where they overlap.
 struct Fact {
   std::string id;                 // FactIdFor(content) unless imported with an id of its own
-  std::string content;            // valid UTF-8, 1..kMaxFactBytes bytes
+  std::string content;            // valid UTF-8, 1..kMaxFactBytes bytes (kMaxImportedFactBytes)
   std::string category;           // "lesson", "preference", "project", ... (default "general")
   std::vector<std::string> tags;  // lower-case, trimmed, unique, in insertion order
   std::string workspace;          // "" = applies everywhere
@@ -36,9 +51,23 @@ struct Fact {
   int64_t hurt = 0;                 // runs that received it and failed
   std::string superseded_by;        // id of the fact that replaces it; "" while active
   std::vector<Episode> provenance;  // oldest first, at most kMaxEpisodes (the newest kept)
+  AsWritten as_written;             // for exports only
+};
+
+// A fact an import left out, and why; the other facts of the import were kept.
+struct UnusableFact {
+  size_t index = 0;  // its position in the file (or in the vector given to FactStore::Import)
+  std::string id;    // as given; may be empty
+  std::string reason;
+
+  bool operator==(const UnusableFact&) const = default;
 };
 
 inline constexpr size_t kMaxFactBytes = 16 * 1024;
+// What an imported fact may hold: chatcli sets no limit, and a fact is kept whole up to about
+// 32k tokens, the context of the smallest models mend serves; a longer text could never be
+// given to a model whole. The prompt section still leaves out a fact longer than its budget.
+inline constexpr size_t kMaxImportedFactBytes = 128 * 1024;
 inline constexpr size_t kMaxEpisodes = 16;
 inline constexpr size_t kMaxEpisodeTaskBytes = 2000;
 inline constexpr size_t kMaxEpisodeOutcomeBytes = 1500;

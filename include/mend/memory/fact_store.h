@@ -106,12 +106,15 @@ class FactStore {
   virtual Status Remove(const std::string& id) = 0;
   // Marks `old_id` as replaced by `new_id` (both must exist); it stays but is not retrieved.
   virtual Status Supersede(const std::string& old_id, const std::string& new_id) = 0;
-  // Facts as given (ids kept), all or nothing: an id already present is skipped and counted.
-  // Facts are validated like Add; any invalid fact fails the whole import with kInvalidArgument
-  // naming its index, and nothing is written.
+  // Facts as given (ids kept, times, tags and `as_written` kept for exports; tags normalised for
+  // matching), in one transaction: an id already present is skipped and counted. A fact that is
+  // unusable (empty id; content empty, over kMaxImportedFactBytes or not valid UTF-8; confidence
+  // outside (0, 1]) is left out and listed in `unusable` with its index and the reason; the others
+  // are imported. Errors are the store's own (kUnavailable, kDataLoss, ...): nothing is written.
   struct ImportCounts {
     int64_t imported = 0;
-    int64_t skipped = 0;
+    int64_t skipped = 0;                 // already present
+    std::vector<UnusableFact> unusable;  // in the order given
   };
   virtual Result<ImportCounts> Import(const std::vector<Fact>& facts) = 0;
 
