@@ -70,8 +70,9 @@ TEST_F(MemorySearchE2eTest, SearchAndRecallAgreeOnOrder) {
   facts.push_back({{"content", "The team prefers tabs over spaces in Makefiles."}});
   auto file = dir_->WriteFile("memory_index.json", facts.dump());
   MEND_ASSERT_OK(file);
-  EXPECT_EQ(MendJson({"memory", "import", *file}),
-            (nlohmann::json{{"imported", 6}, {"skipped", 0}}));
+  EXPECT_EQ(
+      MendJson({"memory", "import", *file}),
+      (nlohmann::json{{"imported", 6}, {"skipped", 0}, {"unusable", nlohmann::json::array()}}));
 
   const std::vector<std::string> searched =
       Ids(MendJson({"memory", "search", kTask, "-k", "10"})["results"]);
