@@ -180,10 +180,10 @@ RankedList Retriever::Impl::TrigramRanking(const std::string& text,
     const std::string_view provenance =
         all.substr(std::min(all.size(), h.content_bytes + h.tags_bytes + 2));
     std::vector<std::string>& t = texts.emplace_back();
-    t.push_back(TruncateUtf8Bytes(std::string(content), kTrigramTextBytes));
+    t.push_back(TruncateUtf8Bytes(content, kTrigramTextBytes));
     if (!tags.empty()) t.back() += ' ' + std::string(tags);
     if (!provenance.empty()) {
-      t.push_back(TruncateUtf8Bytes(std::string(provenance), kTrigramTextBytes));
+      t.push_back(TruncateUtf8Bytes(provenance, kTrigramTextBytes));
     }
   }
   RankedList tri{{}, options_.trigram_weight};
