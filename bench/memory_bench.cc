@@ -226,9 +226,9 @@ int Main(int argc, char** argv) {
     auto c1 = std::chrono::steady_clock::now();
     if (!counts.ok()) return 1;
     std::unique_ptr<TermStatistics> stats = TermStatistics::FromCounts(*counts);
-    std::string fts = BuildFtsQuery(SearchedWords(words, *stats, defaults.max_postings));
+    const std::vector<std::string> searched = SearchedWords(words, *stats, defaults.max_postings);
     auto f0 = std::chrono::steady_clock::now();
-    if (!store->SearchLexical(fts, 2 * defaults.candidates, "").ok()) return 1;
+    if (!store->SearchLexical(searched, 2 * defaults.candidates, "").ok()) return 1;
     auto f1 = std::chrono::steady_clock::now();
     if (!store->MatchTags(words, "", defaults.max_postings).ok()) return 1;
     auto t1 = std::chrono::steady_clock::now();

@@ -22,7 +22,7 @@ class UnavailableFactStore final : public memory::FactStore {
   Status Remove(const std::string&) override { return error_; }
   Status Supersede(const std::string&, const std::string&) override { return error_; }
   Result<ImportCounts> Import(const std::vector<memory::Fact>&) override { return error_; }
-  Result<std::vector<memory::LexicalHit>> SearchLexical(const std::string&, size_t,
+  Result<std::vector<memory::LexicalHit>> SearchLexical(const std::vector<std::string>&, size_t,
                                                         const std::string&) override {
     return error_;
   }

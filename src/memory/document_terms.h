@@ -32,4 +32,24 @@ DocumentTerms CountDocumentTerms(
 // ("event-loop" → "event", "loop", "event-loop").
 std::vector<std::string> TagKeys(const std::string& tag);
 
+// Changes to the term statistics a store keeps (per stem: facts holding it in a word and in any
+// token; the number of facts and their words and tokens in all), summed over the facts one write
+// adds and takes away, before the store writes them.
+struct TermDeltas {
+  struct Delta {
+    int64_t words = 0;
+    int64_t tokens = 0;
+  };
+  // Counts an active fact's searchable text (content, tags joined by spaces, provenance text) in
+  // (sign +1) or out (sign -1).
+  void Count(std::string_view content, std::string_view tags, std::string_view provenance,
+             int sign);
+
+  std::unordered_map<std::string, Delta> stems;
+  int64_t documents = 0;
+  int64_t words = 0;
+  int64_t tokens = 0;
+  std::unordered_map<std::string, std::string> stem_cache;  // token -> stem, across facts
+};
+
 }  // namespace mend::memory::internal

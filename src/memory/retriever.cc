@@ -234,9 +234,8 @@ Result<Retriever::Impl::Signals> Retriever::Impl::Collect(const std::string& tex
   // Twice the candidates: FTS5's own order undervalues words most facts share, so the best by
   // mend's scoring may lie a little further down it.
   const std::vector<std::string> searched = SearchedWords(terms, *stats, options_.max_postings);
-  MEND_ASSIGN_OR_RETURN(
-      std::vector<LexicalHit> hits,
-      store_->SearchLexical(BuildFtsQuery(searched), 2 * options_.candidates, workspace));
+  MEND_ASSIGN_OR_RETURN(std::vector<LexicalHit> hits,
+                        store_->SearchLexical(searched, 2 * options_.candidates, workspace));
   signals.lists.push_back(Bm25Ranking(terms, *stats, hits, signals));
   if (options_.trigram_weight > 0 && !hits.empty()) {
     signals.lists.push_back(TrigramRanking(lexical_text, hits, signals.bm25_hits));

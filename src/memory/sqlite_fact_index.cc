@@ -34,21 +34,8 @@ constexpr char kActiveFacts[] =
 
 }  // namespace
 
-void SqliteFactStore::CountFact(std::string_view content, std::string_view tags,
-                                std::string_view provenance, int sign, TermDeltas& deltas) {
-  const DocumentTerms terms = CountDocumentTerms({content, tags, provenance}, &deltas.stem_cache);
-  for (const DocumentTerms::Stem& s : terms.stems) {
-    TermDeltas::Delta& d = deltas.stems[s.stem];
-    d.words += s.word ? sign : 0;
-    d.tokens += sign;
-  }
-  deltas.documents += sign;
-  deltas.words += sign * static_cast<int64_t>(terms.words);
-  deltas.tokens += sign * static_cast<int64_t>(terms.tokens);
-}
-
 void SqliteFactStore::CountFact(const Fact& fact, int sign, TermDeltas& deltas) {
-  CountFact(fact.content, JoinTags(fact.tags), ProvenanceText(fact.provenance), sign, deltas);
+  deltas.Count(fact.content, JoinTags(fact.tags), ProvenanceText(fact.provenance), sign);
 }
 
 Status SqliteFactStore::WriteTermDeltasLocked(const TermDeltas& deltas) {
@@ -108,7 +95,7 @@ Status SqliteFactStore::MigrateToV2Locked() {
       MEND_ASSIGN_OR_RETURN(bool more, facts.Step());
       if (!more) break;
       const std::string joined = facts.Text(2);
-      CountFact(facts.Text(1), joined, facts.Text(3), +1, deltas);
+      deltas.Count(facts.Text(1), joined, facts.Text(3), +1);
       Tagged& t = tagged.emplace_back();
       t.rowid = facts.Int(0);
       t.fact.workspace = facts.Text(4);

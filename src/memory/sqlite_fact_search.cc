@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "memory/fact_rows.h"
+#include "memory/fact_writes.h"
 #include "memory/sqlite_fact_store.h"
 #include "mend/base/utf8.h"
 
@@ -61,10 +62,10 @@ constexpr char kVectorParts[] =
 
 }  // namespace
 
-Result<std::vector<LexicalHit>> SqliteFactStore::SearchLexical(const std::string& fts_query,
-                                                               size_t limit,
-                                                               const std::string& workspace) {
+Result<std::vector<LexicalHit>> SqliteFactStore::SearchLexical(
+    const std::vector<std::string>& words, size_t limit, const std::string& workspace) {
   std::vector<LexicalHit> hits;
+  const std::string fts_query = BuildFtsQuery(words);
   if (fts_query.empty() || limit == 0) return hits;
   std::lock_guard<std::mutex> lock(mu_);
   MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kSearch));
@@ -123,31 +124,23 @@ Result<std::vector<TagMatch>> SqliteFactStore::MatchTags(const std::vector<std::
   std::lock_guard<std::mutex> lock(mu_);
   MEND_RETURN_IF_ERROR(db_->InTransaction(SqliteDb::TxKind::kRead, [&]() -> Status {
     out.clear();
-    std::vector<size_t> order;
     for (const std::string& key : keys) {
       MEND_ASSIGN_OR_RETURN(SqliteStmt count, db_->Prepare(kTagKeyCount));
       count.BindText(1, key);
       MEND_ASSIGN_OR_RETURN(bool row, count.Step());
       out.push_back(TagMatch{key, row ? count.Int(0) : 0, {}});
-      if (out.back().facts > 0) order.push_back(out.size() - 1);
     }
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return out[a].facts < out[b].facts; });
-    size_t read = 0;
-    for (size_t i : order) {
-      const size_t facts = static_cast<size_t>(out[i].facts);
-      if (read + facts > max_postings) break;
-      read += facts;
+    return ReadTagPostings(out, max_postings, [&](TagMatch& match) -> Status {
       MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kTagKeyFacts));
-      stmt.BindText(1, out[i].key).BindText(2, workspace);
+      stmt.BindText(1, match.key).BindText(2, workspace);
       while (true) {
         MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
         if (!more) break;
-        out[i].ids.push_back(stmt.Text(0));
-        out[i].rowids.push_back(stmt.Int(1));
+        match.ids.push_back(stmt.Text(0));
+        match.rowids.push_back(stmt.Int(1));
       }
-    }
-    return OkStatus();
+      return OkStatus();
+    });
   }));
   return out;
 }
@@ -262,28 +255,12 @@ Result<std::vector<EmbeddingWork>> SqliteFactStore::MissingEmbeddings(const std:
   while (out.size() < limit) {
     MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
     if (!more) break;
-    std::string have = stmt.IsNull(4) ? "" : "," + stmt.Text(4) + ",";
-    auto missing = [&](int part) {
-      return have.find("," + std::to_string(part) + ",") == std::string::npos;
-    };
-    std::string id = stmt.Text(0);
-    if (missing(0)) {
-      // An imported fact may be longer than any fact mend writes itself (kMaxImportedFactBytes);
-      // its vector is taken over the first kMaxFactBytes, so the embedding endpoint is never sent
-      // a longer text than before and one long fact cannot fail every batch it is in.
-      std::string text = TruncateUtf8Bytes(stmt.Text(1), kMaxFactBytes);
-      std::string tags = stmt.Text(2);
-      if (!tags.empty()) text += "\n" + tags;
-      out.push_back(EmbeddingWork{id, 0, std::move(text)});
-    }
+    const std::string have = stmt.IsNull(4) ? "" : "," + stmt.Text(4) + ",";
     MEND_ASSIGN_OR_RETURN(std::vector<Episode> episodes, DecodeEpisodes(stmt.Text(3)));
-    for (size_t i = 0; i < episodes.size() && out.size() < limit; ++i) {
-      int part = static_cast<int>(i) + 1;
-      if (!missing(part)) continue;
-      const Episode& e = episodes[i];
-      out.push_back(
-          EmbeddingWork{id, part, e.outcome.empty() ? e.task : e.task + "\n" + e.outcome});
-    }
+    AppendMissingParts(
+        stmt.Text(0), stmt.Text(1), stmt.Text(2), episodes,
+        [&](int part) { return have.find("," + std::to_string(part) + ",") != std::string::npos; },
+        limit, out);
   }
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include "memory/fact_rows.h"
 #include "memory/fact_store_sql.h"
+#include "memory/fact_writes.h"
 #include "mend/base/utf8.h"
 #include "mend/memory/lexical.h"
 
@@ -63,34 +64,24 @@ Result<int64_t> ParseVersion(const std::string& text) {
 Result<std::pair<int64_t, Fact>> ReadRow(const SqliteStmt& stmt) {
   // Columns: rowid, id, content, category, tags, workspace, source, confidence, created_at,
   // last_accessed, access_count, helped, hurt, superseded_by, episodes, as_written.
-  int64_t rowid = stmt.Int(0);
-  Fact f;
-  f.id = stmt.Text(1);
-  f.content = stmt.Text(2);
-  f.category = stmt.Text(3);
-  f.tags = SplitTags(stmt.Text(4));
-  f.workspace = stmt.Text(5);
-  f.source = stmt.Text(6);
-  f.confidence = stmt.Double(7);
-  f.access_count = stmt.Int(10);
-  f.helped = stmt.Int(11);
-  f.hurt = stmt.Int(12);
-  if (!stmt.IsNull(13)) f.superseded_by = stmt.Text(13);
-  Result<std::vector<Episode>> episodes = DecodeEpisodes(stmt.Text(14));
-  if (!episodes.ok()) {
-    return DataLossError("fact " + f.id +
-                         ": unreadable episodes: " + std::string(episodes.status().message()));
-  }
-  f.provenance = std::move(episodes).value();
-  Result<AsWritten> as_written = DecodeAsWritten(stmt.Text(15));
-  if (!as_written.ok()) {
-    return DataLossError("fact " + f.id +
-                         ": unreadable as_written: " + std::string(as_written.status().message()));
-  }
-  f.as_written = std::move(as_written).value();
-  f.created_at = StoredTime(stmt.Int(8), f.as_written.created_at);
-  f.last_accessed = StoredTime(stmt.Int(9), f.as_written.last_accessed);
-  return std::make_pair(rowid, std::move(f));
+  StoredFact row;
+  row.id = stmt.Text(1);
+  row.content = stmt.Text(2);
+  row.category = stmt.Text(3);
+  row.tags = stmt.Text(4);
+  row.workspace = stmt.Text(5);
+  row.source = stmt.Text(6);
+  row.confidence = stmt.Double(7);
+  row.created_at = stmt.Int(8);
+  row.last_accessed = stmt.Int(9);
+  row.access_count = stmt.Int(10);
+  row.helped = stmt.Int(11);
+  row.hurt = stmt.Int(12);
+  if (!stmt.IsNull(13)) row.superseded_by = stmt.Text(13);
+  row.episodes = stmt.Text(14);
+  row.as_written = stmt.Text(15);
+  MEND_ASSIGN_OR_RETURN(Fact f, DecodeStoredFact(std::move(row)));
+  return std::make_pair(stmt.Int(0), std::move(f));
 }
 
 }  // namespace
@@ -181,35 +172,24 @@ Result<std::optional<SqliteFactStore::Row>> SqliteFactStore::FindNearDuplicateLo
 }
 
 Status SqliteFactStore::ReinforceLocked(Row& row, const NewFact& fact) {
-  std::vector<std::string> tags = row.fact.tags;
-  for (const std::string& tag : NormalizeTags(fact.tags)) {
-    if (std::find(tags.begin(), tags.end(), tag) == tags.end()) tags.push_back(tag);
-  }
-  std::vector<Episode> episodes = row.fact.provenance;
-  if (fact.episode) AddEpisode(episodes, *fact.episode);
-  // The tags as written gain the new ones; the written last_accessed no longer holds.
-  AsWritten as_written = row.fact.as_written;
-  if (!as_written.tags.empty()) {
-    for (size_t i = row.fact.tags.size(); i < tags.size(); ++i) as_written.tags.push_back(tags[i]);
-  }
-  as_written.last_accessed.clear();
-  bool text_changed = tags != row.fact.tags || episodes.size() != row.fact.provenance.size() ||
-                      (fact.episode && episodes != row.fact.provenance);
+  const Reinforcement r = PlanReinforcement(row.fact, fact);
+  const std::string tags = JoinTags(r.tags);
+  const std::string provenance = ProvenanceText(r.episodes);
   MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kReinforce));
   stmt.Bind(1, row.rowid)
       .Bind(2, ToMillis(options_.clock->Now()))
-      .BindText(3, JoinTags(tags))
-      .BindText(4, EncodeEpisodes(episodes))
-      .BindText(5, ProvenanceText(episodes))
-      .BindText(6, EncodeAsWritten(as_written));
+      .BindText(3, tags)
+      .BindText(4, EncodeEpisodes(r.episodes))
+      .BindText(5, provenance)
+      .BindText(6, EncodeAsWritten(r.as_written));
   MEND_RETURN_IF_ERROR(stmt.Run());
-  if (!text_changed) return OkStatus();
+  if (!r.text_changed) return OkStatus();
   if (row.fact.superseded_by.empty()) {
     TermDeltas deltas;
     CountFact(row.fact, -1, deltas);
-    CountFact(row.fact.content, JoinTags(tags), ProvenanceText(episodes), +1, deltas);
+    deltas.Count(row.fact.content, tags, provenance, +1);
     MEND_RETURN_IF_ERROR(WriteTermDeltasLocked(deltas));
-    if (tags != row.fact.tags) MEND_RETURN_IF_ERROR(IndexTagsLocked(row.rowid, row.fact, tags));
+    if (r.tags_changed) MEND_RETURN_IF_ERROR(IndexTagsLocked(row.rowid, row.fact, r.tags));
   }
   return BumpLocked(kBumpGeneration);
 }
@@ -256,12 +236,9 @@ Status SqliteFactStore::InsertLocked(const Fact& f, TermDeltas& deltas) {
 }
 
 Result<AddResult> SqliteFactStore::Add(const NewFact& fact) {
-  std::string content(Trim(fact.content));
-  MEND_RETURN_IF_ERROR(ValidateFact(content, fact.confidence));
-  std::string category = ToLowerAscii(Trim(fact.category));
-  if (category.empty()) category = "general";
+  MEND_ASSIGN_OR_RETURN(const PreparedAdd prepared, PrepareAdd(fact));
   AddResult result;
-  result.id = FactIdFor(content);
+  result.id = prepared.id;
   std::lock_guard<std::mutex> lock(mu_);
   MEND_RETURN_IF_ERROR(WriteTx([&]() -> Status {
     MEND_ASSIGN_OR_RETURN(std::optional<Row> existing, FindLocked(result.id));
@@ -269,25 +246,16 @@ Result<AddResult> SqliteFactStore::Add(const NewFact& fact) {
       result.kind = AddResult::Kind::kReinforced;
       return ReinforceLocked(*existing, fact);
     }
-    MEND_ASSIGN_OR_RETURN(std::optional<Row> near, FindNearDuplicateLocked(content, category));
+    MEND_ASSIGN_OR_RETURN(std::optional<Row> near,
+                          FindNearDuplicateLocked(prepared.content, prepared.category));
     if (near) {
       result.id = near->fact.id;
       result.kind = AddResult::Kind::kMerged;
       return ReinforceLocked(*near, fact);
     }
-    Fact f;
-    f.id = result.id;
-    f.content = content;
-    f.category = category;
-    f.tags = NormalizeTags(fact.tags);
-    f.workspace = fact.workspace;
-    f.source = fact.source;
-    f.confidence = fact.confidence;
-    f.created_at = f.last_accessed = options_.clock->Now();
-    if (fact.episode) AddEpisode(f.provenance, *fact.episode);
     result.kind = AddResult::Kind::kAdded;
     TermDeltas deltas;
-    MEND_RETURN_IF_ERROR(InsertLocked(f, deltas));
+    MEND_RETURN_IF_ERROR(InsertLocked(NewFactRow(prepared, fact, options_.clock->Now()), deltas));
     return WriteTermDeltasLocked(deltas);
   }));
   return result;
@@ -349,21 +317,13 @@ Status SqliteFactStore::Supersede(const std::string& old_id, const std::string& 
 
 Result<FactStore::ImportCounts> SqliteFactStore::Import(const std::vector<Fact>& facts) {
   ImportCounts counts;
-  std::vector<const Fact*> usable;
-  usable.reserve(facts.size());
-  for (size_t i = 0; i < facts.size(); ++i) {
-    Status valid = CheckImported(facts[i]);
-    if (valid.ok()) {
-      usable.push_back(&facts[i]);
-    } else {
-      counts.unusable.push_back({i, facts[i].id, std::string(valid.message())});
-    }
-  }
+  ImportSelection selection = SelectImported(facts);
+  counts.unusable = std::move(selection.unusable);
   std::lock_guard<std::mutex> lock(mu_);
   MEND_RETURN_IF_ERROR(WriteTx([&]() -> Status {
     counts.imported = counts.skipped = 0;
     TermDeltas deltas;
-    for (const Fact* in : usable) {
+    for (const Fact* in : selection.usable) {
       MEND_ASSIGN_OR_RETURN(std::optional<Row> existing, FindLocked(in->id));
       if (existing) {
         ++counts.skipped;

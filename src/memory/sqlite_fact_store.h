@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "memory/document_terms.h"
 #include "mend/memory/fact_store.h"
 #include "store/sqlite_db.h"
 
@@ -24,7 +25,7 @@ class SqliteFactStore final : public FactStore {
   Status Remove(const std::string& id) override;
   Status Supersede(const std::string& old_id, const std::string& new_id) override;
   Result<ImportCounts> Import(const std::vector<Fact>& facts) override;
-  Result<std::vector<LexicalHit>> SearchLexical(const std::string& fts_query, size_t limit,
+  Result<std::vector<LexicalHit>> SearchLexical(const std::vector<std::string>& words, size_t limit,
                                                 const std::string& workspace) override;
   Result<TermStatistics::Counts> CountTerms(const std::vector<std::string>& stems) override;
   Result<std::vector<TagMatch>> MatchTags(const std::vector<std::string>& keys,
@@ -46,22 +47,7 @@ class SqliteFactStore final : public FactStore {
     int64_t rowid = 0;
     Fact fact;
   };
-  // Changes to the term statistics (fact_terms and the meta totals) not written yet.
-  struct TermDeltas {
-    struct Delta {
-      int64_t words = 0;
-      int64_t tokens = 0;
-    };
-    std::unordered_map<std::string, Delta> stems;
-    int64_t documents = 0;
-    int64_t words = 0;
-    int64_t tokens = 0;
-    std::unordered_map<std::string, std::string> stem_cache;
-  };
-  // Counts an active fact's searchable text (the facts columns content, tags, provenance) into
-  // `deltas` (sign +1) or out of them (sign -1).
-  static void CountFact(std::string_view content, std::string_view tags,
-                        std::string_view provenance, int sign, TermDeltas& deltas);
+  // Counts an active fact into `deltas` (sign +1) or out of them (sign -1).
   static void CountFact(const Fact& fact, int sign, TermDeltas& deltas);
   // Callers hold mu_.
   Status CheckSchema();

@@ -160,6 +160,19 @@ DocumentTerms CountDocumentTerms(const std::vector<std::string_view>& fields,
   return out;
 }
 
+void TermDeltas::Count(std::string_view content, std::string_view tags, std::string_view provenance,
+                       int sign) {
+  const DocumentTerms terms = CountDocumentTerms({content, tags, provenance}, &stem_cache);
+  for (const DocumentTerms::Stem& s : terms.stems) {
+    Delta& d = stems[s.stem];
+    d.words += s.word ? sign : 0;
+    d.tokens += sign;
+  }
+  documents += sign;
+  words += sign * static_cast<int64_t>(terms.words);
+  tokens += sign * static_cast<int64_t>(terms.tokens);
+}
+
 std::vector<std::string> TagKeys(const std::string& tag) {
   std::vector<std::string> keys = QueryTerms(tag);
   if (std::find(keys.begin(), keys.end(), tag) == keys.end()) keys.push_back(tag);

@@ -304,5 +304,45 @@ void PgPool::Return(std::unique_ptr<PgConn> conn) {
   freed_.notify_one();
 }
 
+std::string QuoteIdentifier(const std::string& name) {
+  std::string out = "\"";
+  for (char c : name) {
+    out += c;
+    if (c == '"') out += '"';
+  }
+  return out + "\"";
+}
+
+std::string PgTextArray(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (const std::string& item : items) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    for (char c : item) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+Status PgTransact(PgPool& pool, const char* begin, const std::function<Status(PgConn&)>& body,
+                  int max_attempts) {
+  for (int attempt = 1;; ++attempt) {
+    MEND_ASSIGN_OR_RETURN(PgPool::Handle conn, pool.Acquire());
+    Status s = conn->Run(begin);
+    if (s.ok()) {
+      s = body(*conn);
+      if (s.ok()) {
+        s = conn->Run("COMMIT");
+      } else {
+        conn->Run("ROLLBACK").IgnoreError();
+      }
+    }
+    if (!IsRetryableConflict(s) || attempt >= max_attempts) return s;
+  }
+}
+
 }  // namespace internal
 }  // namespace mend::store

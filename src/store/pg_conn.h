@@ -58,6 +58,13 @@ bool IsRetryableConflict(const Status& s);
 // `message` with every occurrence of the password of `url` replaced by "***".
 std::string ScrubPassword(std::string message, const std::string& url);
 
+// `name` as a quoted SQL identifier.
+std::string QuoteIdentifier(const std::string& name);
+
+// A text[] parameter's value: `items` as an array literal, each element quoted (so commas,
+// braces, quotes, backslashes and NULL are data).
+std::string PgTextArray(const std::vector<std::string>& items);
+
 // One libpq connection. Not thread-safe: the pool hands it to one user at a time.
 class PgConn {
  public:
@@ -141,5 +148,12 @@ class PgPool {
   std::vector<std::unique_ptr<PgConn>> idle_;  // guarded by mu_
   int open_ = 0;                               // connections in use or idle; guarded by mu_
 };
+
+// Runs `body` in one transaction begun by `begin` (e.g. "BEGIN" or "BEGIN ISOLATION LEVEL
+// REPEATABLE READ READ ONLY") on a connection of `pool`: COMMIT when it returns OK, ROLLBACK
+// otherwise. A serialization failure or deadlock (IsRetryableConflict) runs it again, up to
+// `max_attempts` times in all.
+Status PgTransact(PgPool& pool, const char* begin, const std::function<Status(PgConn&)>& body,
+                  int max_attempts = 5);
 
 }  // namespace mend::store::internal

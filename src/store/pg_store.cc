@@ -137,15 +137,6 @@ constexpr char kDeleteRun[] = "DELETE FROM runs WHERE id = $1";
 
 }  // namespace
 
-std::string QuoteIdentifier(const std::string& name) {
-  std::string out = "\"";
-  for (char c : name) {
-    out += c;
-    if (c == '"') out += '"';
-  }
-  return out + "\"";
-}
-
 PgStore::PgStore(const PostgresStoreOptions& options, Clock& clock)
     : options_(options),
       clock_(clock),
@@ -200,24 +191,10 @@ Status PgStore::CreateOrCheckSchema(PgConn& conn) {
 }
 
 Status PgStore::Transact(TxKind kind, const std::function<Status(PgConn&)>& body) {
-  for (int attempt = 1;; ++attempt) {
-    MEND_ASSIGN_OR_RETURN(PgPool::Handle conn, pool_.Acquire());
-    Status s = TransactOnce(*conn, kind, body);
-    if (!IsRetryableConflict(s) || attempt >= kMaxAttempts) return s;
-  }
-}
-
-Status PgStore::TransactOnce(PgConn& conn, TxKind kind,
-                             const std::function<Status(PgConn&)>& body) {
   // Writes run in READ COMMITTED and lock the rows they check; reads see one snapshot.
-  MEND_RETURN_IF_ERROR(conn.Run(
-      kind == TxKind::kWrite ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
-  Status s = body(conn);
-  if (!s.ok()) {
-    conn.Run("ROLLBACK").IgnoreError();
-    return s;
-  }
-  return conn.Run("COMMIT");
+  return PgTransact(
+      pool_, kind == TxKind::kWrite ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+      body, kMaxAttempts);
 }
 
 Result<StoredRun> PgStore::ReadRun(PgConn& conn, const std::string& run_id, RowLock lock) {

@@ -49,7 +49,6 @@ class PgStore final : public CheckpointStore {
   // Runs `body` in one transaction on a pooled connection: COMMIT when it returns OK, ROLLBACK
   // otherwise. A serialization failure or deadlock runs it again, a few times at most.
   Status Transact(TxKind kind, const std::function<Status(PgConn&)>& body);
-  Status TransactOnce(PgConn& conn, TxKind kind, const std::function<Status(PgConn&)>& body);
   Status SetUpConnection(PgConn& conn);
   Status CreateOrCheckSchema(PgConn& conn);
 
@@ -84,8 +83,5 @@ class PgStore final : public CheckpointStore {
   Clock& clock_;
   PgPool pool_;
 };
-
-// `name` as a quoted SQL identifier.
-std::string QuoteIdentifier(const std::string& name);
 
 }  // namespace mend::store::internal

@@ -53,7 +53,8 @@ class InjectionFailsStore final : public memory::FactStore {
   Result<ImportCounts> Import(const std::vector<memory::Fact>& f) override {
     return real_->Import(f);
   }
-  Result<std::vector<memory::LexicalHit>> SearchLexical(const std::string& q, size_t limit,
+  Result<std::vector<memory::LexicalHit>> SearchLexical(const std::vector<std::string>& q,
+                                                        size_t limit,
                                                         const std::string& ws) override {
     return real_->SearchLexical(q, limit, ws);
   }

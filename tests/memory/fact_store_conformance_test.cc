@@ -28,6 +28,7 @@ using ::testing::SizeIs;
 
 void FactStoreConformanceTest::SetUp() {
   harness_ = GetParam().make_harness();
+  if (IsSkipped()) return;  // the backend is not available here (e.g. no server)
   ASSERT_NE(harness_, nullptr);
   Reopen();
 }
@@ -52,7 +53,7 @@ AddResult FactStoreConformanceTest::MustAdd(NewFact fact) {
 
 std::vector<std::string> FactStoreConformanceTest::Search(const std::string& text,
                                                           const std::string& workspace) {
-  auto hits = store_->SearchLexical(BuildFtsQuery(QueryTerms(text)), 10, workspace);
+  auto hits = store_->SearchLexical(QueryTerms(text), 10, workspace);
   EXPECT_THAT(hits.status(), IsOk());
   std::vector<std::string> ids;
   if (hits.ok()) {
@@ -261,11 +262,11 @@ TEST_P(FactStoreConformanceTest, HostileQueryTextNeverBreaksSearch) {
   MustAdd({"NEAR the parenthesis (and quotes \") live * here"});
   for (const char* text : {"\"unbalanced", "(((", "NEAR(a b)", "*", "content:x", "a AND OR NOT b",
                            "^start", "\"\"\"", "-minus", "col:umn \"x\" NEAR/3 y"}) {
-    auto hits = store_->SearchLexical(BuildFtsQuery(QueryTerms(text)), 5, "");
+    auto hits = store_->SearchLexical(QueryTerms(text), 5, "");
     EXPECT_THAT(hits.status(), IsOk()) << text;
   }
   EXPECT_THAT(Search("parenthesis NEAR"), SizeIs(1));
-  auto empty = store_->SearchLexical("", 5, "");
+  auto empty = store_->SearchLexical({}, 5, "");
   ASSERT_THAT(empty.status(), IsOk());
   EXPECT_THAT(*empty, IsEmpty());
 }

@@ -353,7 +353,7 @@ TEST_F(RetrieverTest, WithOnlyBm25TheRankingIsFts5sWhileNoWordIsCommon) {
   // Each of these words is in fewer than a third of the 47 facts.
   for (const std::string task :
        {"the kafka job restarts certificates and rotates secrets for npm", "clear the cache"}) {
-    auto hits = store_->SearchLexical(BuildFtsQuery(QueryTerms(task)), 100, "");
+    auto hits = store_->SearchLexical(QueryTerms(task), 100, "");
     ASSERT_THAT(hits.status(), IsOk());
     ASSERT_GE(hits->size(), 2u);
     std::vector<std::string> fts5_order;

@@ -34,7 +34,7 @@ class FailingFactStore final : public memory::FactStore {
   Status Remove(const std::string&) override { return Unimplemented(); }
   Status Supersede(const std::string&, const std::string&) override { return Unimplemented(); }
   Result<ImportCounts> Import(const std::vector<memory::Fact>&) override { return Unimplemented(); }
-  Result<std::vector<memory::LexicalHit>> SearchLexical(const std::string&, size_t,
+  Result<std::vector<memory::LexicalHit>> SearchLexical(const std::vector<std::string>&, size_t,
                                                         const std::string&) override {
     return Unimplemented();
   }

@@ -45,8 +45,9 @@ struct ListOptions {
   size_t limit = 0;      // 0 = no limit; newest first
 };
 
-// One FTS5 match: the fact id, its bm25() relevance negated so that larger is better, and the
-// text FTS5 matched (content, tags and provenance, joined by newlines) for scoring of one's own.
+// One full-text match: the fact id, the store's own relevance (larger is better: FTS5's bm25()
+// negated on SQLite, ts_rank on PostgreSQL), and the text searched (content, tags and provenance,
+// joined by newlines) for scoring of one's own.
 struct LexicalHit {
   std::string id;
   double score = 0;
@@ -84,14 +85,16 @@ struct FactStoreOptions {
   std::chrono::milliseconds busy_timeout{5000};
 };
 
-// Long-term memory on SQLite (DESIGN.md §3: the `facts*` tables of mend.db; docs/memory.md).
-// Facts are indexed by FTS5 (porter tokenizer) over content, tags and provenance, kept in sync by
-// triggers. Superseded facts stay in the table and are hidden from search. Thread-safe; several
-// processes may share the file (SQLite locking, busy timeout).
+// Long-term memory (DESIGN.md §3, docs/memory.md): on SQLite (the `facts*` tables of mend.db,
+// FactStore::Open) or on PostgreSQL (OpenPostgresFactStore, postgres_fact_store.h), both passing
+// one conformance suite. Superseded facts stay stored and are hidden from search. Thread-safe;
+// several processes (and, on PostgreSQL, hosts) may share one store.
 class FactStore {
  public:
-  // Opens or creates the memory tables in the database at `path`. kFailedPrecondition when the
-  // file was written by a newer memory schema; kDataLoss when it is not a database.
+  // The SQLite store: opens or creates the memory tables in the database at `path`, indexed by
+  // FTS5 (porter tokenizer) over content, tags and provenance, kept in sync by triggers.
+  // kFailedPrecondition when the file was written by a newer memory schema; kDataLoss when it is
+  // not a database.
   static Result<std::unique_ptr<FactStore>> Open(const std::string& path, FactStoreOptions options);
   virtual ~FactStore() = default;
 
@@ -118,10 +121,12 @@ class FactStore {
   };
   virtual Result<ImportCounts> Import(const std::vector<Fact>& facts) = 0;
 
-  // FTS5 MATCH with an already-built query (see BuildFtsQuery), best first by FTS5's bm25(),
-  // active facts only.
-  // `workspace` non-empty: facts of that workspace and global ones; empty: all.
-  virtual Result<std::vector<LexicalHit>> SearchLexical(const std::string& fts_query, size_t limit,
+  // Full-text search for active facts holding any of `words` (QueryTerms: the store matches them
+  // by their stems and quotes them for its own query language, so no word is syntax), best first
+  // by the store's ranking (FTS5's bm25() on SQLite). `workspace` non-empty: facts of that
+  // workspace and global ones; empty: all. No words: no hits.
+  virtual Result<std::vector<LexicalHit>> SearchLexical(const std::vector<std::string>& words,
+                                                        size_t limit,
                                                         const std::string& workspace) = 0;
   // The term statistics of the active facts (TermStatistics::FromCounts), which the store keeps
   // with every write: their number, their words and tokens in all, and the frequencies of `stems`

@@ -1,0 +1,256 @@
+// PgFactStore: every read (pg_fact_store.cc holds the writes).
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "memory/fact_rows.h"
+#include "memory/fact_writes.h"
+#include "memory/pg_fact_store.h"
+#include "mend/base/utf8.h"
+
+namespace mend::memory::internal {
+namespace {
+
+using store::internal::PgParam;
+using store::internal::PgResult;
+using store::internal::PgTextArray;
+
+// ts_rank with normalisation 1 (divided by 1 + the log of the text's length) stands in for BM25:
+// the retriever scores the candidates with its own BM25 afterwards, as on SQLite.
+constexpr char kSearch[] =
+    "SELECT f.id, ts_rank(f.search, q, 1) AS score, f.content, f.tags, f.provenance "
+    "FROM facts f, to_tsquery('english', $1) q "
+    "WHERE f.search @@ q AND f.superseded_by IS NULL "
+    "AND ($3 = '' OR f.workspace = '' OR f.workspace = $3) "
+    "ORDER BY score DESC, f.rowid LIMIT $2";
+constexpr char kTotals[] =
+    "SELECT key, value FROM meta WHERE key IN ('memory.documents', 'memory.words', "
+    "'memory.tokens')";
+constexpr char kStems[] = "SELECT stem, words, tokens FROM fact_terms WHERE stem = ANY($1::text[])";
+constexpr char kTagKeyCounts[] =
+    "SELECT key, count(*) FROM fact_tag_keys WHERE key = ANY($1::text[]) GROUP BY key";
+constexpr char kTagKeyFacts[] =
+    "SELECT fact_id, fact_rowid FROM fact_tag_keys WHERE key = $1 "
+    "AND ($2 = '' OR workspace = '' OR workspace = $2) ORDER BY fact_rowid";
+constexpr char kMeta[] = "SELECT value FROM meta WHERE key = $1";
+constexpr char kInjected[] = "SELECT fact_id FROM fact_injections WHERE run_id = $1 ORDER BY seq";
+constexpr char kVectors[] =
+    "SELECT f.id, v.part, v.vector, f.workspace FROM fact_vectors v JOIN facts f "
+    "ON f.rowid = v.fact_rowid "
+    "WHERE v.model = $1 AND f.superseded_by IS NULL ORDER BY f.rowid, v.part";
+// Active facts with fewer vectors for the model than parts (content + one per episode), and the
+// parts they have.
+constexpr char kMissing[] =
+    "SELECT f.id, f.content, f.tags, f.episodes, have.parts FROM facts f "
+    "LEFT JOIN LATERAL (SELECT count(*) AS n, string_agg(v.part::text, ',') AS parts "
+    "FROM fact_vectors v WHERE v.fact_rowid = f.rowid AND v.model = $1) have ON true "
+    "WHERE f.superseded_by IS NULL AND have.n < 1 + json_array_length(f.episodes::json) "
+    "ORDER BY f.rowid LIMIT $2";
+
+int64_t NonNegative(std::optional<int64_t> v) { return std::max<int64_t>(0, v.value_or(0)); }
+
+}  // namespace
+
+Result<Fact> PgFactStore::Get(const std::string& id) {
+  std::optional<Row> row;
+  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+    MEND_ASSIGN_OR_RETURN(row, Find(conn, id));
+    return OkStatus();
+  }));
+  if (!row) return NotFoundError("no fact " + id);
+  return std::move(row->fact);
+}
+
+Result<std::vector<Fact>> PgFactStore::List(const ListOptions& options) {
+  static const std::string sql = std::string("SELECT ") + kPgFactColumns +
+                                 " FROM facts WHERE ($1 OR superseded_by IS NULL) AND "
+                                 "($2 = '' OR category = $2) ORDER BY created_at DESC, rowid DESC "
+                                 "LIMIT $3";
+  std::vector<Fact> out;
+  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+    out.clear();
+    MEND_ASSIGN_OR_RETURN(
+        PgResult res,
+        conn.Exec(sql.c_str(),
+                  {PgParam::Text(options.include_superseded ? "true" : "false"),
+                   PgParam::Text(ToLowerAscii(Trim(options.category))),
+                   options.limit == 0 ? PgParam::Null()
+                                      : PgParam::Int(static_cast<int64_t>(options.limit))},
+                  PgConn::Plan::kPrepared));
+    out.reserve(static_cast<size_t>(res.rows()));
+    for (int r = 0; r < res.rows(); ++r) {
+      int64_t rowid = 0;
+      MEND_ASSIGN_OR_RETURN(Fact f, PgFactFromRow(res, r, &rowid));
+      out.push_back(std::move(f));
+    }
+    return OkStatus();
+  }));
+  return out;
+}
+
+Result<std::vector<LexicalHit>> PgFactStore::SearchLexical(const std::vector<std::string>& words,
+                                                           size_t limit,
+                                                           const std::string& workspace) {
+  std::vector<LexicalHit> hits;
+  const std::string query = PgOrQuery(words);
+  if (query.empty() || limit == 0) return hits;
+  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+    hits.clear();
+    MEND_ASSIGN_OR_RETURN(
+        PgResult res, conn.Exec(kSearch,
+                                {PgParam::Text(query), PgParam::Int(static_cast<int64_t>(limit)),
+                                 PgParam::Text(workspace)},
+                                PgConn::Plan::kPrepared));
+    hits.reserve(static_cast<size_t>(res.rows()));
+    for (int r = 0; r < res.rows(); ++r) {
+      // The three columns searched, one text (LexicalHit::text).
+      LexicalHit hit{res.Text(r, 0), std::strtod(res.Text(r, 1).c_str(), nullptr), res.Text(r, 2)};
+      hit.content_bytes = hit.text.size();
+      hit.text += '\n';
+      hit.text += res.Text(r, 3);
+      hit.tags_bytes = hit.text.size() - hit.content_bytes - 1;
+      hit.text += '\n';
+      hit.text += res.Text(r, 4);
+      hits.push_back(std::move(hit));
+    }
+    return OkStatus();
+  }));
+  return hits;
+}
+
+Result<TermStatistics::Counts> PgFactStore::CountTerms(const std::vector<std::string>& stems) {
+  TermStatistics::Counts counts;
+  // One snapshot, so the totals and the frequencies describe the same facts.
+  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+    counts = {};
+    MEND_ASSIGN_OR_RETURN(PgResult totals, conn.Exec(kTotals, {}, PgConn::Plan::kPrepared));
+    if (totals.rows() != 3) return DataLossError("memory term statistics are missing");
+    for (int r = 0; r < totals.rows(); ++r) {
+      const std::string key = totals.Text(r, 0);
+      const int64_t value = NonNegative(totals.Int(r, 1));
+      if (key == "memory.documents") counts.documents = static_cast<size_t>(value);
+      if (key == "memory.words") counts.words = static_cast<uint64_t>(value);
+      if (key == "memory.tokens") counts.tokens = static_cast<uint64_t>(value);
+    }
+    if (stems.empty()) return OkStatus();
+    MEND_ASSIGN_OR_RETURN(PgResult res, conn.Exec(kStems, {PgParam::Text(PgTextArray(stems))},
+                                                  PgConn::Plan::kPrepared));
+    for (int r = 0; r < res.rows(); ++r) {
+      counts.stems[res.Text(r, 0)] = {static_cast<uint32_t>(NonNegative(res.Int(r, 1))),
+                                      static_cast<uint32_t>(NonNegative(res.Int(r, 2)))};
+    }
+    return OkStatus();
+  }));
+  return counts;
+}
+
+Result<std::vector<TagMatch>> PgFactStore::MatchTags(const std::vector<std::string>& keys,
+                                                     const std::string& workspace,
+                                                     size_t max_postings) {
+  std::vector<TagMatch> out;
+  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+    out.clear();
+    for (const std::string& key : keys) out.push_back(TagMatch{key, 0, {}, {}});
+    if (keys.empty()) return OkStatus();
+    MEND_ASSIGN_OR_RETURN(
+        PgResult counts,
+        conn.Exec(kTagKeyCounts, {PgParam::Text(PgTextArray(keys))}, PgConn::Plan::kPrepared));
+    for (int r = 0; r < counts.rows(); ++r) {
+      const std::string key = counts.Text(r, 0);
+      for (TagMatch& m : out) {
+        if (m.key == key) m.facts = NonNegative(counts.Int(r, 1));
+      }
+    }
+    return ReadTagPostings(out, max_postings, [&](TagMatch& match) -> Status {
+      MEND_ASSIGN_OR_RETURN(
+          PgResult res,
+          conn.Exec(kTagKeyFacts, {PgParam::Text(match.key), PgParam::Text(workspace)},
+                    PgConn::Plan::kPrepared));
+      for (int r = 0; r < res.rows(); ++r) {
+        match.ids.push_back(res.Text(r, 0));
+        match.rowids.push_back(res.Int(r, 1).value_or(0));
+      }
+      return OkStatus();
+    });
+  }));
+  return out;
+}
+
+Result<int64_t> PgFactStore::MetaInt(const char* key) {
+  int64_t value = 0;
+  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+    MEND_ASSIGN_OR_RETURN(PgResult res,
+                          conn.Exec(kMeta, {PgParam::Text(key)}, PgConn::Plan::kPrepared));
+    if (res.rows() == 0 || !res.Int(0, 0)) {
+      return DataLossError(std::string("the memory counter ") + key + " is missing");
+    }
+    value = *res.Int(0, 0);
+    return OkStatus();
+  }));
+  return value;
+}
+
+Result<int64_t> PgFactStore::Generation() { return MetaInt("memory.generation"); }
+
+Result<int64_t> PgFactStore::VectorGeneration() { return MetaInt("memory.vector_generation"); }
+
+// memory.documents counts the active facts: kept with every write, so no count(*) is needed.
+Result<int64_t> PgFactStore::Count() { return MetaInt("memory.documents"); }
+
+Result<std::vector<std::string>> PgFactStore::InjectedInto(const std::string& run_id) {
+  std::vector<std::string> ids;
+  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+    ids.clear();
+    MEND_ASSIGN_OR_RETURN(PgResult res,
+                          conn.Exec(kInjected, {PgParam::Text(run_id)}, PgConn::Plan::kPrepared));
+    for (int r = 0; r < res.rows(); ++r) ids.push_back(res.Text(r, 0));
+    return OkStatus();
+  }));
+  return ids;
+}
+
+Result<std::vector<FactVector>> PgFactStore::Embeddings(const std::string& model_id) {
+  std::vector<FactVector> out;
+  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+    out.clear();
+    MEND_ASSIGN_OR_RETURN(PgResult res,
+                          conn.Exec(kVectors, {PgParam::Text(model_id)}, PgConn::Plan::kPrepared));
+    out.reserve(static_cast<size_t>(res.rows()));
+    for (int r = 0; r < res.rows(); ++r) {
+      std::optional<std::string> blob = res.Bytes(r, 2);
+      if (!blob) return DataLossError("an unreadable vector of fact " + res.Text(r, 0));
+      out.push_back(FactVector{res.Text(r, 0), static_cast<int>(res.Int(r, 1).value_or(0)),
+                               DecodeVector(*blob), res.Text(r, 3)});
+    }
+    return OkStatus();
+  }));
+  return out;
+}
+
+Result<std::vector<EmbeddingWork>> PgFactStore::MissingEmbeddings(const std::string& model_id,
+                                                                  size_t limit) {
+  std::vector<EmbeddingWork> out;
+  if (limit == 0) return out;
+  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+    out.clear();
+    MEND_ASSIGN_OR_RETURN(
+        PgResult res,
+        conn.Exec(kMissing, {PgParam::Text(model_id), PgParam::Int(static_cast<int64_t>(limit))},
+                  PgConn::Plan::kPrepared));
+    for (int r = 0; r < res.rows() && out.size() < limit; ++r) {
+      const std::string have = res.IsNull(r, 4) ? "" : "," + res.Text(r, 4) + ",";
+      MEND_ASSIGN_OR_RETURN(std::vector<Episode> episodes, DecodeEpisodes(res.Text(r, 3)));
+      AppendMissingParts(
+          res.Text(r, 0), res.Text(r, 1), res.Text(r, 2), episodes,
+          [&](int part) {
+            return have.find("," + std::to_string(part) + ",") != std::string::npos;
+          },
+          limit, out);
+    }
+    return OkStatus();
+  }));
+  return out;
+}
+
+}  // namespace mend::memory::internal
