@@ -17,6 +17,7 @@
 #include "mend/app/memory_hooks.h"
 #include "mend/app/run_model.h"
 #include "mend/heal/progress_guard.h"
+#include "mend/memory/postgres_fact_store.h"
 #include "mend/obs/otlp.h"
 #include "mend/obs/otlp_encode.h"
 #include "mend/obs/otlp_transport.h"
@@ -64,6 +65,19 @@ Result<std::unique_ptr<store::CheckpointStore>> OpenConfiguredStore(const Runtim
   options.local = runtime.holder;
   options.process_alive = store::ProcessAlive;
   return store::OpenSqliteStore(options, *runtime.env.clock);
+}
+
+// Long-term memory goes where the runs go (store.url), unless memory.local keeps it in mend.db.
+Result<std::unique_ptr<memory::FactStore>> OpenConfiguredFacts(const Runtime& runtime) {
+  const std::string& url = runtime.config.GetString("store.url");
+  if (IsPostgresUrl(url) && !runtime.config.GetBool("memory.local")) {
+    memory::PostgresFactStoreOptions options;
+    options.url = url;
+    return memory::OpenPostgresFactStore(options, *runtime.env.clock);
+  }
+  memory::FactStoreOptions options;
+  options.clock = runtime.env.clock;
+  return memory::FactStore::Open(JoinPath(runtime.home, kDatabaseFile), options);
 }
 
 // The embeddings key falls back to the provider's: one OpenAI-compatible account serves both.
@@ -183,10 +197,7 @@ Status OpenMemory(Runtime& runtime, std::unique_ptr<memory::FactStore> injected)
   if (injected != nullptr) {
     runtime.facts = std::move(injected);
   } else {
-    memory::FactStoreOptions options;
-    options.clock = runtime.env.clock;
-    Result<std::unique_ptr<memory::FactStore>> facts =
-        memory::FactStore::Open(JoinPath(runtime.home, kDatabaseFile), options);
+    Result<std::unique_ptr<memory::FactStore>> facts = OpenConfiguredFacts(runtime);
     if (facts.ok()) {
       runtime.facts = std::move(facts).value();
     } else {

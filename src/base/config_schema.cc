@@ -238,6 +238,8 @@ void AddMemoryKeys(std::vector<ConfigKeySpec>& keys) {
                      "size of the long-term memory prompt section, in characters"));
   keys.push_back(Bool("memory.hyde", false, "MEND_MEMORY_HYDE",
                       "ask the model for a hypothetical lesson before retrieval"));
+  keys.push_back(Bool("memory.local", false, "MEND_MEMORY_LOCAL",
+                      "keep long-term memory in mend.db even when store.url is PostgreSQL"));
 
   ConfigKeySpec url =
       String("memory.embeddings.url", "MEND_EMBEDDINGS_URL", "",

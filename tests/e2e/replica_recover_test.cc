@@ -8,7 +8,6 @@
 // where the test may create a database of its own; without it the test is skipped.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <libpq-fe.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -30,6 +29,7 @@
 #include "mend/base/clock.h"
 #include "mend/store/postgres_store.h"
 #include "tests/e2e/child_process.h"
+#include "tests/e2e/scratch_database.h"
 #include "tests/e2e/temp_dir.h"
 #include "tests/support/status_matchers.h"
 
@@ -54,49 +54,13 @@ constexpr milliseconds kPoll(100);
 constexpr milliseconds kMinKillGap(200);
 constexpr milliseconds kMaxKillGap(400);
 
-std::string ServerUrl() {
-  const char* url = std::getenv("MEND_TEST_POSTGRES_URL");
-  return url == nullptr ? "" : url;
-}
-
-// Runs one statement that returns no rows on a connection of its own.
-Status Exec(const std::string& url, const std::string& sql) {
-  PGconn* conn = PQconnectdb(url.c_str());
-  PQsetNoticeProcessor(
-      conn, [](void*, const char*) {}, nullptr);  // "does not exist, skipping"
-  Status result = OkStatus();
-  if (PQstatus(conn) != CONNECTION_OK) {
-    result = UnavailableError(PQerrorMessage(conn));
-  } else {
-    PGresult* res = PQexec(conn, sql.c_str());
-    if (PQresultStatus(res) != PGRES_COMMAND_OK) result = InternalError(PQerrorMessage(conn));
-    PQclear(res);
-  }
-  PQfinish(conn);
-  return result;
-}
-
-// `url` (a postgres:// URI) naming database `name` instead of its own; parameters are kept.
-Result<std::string> WithDatabase(const std::string& url, const std::string& name) {
-  const size_t scheme = url.find("://");
-  if (scheme == std::string::npos) {
-    return InvalidArgumentError("MEND_TEST_POSTGRES_URL must be a postgres:// URI");
-  }
-  const size_t query = url.find('?', scheme);
-  std::string base = url.substr(0, query);
-  const std::string params = query == std::string::npos ? "" : url.substr(query);
-  const size_t path = base.find('/', scheme + 3);
-  if (path != std::string::npos) base.resize(path);
-  return base + "/" + name + params;
-}
-
 std::string RunId(int i) { return "replica-run-" + std::to_string(i); }
 std::string Task(int i) { return "task " + std::to_string(i); }
 
 class ReplicaRecoverTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    server_url_ = ServerUrl();
+    server_url_ = PostgresServerUrl();
     if (server_url_.empty()) {
       GTEST_SKIP() << "MEND_TEST_POSTGRES_URL is not set (see scripts/with_postgres)";
     }
@@ -105,8 +69,9 @@ class ReplicaRecoverTest : public ::testing::Test {
     dir_ = std::move(*dir);
     static int next = 0;
     db_name_ = "mend_replica_" + std::to_string(getpid()) + "_" + std::to_string(next++);
-    MEND_ASSERT_OK(Exec(server_url_, "DROP DATABASE IF EXISTS " + db_name_ + " WITH (FORCE)"));
-    MEND_ASSERT_OK(Exec(server_url_, "CREATE DATABASE " + db_name_));
+    MEND_ASSERT_OK(
+        ExecPostgres(server_url_, "DROP DATABASE IF EXISTS " + db_name_ + " WITH (FORCE)"));
+    MEND_ASSERT_OK(ExecPostgres(server_url_, "CREATE DATABASE " + db_name_));
     created_database_ = true;
     auto db_url = WithDatabase(server_url_, db_name_);
     MEND_ASSERT_OK(db_url);
@@ -123,7 +88,8 @@ class ReplicaRecoverTest : public ::testing::Test {
     server_.reset();
     store_.reset();
     if (created_database_) {
-      MEND_EXPECT_OK(Exec(server_url_, "DROP DATABASE IF EXISTS " + db_name_ + " WITH (FORCE)"));
+      MEND_EXPECT_OK(
+          ExecPostgres(server_url_, "DROP DATABASE IF EXISTS " + db_name_ + " WITH (FORCE)"));
     }
   }
 
