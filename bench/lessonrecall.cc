@@ -13,6 +13,7 @@
 // (bench/lessonrecall_small.h) for both loadings. --predictions writes one predictions file per
 // system in the reference scorer's format.
 
+#include <libpq-fe.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -37,6 +38,7 @@
 #include "mend/llm/embedder.h"
 #include "mend/memory/backfill.h"
 #include "mend/memory/fact_store.h"
+#include "mend/memory/postgres_fact_store.h"
 #include "mend/memory/retriever.h"
 
 namespace mend::lessonrecall {
@@ -104,7 +106,41 @@ struct MendSetup {
   memory::RetrieverOptions options;
   bool hashing_embedder = false;
   std::string db_path;
+  std::string postgres_url;     // non-empty: the PostgreSQL store instead of db_path
+  std::string postgres_schema;  // dropped before and after
 };
+
+// Drops `schema` of the database at `url`, with everything in it.
+Status DropSchema(const std::string& url, const std::string& schema) {
+  PGconn* conn = PQconnectdb(url.c_str());
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
+  Status out = OkStatus();
+  if (PQstatus(conn) != CONNECTION_OK) {
+    out = UnavailableError(std::string("PostgreSQL: ") + PQerrorMessage(conn));
+  } else {
+    PGresult* res = PQexec(conn, ("DROP SCHEMA IF EXISTS \"" + schema + "\" CASCADE").c_str());
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+      out = InternalError(std::string("PostgreSQL: ") + PQerrorMessage(conn));
+    }
+    PQclear(res);
+  }
+  PQfinish(conn);
+  return out;
+}
+
+Result<std::unique_ptr<memory::FactStore>> OpenStore(const MendSetup& setup, Clock& clock) {
+  if (setup.postgres_url.empty()) {
+    memory::FactStoreOptions options;
+    options.clock = &clock;
+    return memory::FactStore::Open(setup.db_path, options);
+  }
+  MEND_RETURN_IF_ERROR(DropSchema(setup.postgres_url, setup.postgres_schema));
+  memory::PostgresFactStoreOptions options;
+  options.url = setup.postgres_url;
+  options.schema = setup.postgres_schema;
+  return memory::OpenPostgresFactStore(options, clock);
+}
 
 // Fills every missing vector in the caller's thread before any query runs.
 Status Backfill(memory::FactStore* store, llm::Embedder* embedder, Clock* clock) {
@@ -117,10 +153,7 @@ Status Backfill(memory::FactStore* store, llm::Embedder* embedder, Clock* clock)
 
 Result<SystemResult> RunMend(const Split& split, LoadMode mode, const MendSetup& setup) {
   ManualClock clock;
-  memory::FactStoreOptions store_options;
-  store_options.clock = &clock;
-  MEND_ASSIGN_OR_RETURN(std::unique_ptr<memory::FactStore> store,
-                        memory::FactStore::Open(setup.db_path, store_options));
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<memory::FactStore> store, OpenStore(setup, clock));
   MEND_ASSIGN_OR_RETURN(memory::FactStore::ImportCounts imported,
                         store->Import(ToFacts(split, mode, clock.Now())));
   if (!imported.unusable.empty()) {
@@ -134,11 +167,14 @@ Result<SystemResult> RunMend(const Split& split, LoadMode mode, const MendSetup&
   }
   memory::Retriever retriever(store.get(), &clock, setup.options, embedder.get());
   const bool provenance = mode == LoadMode::kWithProvenance;
-  SystemResult out{provenance ? "mend_provenance" : "mend_content",
-                   provenance ? "== mend Retriever, lessons with provenance (task + error)"
-                              : "== mend Retriever, content only",
-                   {},
-                   0};
+  const bool pg = !setup.postgres_url.empty();
+  SystemResult out{
+      std::string(provenance ? "mend_provenance" : "mend_content") + (pg ? "_pg" : ""),
+      std::string(provenance ? "== mend Retriever, lessons with provenance (task + error)"
+                             : "== mend Retriever, content only") +
+          (pg ? ", on PostgreSQL" : ""),
+      {},
+      0};
   size_t positives = 0;
   size_t lesson_injected = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -156,7 +192,32 @@ Result<SystemResult> RunMend(const Split& split, LoadMode mode, const MendSetup&
   out.ms_per_query = MsSince(start, split.queries.size());
   out.lesson_injected =
       positives == 0 ? 0 : static_cast<double>(lesson_injected) / static_cast<double>(positives);
+  store.reset();
+  if (pg) MEND_RETURN_IF_ERROR(DropSchema(setup.postgres_url, setup.postgres_schema));
   return out;
+}
+
+// SQLite's and PostgreSQL's figures for the same loading, side by side (issue goal: R@5 within 3
+// points, the same false-injection rate).
+void PrintStoreComparison(const std::vector<SystemResult>& systems,
+                          const std::vector<Scores>& scores) {
+  std::printf("== mend Retriever on SQLite vs PostgreSQL (the same loadings and options)\n");
+  std::printf("%-16s %8s %8s %8s %8s %8s %8s %10s %10s\n", "", "R@5 SQL", "R@5 PG", "diff",
+              "MRR SQL", "MRR PG", "FIR SQL", "FIR PG", "ms/q SQL/PG");
+  for (size_t i = 0; i < systems.size(); ++i) {
+    for (size_t j = 0; j < systems.size(); ++j) {
+      if (systems[j].name != systems[i].name + "_pg") continue;
+      const KindScores& a = scores[i].by_kind.at("all");
+      const KindScores& b = scores[j].by_kind.at("all");
+      std::printf("%-16s %8.3f %8.3f %+8.1f %8.3f %8.3f %8s %8s %5.2f/%.2f\n",
+                  systems[i].name.c_str(), a.recall_at_5, b.recall_at_5,
+                  100 * (b.recall_at_5 - a.recall_at_5), a.mrr_at_10, b.mrr_at_10,
+                  PythonFloat(scores[i].false_injection_rate.value_or(0)).c_str(),
+                  PythonFloat(scores[j].false_injection_rate.value_or(0)).c_str(),
+                  systems[i].ms_per_query, systems[j].ms_per_query);
+    }
+  }
+  std::printf("goal: R@5 within 3 points, the same FIR\n");
 }
 
 Status WritePredictions(const std::string& dir, const SystemResult& system) {
@@ -279,9 +340,17 @@ Result<int> RunAll(const Args& args, const Split& split, const std::string& tmp)
   systems.push_back(RunTags(split));
   for (LoadMode mode : {LoadMode::kContentOnly, LoadMode::kWithProvenance}) {
     const char* file = mode == LoadMode::kContentOnly ? "/content.db" : "/provenance.db";
-    MendSetup setup{args.options, args.hashing_embedder, tmp + file};
+    MendSetup setup{args.options, args.hashing_embedder, tmp + file, "", ""};
     MEND_ASSIGN_OR_RETURN(SystemResult mend, RunMend(split, mode, setup));
     systems.push_back(std::move(mend));
+  }
+  if (!args.postgres_url.empty()) {
+    for (LoadMode mode : {LoadMode::kContentOnly, LoadMode::kWithProvenance}) {
+      MendSetup setup{args.options, args.hashing_embedder, "", args.postgres_url,
+                      "lessonrecall_" + std::to_string(getpid())};
+      MEND_ASSIGN_OR_RETURN(SystemResult mend, RunMend(split, mode, setup));
+      systems.push_back(std::move(mend));
+    }
   }
   const bool cli = !args.mend_binary.empty() && !args.options_changed && !args.hashing_embedder;
   if (!args.mend_binary.empty() && !cli) {
@@ -307,11 +376,21 @@ Result<int> RunAll(const Args& args, const Split& split, const std::string& tmp)
     }
   }
   PrintSummary(systems, scores);
+  if (!args.postgres_url.empty()) {
+    std::printf("\n");
+    PrintStoreComparison(systems, scores);
+  }
   bool agree = true;
   if (cli) {
     std::printf("\n");
-    const size_t n = systems.size();
-    agree = PrintCliComparison(split, systems[n - 2], scores[n - 2], systems[n - 1], scores[n - 1]);
+    auto index = [&](const std::string& name) {
+      size_t i = 0;
+      while (i + 1 < systems.size() && systems[i].name != name) ++i;
+      return i;
+    };
+    const size_t in = index("mend_provenance");
+    const size_t out = index("mend_cli");
+    agree = PrintCliComparison(split, systems[in], scores[in], systems[out], scores[out]);
   }
   if (args.small_memories) {
     std::printf("\n");

@@ -60,11 +60,13 @@ bool SetOption(memory::RetrieverOptions& options, const std::string& key, const 
 
 std::optional<Args> ParseArgs(int argc, char** argv, std::string& error) {
   Args args;
+  bool postgres = false;
   std::vector<std::string> rest(argv + 1, argv + argc);
   for (size_t i = 0; i < rest.size(); ++i) {
     const std::string& flag = rest[i];
     const bool takes_value = flag == "--data" || flag == "--predictions" || flag == "--option" ||
-                             flag == "--embedder" || flag == "--mend" || flag == "--small-draws";
+                             flag == "--embedder" || flag == "--mend" || flag == "--small-draws" ||
+                             flag == "--store" || flag == "--postgres-url";
     if (takes_value && i + 1 >= rest.size()) {
       error = flag + " needs a value";
       return std::nullopt;
@@ -101,6 +103,15 @@ std::optional<Args> ParseArgs(int argc, char** argv, std::string& error) {
         return std::nullopt;
       }
       args.small_draws = draws;
+    } else if (flag == "--store") {
+      const std::string& store = rest[++i];
+      if (store != "postgres" && store != "sqlite") {
+        error = "--store expects sqlite or postgres, got " + store;
+        return std::nullopt;
+      }
+      postgres = store == "postgres";
+    } else if (flag == "--postgres-url") {
+      args.postgres_url = rest[++i];
     } else if (flag.rfind("--", 0) != 0 && args.data_dir.empty()) {
       args.data_dir = flag;
     } else {
@@ -111,6 +122,16 @@ std::optional<Args> ParseArgs(int argc, char** argv, std::string& error) {
   if (args.data_dir.empty()) {
     error = "no data directory (--data DIR)";
     return std::nullopt;
+  }
+  if (!postgres) {
+    args.postgres_url.clear();
+  } else if (args.postgres_url.empty()) {
+    const char* url = std::getenv("MEND_TEST_POSTGRES_URL");
+    if (url == nullptr || *url == '\0') {
+      error = "--store postgres needs --postgres-url or MEND_TEST_POSTGRES_URL";
+      return std::nullopt;
+    }
+    args.postgres_url = url;
   }
   return args;
 }

@@ -11,7 +11,7 @@ namespace mend::lessonrecall {
 inline constexpr const char* kUsage =
     "usage: mend_lessonrecall --data DIR [--predictions OUT_DIR] [--option key=value]...\n"
     "                         [--embedder hashing] [--mend MEND_BINARY] [--no-small]\n"
-    "                         [--small-draws N]\n"
+    "                         [--small-draws N] [--store postgres [--postgres-url URL]]\n"
     "  --data DIR          a LessonRecall split folder (lessons.jsonl, distractors.jsonl,\n"
     "                      queries.jsonl); also accepted as the only positional argument\n"
     "  --predictions DIR   write one predictions file per system, for the reference scorer\n"
@@ -26,7 +26,11 @@ inline constexpr const char* kUsage =
     "                      in-process figures; needs the default options and no embedder\n"
     "  --no-small          skip the small-memory evaluation (5, 20 and 100 facts)\n"
     "  --small-draws N     memories drawn per size in the small-memory evaluation\n"
-    "                      (default 3; more draws, finer figures)\n";
+    "                      (default 3; more draws, finer figures)\n"
+    "  --store postgres    also run mend's Retriever over the PostgreSQL fact store and print\n"
+    "                      it beside SQLite's (the same loadings and options)\n"
+    "  --postgres-url URL  the database for --store postgres (schemas of its own are made\n"
+    "                      and dropped); default $MEND_TEST_POSTGRES_URL\n";
 
 struct Args {
   std::string data_dir;
@@ -36,7 +40,8 @@ struct Args {
   bool hashing_embedder = false;
   std::string mend_binary;  // "" = no CLI path
   bool small_memories = true;
-  int small_draws = 3;  // SmallMemoryOptions::draws
+  int small_draws = 3;       // SmallMemoryOptions::draws
+  std::string postgres_url;  // "" = SQLite only; else --store postgres
 };
 
 // The arguments, or nullopt with `error` set.
