@@ -3,6 +3,7 @@
 //
 // usage: mend_memory_bench DATA_DIR [FACTS] [QUERIES] [ADDS]
 
+#include <libpq-fe.h>
 #include <malloc.h>
 #include <sqlite3.h>
 
@@ -10,15 +11,18 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "memory/pg_fact_store.h"
 #include "mend/base/clock.h"
 #include "mend/memory/fact_store.h"
 #include "mend/memory/lexical.h"
+#include "mend/memory/postgres_fact_store.h"
 #include "mend/memory/retriever.h"
 
 namespace mend::memory {
@@ -133,6 +137,50 @@ std::vector<double> RawFtsLatencies(const std::string& path,
   return ms;
 }
 
+// The PostgreSQL reference: the same OR query the store runs (tsquery, GIN, ts_rank), top 10,
+// straight through libpq on its own connection.
+std::vector<double> RawPgLatencies(const std::string& url, const std::string& schema,
+                                   const std::vector<std::string>& queries) {
+  std::vector<double> ms;
+  PGconn* conn = PQconnectdb(url.c_str());
+  if (PQstatus(conn) != CONNECTION_OK) {
+    PQfinish(conn);
+    return ms;
+  }
+  const std::string sql = "SELECT rowid, ts_rank(search, q, 1) AS r FROM \"" + schema +
+                          "\".facts, to_tsquery('english', $1) q WHERE search @@ q AND "
+                          "superseded_by IS NULL ORDER BY r DESC LIMIT 10";
+  for (const std::string& q : queries) {
+    auto start = std::chrono::steady_clock::now();
+    const std::string tsquery = internal::PgOrQuery(QueryTerms(q, 32));
+    const char* values[] = {tsquery.c_str()};
+    PGresult* res = PQexecParams(conn, sql.c_str(), 1, nullptr, values, nullptr, nullptr, 0);
+    PQclear(res);
+    ms.push_back(Seconds(std::chrono::steady_clock::now() - start).count() * 1000);
+  }
+  PQfinish(conn);
+  return ms;
+}
+
+// The store under test: SQLite at `path`, or with MEND_BENCH_POSTGRES_URL set, PostgreSQL in
+// schema memory_bench of that database (made afresh by the first open).
+Result<std::unique_ptr<FactStore>> OpenBenchStore(const std::string& path, Clock& clock,
+                                                  bool fresh) {
+  const char* url = std::getenv("MEND_BENCH_POSTGRES_URL");
+  if (url == nullptr || *url == '\0') return FactStore::Open(path, FactStoreOptions{&clock});
+  if (fresh) {
+    PGconn* conn = PQconnectdb(url);
+    PQsetNoticeProcessor(
+        conn, [](void*, const char*) {}, nullptr);
+    PQclear(PQexec(conn, "DROP SCHEMA IF EXISTS memory_bench CASCADE"));
+    PQfinish(conn);
+  }
+  PostgresFactStoreOptions options;
+  options.url = url;
+  options.schema = "memory_bench";
+  return OpenPostgresFactStore(options, clock);
+}
+
 int Main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: mend_memory_bench DATA_DIR [FACTS] [QUERIES] [ADDS]\n");
@@ -148,7 +196,9 @@ int Main(int argc, char** argv) {
   Corpus corpus(42);
   long rss_start = RssKiB();
 
-  auto opened = FactStore::Open(path, FactStoreOptions{&clock});
+  const char* pg_url = std::getenv("MEND_BENCH_POSTGRES_URL");
+  const bool pg = pg_url != nullptr && *pg_url != '\0';
+  auto opened = OpenBenchStore(path, clock, /*fresh=*/true);
   if (!opened.ok()) {
     std::fprintf(stderr, "open: %s\n", opened.status().ToString().c_str());
     return 1;
@@ -188,7 +238,7 @@ int Main(int argc, char** argv) {
   malloc_trim(0);
   long rss_before_index = RssKiB();
   auto t0 = std::chrono::steady_clock::now();
-  opened = FactStore::Open(path, FactStoreOptions{&clock});
+  opened = OpenBenchStore(path, clock, /*fresh=*/false);
   if (!opened.ok()) {
     std::fprintf(stderr, "reopen: %s\n", opened.status().ToString().c_str());
     return 1;
@@ -200,7 +250,10 @@ int Main(int argc, char** argv) {
   malloc_trim(0);  // count live memory, not freed heap glibc still holds
   long rss_after_index = RssKiB();
 
-  std::vector<double> raw_ms = RawFtsLatencies(path, queries);
+  auto raw = [&] {
+    return pg ? RawPgLatencies(pg_url, "memory_bench", queries) : RawFtsLatencies(path, queries);
+  };
+  std::vector<double> raw_ms = raw();
   std::vector<double> mend_ms;
   for (const std::string& q : queries) {
     auto q0 = std::chrono::steady_clock::now();
@@ -211,7 +264,7 @@ int Main(int argc, char** argv) {
     }
     mend_ms.push_back(Seconds(std::chrono::steady_clock::now() - q0).count() * 1000);
   }
-  std::vector<double> raw_again = RawFtsLatencies(path, queries);
+  std::vector<double> raw_again = raw();
   raw_ms.insert(raw_ms.end(), raw_again.begin(), raw_again.end());
   malloc_trim(0);
   long rss_after_queries = RssKiB();
@@ -260,7 +313,8 @@ int Main(int argc, char** argv) {
   overlap /= static_cast<double>(std::max<size_t>(compared, 1));
 
   std::printf(
-      "{\"facts\": %d, \"queries\": %d, \"import_seconds\": %.3f, \"import_facts_per_s\": %.0f, "
+      "{\"store\": \"%s\", \"facts\": %d, \"queries\": %d, \"import_seconds\": %.3f, "
+      "\"import_facts_per_s\": %.0f, "
       "\"add_p50_ms\": %.3f, \"add_p99_ms\": %.3f, \"first_retrieval_s\": %.3f, "
       "\"retrieve_p50_ms\": %.3f, \"retrieve_p99_ms\": %.3f, \"raw_fts_p50_ms\": %.3f, "
       "\"raw_fts_p99_ms\": %.3f, \"rss_start_kib\": %ld, \"rss_before_index_kib\": %ld, "
@@ -268,10 +322,10 @@ int Main(int argc, char** argv) {
       "\"unbounded_p50_ms\": %.3f, \"unbounded_p99_ms\": %.3f, \"top10_overlap\": %.3f, "
       "\"counts_p50_ms\": %.3f, \"fts_p50_ms\": %.3f, \"fts_p99_ms\": %.3f, "
       "\"tags_p50_ms\": %.3f, \"tags_p99_ms\": %.3f}\n",
-      n_facts, n_queries, import_s, n_facts / import_s, Percentile(add_ms, 0.5),
-      Percentile(add_ms, 0.99), first_s, Percentile(mend_ms, 0.5), Percentile(mend_ms, 0.99),
-      Percentile(raw_ms, 0.5), Percentile(raw_ms, 0.99), rss_start, rss_before_index,
-      rss_after_index, rss_after_queries, Percentile(unbounded_ms, 0.5),
+      pg ? "postgres" : "sqlite", n_facts, n_queries, import_s, n_facts / import_s,
+      Percentile(add_ms, 0.5), Percentile(add_ms, 0.99), first_s, Percentile(mend_ms, 0.5),
+      Percentile(mend_ms, 0.99), Percentile(raw_ms, 0.5), Percentile(raw_ms, 0.99), rss_start,
+      rss_before_index, rss_after_index, rss_after_queries, Percentile(unbounded_ms, 0.5),
       Percentile(unbounded_ms, 0.99), overlap, Percentile(counts_ms, 0.5), Percentile(fts_ms, 0.5),
       Percentile(fts_ms, 0.99), Percentile(tags_ms, 0.5), Percentile(tags_ms, 0.99));
   return 0;

@@ -6,6 +6,24 @@
 #include "memory/fact_rows.h"
 #include "mend/base/utf8.h"
 
+namespace mend::memory::internal {}  // namespace mend::memory::internal
+
+namespace mend::memory {
+
+Result<std::vector<Fact>> FactStore::GetMany(const std::vector<std::string>& ids) {
+  std::vector<Fact> out;
+  out.reserve(ids.size());
+  for (const std::string& id : ids) {
+    Result<Fact> fact = Get(id);
+    if (fact.status().code() == StatusCode::kNotFound) continue;
+    MEND_RETURN_IF_ERROR(fact.status());
+    out.push_back(std::move(fact).value());
+  }
+  return out;
+}
+
+}  // namespace mend::memory
+
 namespace mend::memory::internal {
 
 Result<Fact> DecodeStoredFact(StoredFact row) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "memory/fact_rows.h"
@@ -19,15 +20,17 @@ using store::internal::PgTextArray;
 // ts_rank with normalisation 1 (divided by 1 + the log of the text's length) stands in for BM25:
 // the retriever scores the candidates with its own BM25 afterwards, as on SQLite.
 constexpr char kSearch[] =
-    "SELECT f.id, ts_rank(f.search, q, 1) AS score, f.content, f.tags, f.provenance "
-    "FROM facts f, to_tsquery('english', $1) q "
-    "WHERE f.search @@ q AND f.superseded_by IS NULL "
-    "AND ($3 = '' OR f.workspace = '' OR f.workspace = $3) "
-    "ORDER BY score DESC, f.rowid LIMIT $2";
-constexpr char kTotals[] =
-    "SELECT key, value FROM meta WHERE key IN ('memory.documents', 'memory.words', "
-    "'memory.tokens')";
-constexpr char kStems[] = "SELECT stem, words, tokens FROM fact_terms WHERE stem = ANY($1::text[])";
+    "SELECT f.id, m.score, f.content, f.tags, f.provenance FROM ("
+    "SELECT rowid, ts_rank(search, q, 1) AS score FROM facts, to_tsquery('english', $1) q "
+    "WHERE search @@ q AND superseded_by IS NULL "
+    "AND ($3 = '' OR workspace = '' OR workspace = $3) "
+    "ORDER BY score DESC, rowid LIMIT $2) m JOIN facts f ON f.rowid = m.rowid "
+    "ORDER BY m.score DESC, m.rowid";
+// The totals and the stems' frequencies in one statement, so they describe the same facts.
+constexpr char kCounts[] =
+    "SELECT key, value::bigint, 0 FROM meta WHERE key IN ('memory.documents', 'memory.words', "
+    "'memory.tokens') UNION ALL "
+    "SELECT stem, words, tokens FROM fact_terms WHERE stem = ANY($1::text[])";
 constexpr char kTagKeyCounts[] =
     "SELECT key, count(*) FROM fact_tag_keys WHERE key = ANY($1::text[]) GROUP BY key";
 constexpr char kTagKeyFacts[] =
@@ -54,12 +57,37 @@ int64_t NonNegative(std::optional<int64_t> v) { return std::max<int64_t>(0, v.va
 
 Result<Fact> PgFactStore::Get(const std::string& id) {
   std::optional<Row> row;
-  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+  MEND_RETURN_IF_ERROR(ReadOne([&](PgConn& conn) -> Status {
     MEND_ASSIGN_OR_RETURN(row, Find(conn, id));
     return OkStatus();
   }));
   if (!row) return NotFoundError("no fact " + id);
   return std::move(row->fact);
+}
+
+Result<std::vector<Fact>> PgFactStore::GetMany(const std::vector<std::string>& ids) {
+  static const std::string sql =
+      std::string("SELECT ") + kPgFactColumns + " FROM facts WHERE id = ANY($1::text[])";
+  std::vector<Fact> out;
+  if (ids.empty()) return out;
+  MEND_RETURN_IF_ERROR(ReadOne([&](PgConn& conn) -> Status {
+    MEND_ASSIGN_OR_RETURN(PgResult res, conn.Exec(sql.c_str(), {PgParam::Text(PgTextArray(ids))},
+                                                  PgConn::Plan::kPrepared));
+    std::unordered_map<std::string, Fact> found;
+    for (int r = 0; r < res.rows(); ++r) {
+      int64_t rowid = 0;
+      MEND_ASSIGN_OR_RETURN(Fact f, PgFactFromRow(res, r, &rowid));
+      std::string id = f.id;
+      found.emplace(std::move(id), std::move(f));
+    }
+    out.reserve(found.size());
+    for (const std::string& id : ids) {
+      auto it = found.find(id);
+      if (it != found.end()) out.push_back(it->second);  // a repeated id repeats its fact
+    }
+    return OkStatus();
+  }));
+  return out;
 }
 
 Result<std::vector<Fact>> PgFactStore::List(const ListOptions& options) {
@@ -68,7 +96,7 @@ Result<std::vector<Fact>> PgFactStore::List(const ListOptions& options) {
                                  "($2 = '' OR category = $2) ORDER BY created_at DESC, rowid DESC "
                                  "LIMIT $3";
   std::vector<Fact> out;
-  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+  MEND_RETURN_IF_ERROR(ReadOne([&](PgConn& conn) -> Status {
     out.clear();
     MEND_ASSIGN_OR_RETURN(
         PgResult res,
@@ -95,7 +123,7 @@ Result<std::vector<LexicalHit>> PgFactStore::SearchLexical(const std::vector<std
   std::vector<LexicalHit> hits;
   const std::string query = PgOrQuery(words);
   if (query.empty() || limit == 0) return hits;
-  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+  MEND_RETURN_IF_ERROR(ReadOne([&](PgConn& conn) -> Status {
     hits.clear();
     MEND_ASSIGN_OR_RETURN(
         PgResult res, conn.Exec(kSearch,
@@ -121,25 +149,28 @@ Result<std::vector<LexicalHit>> PgFactStore::SearchLexical(const std::vector<std
 
 Result<TermStatistics::Counts> PgFactStore::CountTerms(const std::vector<std::string>& stems) {
   TermStatistics::Counts counts;
-  // One snapshot, so the totals and the frequencies describe the same facts.
-  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
-    counts = {};
-    MEND_ASSIGN_OR_RETURN(PgResult totals, conn.Exec(kTotals, {}, PgConn::Plan::kPrepared));
-    if (totals.rows() != 3) return DataLossError("memory term statistics are missing");
-    for (int r = 0; r < totals.rows(); ++r) {
-      const std::string key = totals.Text(r, 0);
-      const int64_t value = NonNegative(totals.Int(r, 1));
-      if (key == "memory.documents") counts.documents = static_cast<size_t>(value);
-      if (key == "memory.words") counts.words = static_cast<uint64_t>(value);
-      if (key == "memory.tokens") counts.tokens = static_cast<uint64_t>(value);
-    }
-    if (stems.empty()) return OkStatus();
-    MEND_ASSIGN_OR_RETURN(PgResult res, conn.Exec(kStems, {PgParam::Text(PgTextArray(stems))},
+  MEND_RETURN_IF_ERROR(ReadOne([&](PgConn& conn) -> Status {
+    MEND_ASSIGN_OR_RETURN(PgResult res, conn.Exec(kCounts, {PgParam::Text(PgTextArray(stems))},
                                                   PgConn::Plan::kPrepared));
+    int totals = 0;
     for (int r = 0; r < res.rows(); ++r) {
-      counts.stems[res.Text(r, 0)] = {static_cast<uint32_t>(NonNegative(res.Int(r, 1))),
-                                      static_cast<uint32_t>(NonNegative(res.Int(r, 2)))};
+      const std::string key = res.Text(r, 0);
+      const int64_t value = NonNegative(res.Int(r, 1));
+      // The meta keys hold a dot; no Porter stem does.
+      if (key == "memory.documents") {
+        counts.documents = static_cast<size_t>(value);
+      } else if (key == "memory.words") {
+        counts.words = static_cast<uint64_t>(value);
+      } else if (key == "memory.tokens") {
+        counts.tokens = static_cast<uint64_t>(value);
+      } else {
+        counts.stems[key] = {static_cast<uint32_t>(value),
+                             static_cast<uint32_t>(NonNegative(res.Int(r, 2)))};
+        continue;
+      }
+      ++totals;
     }
+    if (totals != 3) return DataLossError("memory term statistics are missing");
     return OkStatus();
   }));
   return counts;
@@ -179,7 +210,7 @@ Result<std::vector<TagMatch>> PgFactStore::MatchTags(const std::vector<std::stri
 
 Result<int64_t> PgFactStore::MetaInt(const char* key) {
   int64_t value = 0;
-  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+  MEND_RETURN_IF_ERROR(ReadOne([&](PgConn& conn) -> Status {
     MEND_ASSIGN_OR_RETURN(PgResult res,
                           conn.Exec(kMeta, {PgParam::Text(key)}, PgConn::Plan::kPrepared));
     if (res.rows() == 0 || !res.Int(0, 0)) {
@@ -200,7 +231,7 @@ Result<int64_t> PgFactStore::Count() { return MetaInt("memory.documents"); }
 
 Result<std::vector<std::string>> PgFactStore::InjectedInto(const std::string& run_id) {
   std::vector<std::string> ids;
-  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+  MEND_RETURN_IF_ERROR(ReadOne([&](PgConn& conn) -> Status {
     ids.clear();
     MEND_ASSIGN_OR_RETURN(PgResult res,
                           conn.Exec(kInjected, {PgParam::Text(run_id)}, PgConn::Plan::kPrepared));
@@ -212,7 +243,7 @@ Result<std::vector<std::string>> PgFactStore::InjectedInto(const std::string& ru
 
 Result<std::vector<FactVector>> PgFactStore::Embeddings(const std::string& model_id) {
   std::vector<FactVector> out;
-  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+  MEND_RETURN_IF_ERROR(ReadOne([&](PgConn& conn) -> Status {
     out.clear();
     MEND_ASSIGN_OR_RETURN(PgResult res,
                           conn.Exec(kVectors, {PgParam::Text(model_id)}, PgConn::Plan::kPrepared));
@@ -232,7 +263,7 @@ Result<std::vector<EmbeddingWork>> PgFactStore::MissingEmbeddings(const std::str
                                                                   size_t limit) {
   std::vector<EmbeddingWork> out;
   if (limit == 0) return out;
-  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+  MEND_RETURN_IF_ERROR(ReadOne([&](PgConn& conn) -> Status {
     out.clear();
     MEND_ASSIGN_OR_RETURN(
         PgResult res,

@@ -12,6 +12,7 @@
 #include "memory/pg_fact_store_sql.h"
 #include "memory/words.h"
 #include "mend/base/utf8.h"
+#include "mend/memory/lexical.h"
 #include "mend/store/postgres_store.h"
 
 namespace mend::memory {
@@ -50,11 +51,14 @@ constexpr char kInsertTagKeys[] =
     "INSERT INTO fact_tag_keys (key, fact_rowid, workspace, fact_id) "
     "SELECT k, $2, $3, $4 FROM unnest($1::text[]) AS k ON CONFLICT DO NOTHING";
 constexpr char kDeleteTagKeys[] = "DELETE FROM fact_tag_keys WHERE fact_rowid = $1";
-// Candidates for a near duplicate: pg_trgm's similarity (over words) well below the merge's
-// character-trigram Jaccard, so no fact that merges on SQLite is missed; TrigramJaccard decides.
-constexpr char kTrigramThreshold[] = "SET LOCAL pg_trgm.similarity_threshold = 0.5";
-
-constexpr size_t kNearCandidates = 20;
+// Candidates for a near duplicate: facts of the category holding every one of a few of the new
+// fact's longest words (the GIN index of `search`), ordered by pg_trgm's similarity; the same
+// TrigramJaccard test as on SQLite decides.
+constexpr char kSelectNear[] =
+    "SELECT * FROM (SELECT " MEND_PG_FACT_COLUMNS
+    " FROM facts WHERE search @@ to_tsquery('english', $1) AND superseded_by IS NULL "
+    "AND category = $2 LIMIT 20) c ORDER BY similarity(content, $3) DESC, rowid";
+constexpr size_t kNearGroup = 4;
 
 Result<int64_t> ParseVersion(const std::string& text) {
   int64_t version = 0;
@@ -238,6 +242,11 @@ Status PgFactStore::ReadTx(const std::function<Status(PgConn&)>& body) {
                                      body);
 }
 
+Status PgFactStore::ReadOne(const std::function<Status(PgConn&)>& body) {
+  MEND_ASSIGN_OR_RETURN(store::internal::PgPool::Handle conn, pool_.Acquire());
+  return body(*conn);
+}
+
 Status PgFactStore::Bump(PgConn& conn, const char* key) {
   return conn.Exec(kBump, {PgParam::Text(key)}, PgConn::Plan::kPrepared).status();
 }
@@ -255,23 +264,35 @@ Result<std::optional<PgFactStore::Row>> PgFactStore::Find(PgConn& conn, const st
 
 Result<std::optional<PgFactStore::Row>> PgFactStore::FindNearDuplicate(
     PgConn& conn, const std::string& content, const std::string& category) {
-  static const std::string sql = std::string("SELECT ") + kPgFactColumns +
-                                 " FROM facts WHERE superseded_by IS NULL AND content % $1 AND "
-                                 "category = $2 ORDER BY similarity(content, $1) DESC, rowid "
-                                 "LIMIT " +
-                                 std::to_string(kNearCandidates);
-  MEND_RETURN_IF_ERROR(conn.Run(kTrigramThreshold));
-  MEND_ASSIGN_OR_RETURN(PgResult res,
-                        conn.Exec(sql.c_str(), {PgParam::Text(content), PgParam::Text(category)}));
+  // A near duplicate shares almost every word. Two AND queries over disjoint groups of the longest
+  // (usually rarest) words find it unless both groups hold a changed word, and each intersects a
+  // few short posting lists instead of scanning the common ones.
+  std::vector<std::string> words = QueryTerms(content);
+  std::stable_sort(words.begin(), words.end(),
+                   [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
   std::optional<Row> best;
   double best_similarity = 0;
-  for (int r = 0; r < res.rows(); ++r) {
-    Row row;
-    MEND_ASSIGN_OR_RETURN(row.fact, PgFactFromRow(res, r, &row.rowid));
-    const double similarity = TrigramJaccard(content, row.fact.content);
-    if (similarity >= options_.near_duplicate_jaccard && similarity > best_similarity) {
-      best_similarity = similarity;
-      best = std::move(row);
+  for (size_t start = 0; start < words.size() && start < 2 * kNearGroup; start += kNearGroup) {
+    const std::vector<std::string> group(
+        words.begin() + static_cast<std::ptrdiff_t>(start),
+        words.begin() + static_cast<std::ptrdiff_t>(std::min(words.size(), start + kNearGroup)));
+    std::string query = PgOrQuery(group);
+    for (size_t at = query.find(" | "); at != std::string::npos; at = query.find(" | ", at)) {
+      query.replace(at, 3, " & ");
+    }
+    MEND_ASSIGN_OR_RETURN(PgResult res,
+                          conn.Exec(kSelectNear,
+                                    {PgParam::Text(query), PgParam::Text(category),
+                                     PgParam::Text(TruncateUtf8Bytes(content, kMaxFactBytes))},
+                                    PgConn::Plan::kPrepared));
+    for (int r = 0; r < res.rows(); ++r) {
+      Row row;
+      MEND_ASSIGN_OR_RETURN(row.fact, PgFactFromRow(res, r, &row.rowid));
+      const double similarity = TrigramJaccard(content, row.fact.content);
+      if (similarity >= options_.near_duplicate_jaccard && similarity > best_similarity) {
+        best_similarity = similarity;
+        best = std::move(row);
+      }
     }
   }
   return best;

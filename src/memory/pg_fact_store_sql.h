@@ -39,8 +39,8 @@ CREATE TABLE facts (
   as_written TEXT NOT NULL,
   search TSVECTOR NOT NULL
 );
-CREATE INDEX facts_search ON facts USING GIN (search) WHERE superseded_by IS NULL;
-CREATE INDEX facts_trigrams ON facts USING GIN (content gin_trgm_ops) WHERE superseded_by IS NULL;
+CREATE INDEX facts_search ON facts USING GIN (search) WITH (fastupdate = off)
+  WHERE superseded_by IS NULL;
 CREATE INDEX facts_created ON facts (created_at, rowid);
 CREATE TABLE fact_terms (
   stem TEXT PRIMARY KEY,

@@ -267,12 +267,16 @@ Result<std::vector<ScoredFact>> Retriever::Impl::Nudged(const std::vector<FusedS
                                                         size_t begin, size_t end, Time now) const {
   std::vector<ScoredFact> out;
   out.reserve(end - begin);
-  for (size_t i = begin; i < end; ++i) {
-    Result<Fact> fact = store_->Get(fused[i].id);
-    if (fact.status().code() == StatusCode::kNotFound) continue;  // removed meanwhile
-    MEND_RETURN_IF_ERROR(fact.status());
-    double score = fused[i].score * Nudge(*fact, now);
-    out.push_back({std::move(fact).value(), score});
+  std::vector<std::string> ids;
+  ids.reserve(end - begin);
+  for (size_t i = begin; i < end; ++i) ids.push_back(fused[i].id);
+  // A fact removed meanwhile is left out.
+  MEND_ASSIGN_OR_RETURN(std::vector<Fact> facts, store_->GetMany(ids));
+  std::unordered_map<std::string, double> fused_score;
+  for (size_t i = begin; i < end; ++i) fused_score.emplace(fused[i].id, fused[i].score);
+  for (Fact& fact : facts) {
+    const double score = fused_score[fact.id] * Nudge(fact, now);
+    out.push_back({std::move(fact), score});
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const ScoredFact& a, const ScoredFact& b) { return a.score > b.score; });

@@ -149,6 +149,21 @@ TEST_P(FactStoreConformanceTest, GetUnknownIsNotFound) {
               StatusIs(StatusCode::kNotFound, HasSubstr("no fact")));
 }
 
+TEST_P(FactStoreConformanceTest, GetManyKeepsTheOrderGivenAndLeavesOutAbsentIds) {
+  const AddResult a = MustAdd({"Tabs are eight columns wide in the kernel tree"});
+  const AddResult b = MustAdd({"The billing service retries webhooks three times"});
+  auto got = store_->GetMany({b.id, "000000000000000000000000", a.id, b.id});
+  ASSERT_THAT(got.status(), IsOk());
+  ASSERT_THAT(*got, SizeIs(3));
+  EXPECT_EQ((*got)[0].id, b.id);
+  EXPECT_EQ((*got)[1].id, a.id);
+  EXPECT_EQ((*got)[1].content, "Tabs are eight columns wide in the kernel tree");
+  EXPECT_EQ((*got)[2].id, b.id);
+  auto none = store_->GetMany({});
+  ASSERT_THAT(none.status(), IsOk());
+  EXPECT_THAT(*none, IsEmpty());
+}
+
 TEST_P(FactStoreConformanceTest, ExactDuplicateReinforcesAndAddsTheEpisode) {
   NewFact f{"Run npm ci in the frontend folder", "lesson", {"npm"}};
   f.episode = Episode{"build the frontend", "ERROR: missing package.json", clock_.Now()};

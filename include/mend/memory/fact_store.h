@@ -103,6 +103,9 @@ class FactStore {
   virtual Result<AddResult> Add(const NewFact& fact) = 0;
   // kNotFound "no fact <id>".
   virtual Result<Fact> Get(const std::string& id) = 0;
+  // The facts of `ids` that exist, in the order given (an absent id is left out). The default
+  // calls Get for each; a store with round trips to a server reads them at once.
+  virtual Result<std::vector<Fact>> GetMany(const std::vector<std::string>& ids);
   // Active facts (and superseded ones if asked), newest first.
   virtual Result<std::vector<Fact>> List(const ListOptions& options) = 0;
   // Deletes a fact on a person's request (`mend memory rm`). kNotFound when absent.
