@@ -61,6 +61,7 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   AddMemoryCommand(app, ctx);
   AddReflectCommand(app, ctx);
   AddTracesCommand(app, ctx);
+  AddMigrateCommand(app, ctx);
   AddPlannedCommands(app, ctx);
 }
 

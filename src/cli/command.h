@@ -118,6 +118,7 @@ void AddApproveCommand(CLI::App& app, CliContext& ctx);
 void AddAnswerCommand(CLI::App& app, CliContext& ctx);
 void AddChatCommand(CLI::App& app, CliContext& ctx);
 void AddMemoryCommand(CLI::App& app, CliContext& ctx);
+void AddMigrateCommand(CLI::App& app, CliContext& ctx);
 void AddReflectCommand(CLI::App& app, CliContext& ctx);
 void AddTracesCommand(CLI::App& app, CliContext& ctx);
 // Prints the span tree of `run_id`'s trace from <home>/observe.db as `mend traces RUN_ID` does

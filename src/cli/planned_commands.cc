@@ -16,7 +16,6 @@ struct Planned {
 
 constexpr Planned kPlanned[] = {
     {"proxy", "OpenAI-compatible endpoint with memory, lessons and healing"},
-    {"migrate", "bring every store's schema to this version"},
 };
 
 }  // namespace

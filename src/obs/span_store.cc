@@ -192,6 +192,24 @@ Result<std::unique_ptr<SpanStore>> SpanStore::OpenReadOnly(const std::string& pa
   return std::unique_ptr<SpanStore>(new SpanStore(std::move(conn), version));
 }
 
+Result<int64_t> SpanStore::ReadSchemaVersion(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return 0;
+    return ErrnoToStatus(errno, "stat " + path);
+  }
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConn> conn,
+                        SqliteConn::Open(path, SqliteConn::Access::kExisting, ""));
+  MEND_ASSIGN_OR_RETURN(int64_t has_meta, conn->QueryInt(internal::kHasMeta));
+  if (has_meta == 0) return 0;
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, conn->Prepare(internal::kSchemaVersion));
+  MEND_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return 0;
+  const int64_t version = stmt.Int(0);
+  if (version < 1) return DataLossError(path + " has an unreadable schema version");
+  return version;
+}
+
 Status SpanStore::Write(const std::vector<SpanData>& spans, int64_t newly_dropped) {
   if (spans.empty() && newly_dropped <= 0) return OkStatus();
   std::lock_guard<std::mutex> lock(mu_);

@@ -80,9 +80,18 @@ std::string SqliteStmt::Text(int col) const {
 Result<std::unique_ptr<SqliteConn>> SqliteConn::Open(const std::string& path, Access access,
                                                      const std::string& vfs) {
   sqlite3* db = nullptr;
-  const int flags = (access == Access::kReadOnly ? SQLITE_OPEN_READONLY
-                                                 : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
-                    SQLITE_OPEN_NOMUTEX;
+  int flags = SQLITE_OPEN_NOMUTEX;
+  switch (access) {
+    case Access::kReadWrite:
+      flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+      break;
+    case Access::kReadOnly:
+      flags |= SQLITE_OPEN_READONLY;
+      break;
+    case Access::kExisting:
+      flags |= SQLITE_OPEN_READWRITE;
+      break;
+  }
   const int rc = sqlite3_open_v2(path.c_str(), &db, flags, vfs.empty() ? nullptr : vfs.c_str());
   if (rc != SQLITE_OK) {
     Status s = SqliteError(db, rc, "open " + path);

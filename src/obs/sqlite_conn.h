@@ -50,7 +50,10 @@ class SqliteStmt {
 // every use.
 class SqliteConn {
  public:
-  enum class Access { kReadWrite, kReadOnly };
+  // kExisting opens an existing file read-write without creating it: a reader that, closing the
+  // last connection, removes the -wal and -shm files as a writer does (a read-only connection
+  // leaves them behind).
+  enum class Access { kReadWrite, kReadOnly, kExisting };
 
   // Opens `path` (creating it with kReadWrite) through the VFS named `vfs` ("" = default).
   static Result<std::unique_ptr<SqliteConn>> Open(const std::string& path, Access access,

@@ -3,6 +3,7 @@
 
 #include "mend/base/time_format.h"
 #include "mend/store/postgres_store.h"
+#include "mend/store/schema_version.h"
 #include "mend/store/sqlite_store.h"
 #include "store/lease_rules.h"
 #include "store/pg_store_impl.h"
@@ -11,7 +12,7 @@ namespace mend::store {
 namespace internal {
 namespace {
 
-constexpr int64_t kSchemaVersion = 4;
+constexpr int64_t kSchemaVersion = kPostgresStoreSchemaVersion;
 // Serialization failures and deadlocks are retried this many times in all.
 constexpr int kMaxAttempts = 5;
 

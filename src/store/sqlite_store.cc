@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "mend/base/time_format.h"
+#include "mend/store/schema_version.h"
 #include "store/lease_rules.h"
 #include "store/sqlite_recovery_sql.h"
 #include "store/sqlite_store_impl.h"
@@ -14,7 +15,7 @@ namespace mend::store {
 namespace internal {
 namespace {
 
-constexpr int64_t kSchemaVersion = 4;
+constexpr int64_t kSchemaVersion = kSqliteStoreSchemaVersion;
 
 constexpr char kCreateMeta[] =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

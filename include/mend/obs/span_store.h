@@ -140,6 +140,10 @@ class SpanStore {
   // kFailedPrecondition when it has no schema or a newer one. An older schema is not migrated:
   // what it lacks (the trace list of version 2) is kFailedPrecondition until a read-write Open.
   static Result<std::unique_ptr<SpanStore>> OpenReadOnly(const std::string& path);
+  // The schema version of the file at `path`, read without creating or changing anything: 0 when
+  // the file or its schema does not exist yet (for `mend migrate`). kDataLoss when the file is
+  // not a database or its version is unreadable; kUnavailable when it stays locked.
+  static Result<int64_t> ReadSchemaVersion(const std::string& path);
   ~SpanStore();
   SpanStore(const SpanStore&) = delete;
   SpanStore& operator=(const SpanStore&) = delete;
