@@ -1,0 +1,171 @@
+// `mend migrate` with the runs and long-term memory on PostgreSQL (store.url): a database the
+// previous release wrote (runs schema 3, memory not on PostgreSQL yet) is brought to this build's
+// versions once and keeps its run; a newer schema is refused before anything changes.
+//
+// Needs a server: MEND_TEST_POSTGRES_URL (scripts/with_postgres); skipped without one.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mend/base/manual_clock.h"
+#include "mend/memory/postgres_fact_store.h"
+#include "mend/store/postgres_store.h"
+#include "tests/e2e/child_process.h"
+#include "tests/e2e/scratch_database.h"
+#include "tests/e2e/temp_dir.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr std::chrono::seconds kBound(30);
+constexpr char kRunsVersion[] = "SELECT value FROM meta WHERE key = 'store.schema_version'";
+constexpr char kMemoryVersion[] = "SELECT value FROM meta WHERE key = 'memory.schema_version'";
+constexpr char kHasFacts[] = "SELECT to_regclass('facts') IS NOT NULL";
+constexpr char kRecoveryIndexes[] =
+    "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname IN "
+    "('runs_recovery', 'runs_recovery_class')";
+
+// The first column of every row of `sql`; a failed query fails the test.
+std::vector<std::string> QueryPostgres(const std::string& url, const std::string& sql) {
+  std::vector<std::string> rows;
+  PGconn* conn = PQconnectdb(url.c_str());
+  EXPECT_EQ(PQstatus(conn), CONNECTION_OK) << PQerrorMessage(conn);
+  PGresult* res = PQexec(conn, sql.c_str());
+  EXPECT_EQ(PQresultStatus(res), PGRES_TUPLES_OK) << sql << ": " << PQerrorMessage(conn);
+  for (int row = 0; row < PQntuples(res); ++row) rows.emplace_back(PQgetvalue(res, row, 0));
+  PQclear(res);
+  PQfinish(conn);
+  return rows;
+}
+
+class PostgresMigrateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string server = PostgresServerUrl();
+    if (server.empty()) {
+      GTEST_SKIP() << "MEND_TEST_POSTGRES_URL is not set (see scripts/with_postgres)";
+    }
+    auto dir = ScopedTempDir::Create();
+    MEND_ASSERT_OK(dir);
+    dir_ = std::move(*dir);
+    auto db = ScratchDatabase::Create(server, "mend_migrate");
+    MEND_ASSERT_OK(db);
+    db_ = std::move(*db);
+  }
+
+  // The runs store as the previous release left it: one run, schema version 3 (without the
+  // recovery indexes of version 4), and no memory tables.
+  void MakePreviousReleaseDatabase() {
+    store::PostgresStoreOptions options;
+    options.url = db_.url();
+    auto runs = store::OpenPostgresStore(options, clock_);
+    MEND_ASSERT_OK(runs);
+    store::RunRecord run;
+    run.id = "r-1";
+    run.agent = "ops";
+    run.task = "check the deploy";
+    MEND_ASSERT_OK((*runs)->CreateRun(run));
+    runs->reset();
+    MEND_ASSERT_OK(ExecPostgres(db_.url(),
+                                "DROP INDEX runs_recovery; DROP INDEX runs_recovery_class; "
+                                "UPDATE meta SET value = '3' WHERE key = 'store.schema_version'"));
+  }
+
+  // `mend --home H --json migrate ARGS` with the store on PostgreSQL and tracing off (observe.db is
+  // SQLite, covered by tests/cli/migrate_command_test.cc). Expects exit code `expect_code`.
+  nlohmann::json Migrate(std::vector<std::string> args, int expect_code = 0) {
+    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File("home"), "--json",
+                                     "migrate"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto result = RunProcess(argv,
+                             {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(),
+                              "MEND_STORE=" + db_.url(), "MEND_OBSERVE_ENABLED=false"},
+                             kBound);
+    EXPECT_THAT(result, IsOk());
+    if (!result.ok()) return nullptr;
+    EXPECT_TRUE(result->status.exited && result->status.code == expect_code) << result->err;
+    err_ = result->err;
+    return nlohmann::json::parse(result->out, nullptr, false);
+  }
+
+  // "store backend from to migrated" of each store in `json`.
+  static std::vector<std::string> Stores(const nlohmann::json& json) {
+    std::vector<std::string> stores;
+    if (!json.is_object() || !json.contains("stores")) return stores;
+    for (const nlohmann::json& s : json.at("stores")) {
+      stores.push_back(s.at("store").get<std::string>() + " " + s.at("backend").get<std::string>() +
+                       " " + s.at("from").dump() + " " + s.at("to").dump() + " " +
+                       s.at("migrated").dump());
+    }
+    return stores;
+  }
+
+  ManualClock clock_;
+  std::unique_ptr<ScopedTempDir> dir_;
+  ScratchDatabase db_;
+  std::string err_;
+};
+
+TEST_F(PostgresMigrateTest, APreviousReleaseDatabaseIsMigratedOnceAndKeepsItsRun) {
+  MakePreviousReleaseDatabase();
+
+  nlohmann::json dry = Migrate({"--dry-run"});
+  EXPECT_THAT(Stores(dry), ElementsAre("runs postgres 3 4 true", "memory postgres 0 1 true"));
+  EXPECT_THAT(QueryPostgres(db_.url(), kRunsVersion), ElementsAre("3"));
+  EXPECT_THAT(QueryPostgres(db_.url(), kHasFacts), ElementsAre("f"));
+
+  nlohmann::json done = Migrate({});
+  EXPECT_THAT(Stores(done), ElementsAre("runs postgres 3 4 true", "memory postgres 0 1 true"));
+  ASSERT_TRUE(done.is_object());
+  EXPECT_EQ(done["stores"][0]["location"], store::MaskPostgresUrl(db_.url()));
+  EXPECT_THAT(QueryPostgres(db_.url(), kRunsVersion), ElementsAre("4"));
+  EXPECT_THAT(QueryPostgres(db_.url(), kMemoryVersion), ElementsAre("1"));
+  EXPECT_THAT(QueryPostgres(db_.url(), kRecoveryIndexes), ElementsAre("2"));
+
+  store::PostgresStoreOptions options;
+  options.url = db_.url();
+  auto runs = store::OpenPostgresStore(options, clock_);
+  MEND_ASSERT_OK(runs);
+  auto run = (*runs)->GetRun("r-1");
+  MEND_ASSERT_OK(run);
+  EXPECT_EQ(run->task, "check the deploy");
+  runs->reset();
+
+  nlohmann::json again = Migrate({});
+  EXPECT_THAT(Stores(again), ElementsAre("runs postgres 4 4 false", "memory postgres 1 1 false"));
+}
+
+TEST_F(PostgresMigrateTest, ANewerSchemaIsRefusedAndTheFactsStay) {
+  MakePreviousReleaseDatabase();
+  memory::PostgresFactStoreOptions options;
+  options.url = db_.url();
+  auto facts = memory::OpenPostgresFactStore(options, clock_);
+  MEND_ASSERT_OK(facts);
+  auto added = (*facts)->Add({"deploys go through the staging cluster first"});
+  MEND_ASSERT_OK(added);
+  facts->reset();
+  MEND_ASSERT_OK(
+      ExecPostgres(db_.url(), "UPDATE meta SET value = '99' WHERE key = 'memory.schema_version'"));
+
+  nlohmann::json refused = Migrate({}, 1);
+  EXPECT_THAT(Stores(refused),
+              ElementsAre("runs postgres 3 3 false", "memory postgres 99 99 false"));
+  EXPECT_THAT(err_, HasSubstr("the memory schema (version 99) was written by a newer mend"));
+  EXPECT_THAT(err_, HasSubstr("upgrade mend"));
+  EXPECT_THAT(QueryPostgres(db_.url(), kRunsVersion), ElementsAre("3"));
+  EXPECT_THAT(QueryPostgres(db_.url(), kRecoveryIndexes), ElementsAre("0"));
+  EXPECT_THAT(QueryPostgres(db_.url(), "SELECT content FROM facts"),
+              ElementsAre("deploys go through the staging cluster first"));
+}
+
+}  // namespace
+}  // namespace mend::testing
