@@ -165,6 +165,11 @@ TEST_F(MigrateCommandTest, DryRunReportsWhatWouldChangeAndChangesNothing) {
   EXPECT_THAT(Versions(), ElementsAre("3", "2", "1"));
   EXPECT_THAT(Query(db(), kRecoveryIndexes), IsEmpty());
   EXPECT_THAT(Query(observe(), "SELECT name FROM sqlite_master WHERE name = 'traces'"), IsEmpty());
+  // Reading the versions leaves no -wal or -shm file behind either.
+  for (const std::string& file : {db(), observe()}) {
+    EXPECT_FALSE(fs_.Stat(file + "-wal").ok()) << file;
+    EXPECT_FALSE(fs_.Stat(file + "-shm").ok()) << file;
+  }
 }
 
 TEST_F(MigrateCommandTest, ANewerSchemaIsRefusedAndNothingIsMigrated) {

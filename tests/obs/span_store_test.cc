@@ -161,6 +161,18 @@ TEST_F(SpanStoreTest, NewerSchemaIsRefused) {
               StatusIs(StatusCode::kFailedPrecondition));
   EXPECT_THAT(SpanStore::OpenReadOnly(dir_ + "/home/observe.db"),
               StatusIs(StatusCode::kFailedPrecondition));
+  // Reading the version is not refused: mend migrate reports it.
+  EXPECT_THAT(SpanStore::ReadSchemaVersion(dir_ + "/home/observe.db"), IsOkAndHolds(99));
+}
+
+TEST_F(SpanStoreTest, ReadSchemaVersionCreatesNothing) {
+  const std::string path = dir_ + "/home/observe.db";
+  EXPECT_THAT(SpanStore::ReadSchemaVersion(path), IsOkAndHolds(0));
+  struct stat st;
+  EXPECT_NE(::stat(path.c_str(), &st), 0);
+  OpenStore().reset();
+  EXPECT_THAT(SpanStore::ReadSchemaVersion(path), IsOkAndHolds(kSpanStoreSchemaVersion));
+  EXPECT_NE(::stat((path + "-wal").c_str(), &st), 0);
 }
 
 TEST_F(SpanStoreTest, TraceIdOfUnknownRunIsNotFound) {
