@@ -500,13 +500,12 @@ Status PgFactStore::RecordInjection(const std::string& run_id,
   const std::string now = Millis(clock_.Now());
   return store::internal::PgTransact(pool_, "BEGIN", [&](PgConn& conn) -> Status {
     for (const std::string& id : ids) {
-      MEND_ASSIGN_OR_RETURN(
-          PgResult inserted,
+      MEND_RETURN_IF_ERROR(
           conn.Exec("INSERT INTO fact_injections (run_id, fact_id, at) VALUES ($1, $2, $3) "
                     "ON CONFLICT DO NOTHING",
                     {PgParam::Text(run_id), PgParam::Text(id), PgParam::Text(now)},
-                    PgConn::Plan::kPrepared));
-      (void)inserted;
+                    PgConn::Plan::kPrepared)
+              .status());
       MEND_RETURN_IF_ERROR(
           conn.Exec("UPDATE facts SET access_count = access_count + 1, last_accessed = $2 "
                     "WHERE id = $1",
