@@ -21,11 +21,11 @@ using store::internal::PgTextArray;
 // the retriever scores the candidates with its own BM25 afterwards, as on SQLite.
 constexpr char kSearch[] =
     "SELECT f.id, m.score, f.content, f.tags, f.provenance FROM ("
-    "SELECT rowid, ts_rank(search, q, 1) AS score FROM facts, to_tsquery('english', $1) q "
-    "WHERE search @@ q AND superseded_by IS NULL "
+    "SELECT fact_rowid, ts_rank(search, q, 1) AS score FROM fact_search, "
+    "to_tsquery('english', $1) q WHERE search @@ q "
     "AND ($3 = '' OR workspace = '' OR workspace = $3) "
-    "ORDER BY score DESC, rowid LIMIT $2) m JOIN facts f ON f.rowid = m.rowid "
-    "ORDER BY m.score DESC, m.rowid";
+    "ORDER BY score DESC, fact_rowid LIMIT $2) m JOIN facts f ON f.rowid = m.fact_rowid "
+    "ORDER BY m.score DESC, m.fact_rowid";
 // The totals and the stems' frequencies in one statement, so they describe the same facts.
 constexpr char kCounts[] =
     "SELECT key, value::bigint, 0 FROM meta WHERE key IN ('memory.documents', 'memory.words', "
