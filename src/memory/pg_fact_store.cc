@@ -249,8 +249,14 @@ Status PgFactStore::ReadTx(const std::function<Status(PgConn&)>& body) {
 }
 
 Status PgFactStore::ReadOne(const std::function<Status(PgConn&)>& body) {
-  MEND_ASSIGN_OR_RETURN(store::internal::PgPool::Handle conn, pool_.Acquire());
-  return body(*conn);
+  Status s;
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    MEND_ASSIGN_OR_RETURN(store::internal::PgPool::Handle conn, pool_.Acquire());
+    s = body(*conn);
+    // A pooled connection the server closed meanwhile: read again on a fresh one.
+    if (s.ok() || conn->healthy()) return s;
+  }
+  return s;
 }
 
 Status PgFactStore::Bump(PgConn& conn, const char* key) {
