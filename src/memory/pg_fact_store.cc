@@ -243,11 +243,6 @@ Status PgFactStore::WriteTx(const std::function<Status(PgConn&)>& body) {
   });
 }
 
-Status PgFactStore::ReadTx(const std::function<Status(PgConn&)>& body) {
-  return store::internal::PgTransact(pool_, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-                                     body);
-}
-
 Status PgFactStore::ReadOne(const std::function<Status(PgConn&)>& body) {
   Status s;
   for (int attempt = 1; attempt <= 2; ++attempt) {
