@@ -21,11 +21,11 @@ using store::internal::PgTextArray;
 // the retriever scores the candidates with its own BM25 afterwards, as on SQLite.
 constexpr char kSearch[] =
     "SELECT f.id, m.score, f.content, f.tags, f.provenance FROM ("
-    "SELECT rowid, ts_rank(search, q, 1) AS score FROM facts, to_tsquery('english', $1) q "
-    "WHERE search @@ q AND superseded_by IS NULL "
+    "SELECT fact_rowid, ts_rank(search, q, 1) AS score FROM fact_search, "
+    "to_tsquery('english', $1) q WHERE search @@ q "
     "AND ($3 = '' OR workspace = '' OR workspace = $3) "
-    "ORDER BY score DESC, rowid LIMIT $2) m JOIN facts f ON f.rowid = m.rowid "
-    "ORDER BY m.score DESC, m.rowid";
+    "ORDER BY score DESC, fact_rowid LIMIT $2) m JOIN facts f ON f.rowid = m.fact_rowid "
+    "ORDER BY m.score DESC, m.fact_rowid";
 // The totals and the stems' frequencies in one statement, so they describe the same facts.
 constexpr char kCounts[] =
     "SELECT key, value::bigint, 0 FROM meta WHERE key IN ('memory.documents', 'memory.words', "
@@ -34,8 +34,8 @@ constexpr char kCounts[] =
 constexpr char kTagKeyCounts[] =
     "SELECT key, count(*) FROM fact_tag_keys WHERE key = ANY($1::text[]) GROUP BY key";
 constexpr char kTagKeyFacts[] =
-    "SELECT fact_id, fact_rowid FROM fact_tag_keys WHERE key = $1 "
-    "AND ($2 = '' OR workspace = '' OR workspace = $2) ORDER BY fact_rowid";
+    "SELECT key, fact_id, fact_rowid FROM fact_tag_keys WHERE key = ANY($1::text[]) "
+    "AND ($2 = '' OR workspace = '' OR workspace = $2) ORDER BY key, fact_rowid";
 constexpr char kMeta[] = "SELECT value FROM meta WHERE key = $1";
 constexpr char kInjected[] = "SELECT fact_id FROM fact_injections WHERE run_id = $1 ORDER BY seq";
 constexpr char kVectors[] =
@@ -180,7 +180,9 @@ Result<std::vector<TagMatch>> PgFactStore::MatchTags(const std::vector<std::stri
                                                      const std::string& workspace,
                                                      size_t max_postings) {
   std::vector<TagMatch> out;
-  MEND_RETURN_IF_ERROR(ReadTx([&](PgConn& conn) -> Status {
+  // Two statements without a transaction: a write between them can only shift which facts the
+  // hint names, never make it wrong about a fact.
+  MEND_RETURN_IF_ERROR(ReadOne([&](PgConn& conn) -> Status {
     out.clear();
     for (const std::string& key : keys) out.push_back(TagMatch{key, 0, {}, {}});
     if (keys.empty()) return OkStatus();
@@ -193,17 +195,26 @@ Result<std::vector<TagMatch>> PgFactStore::MatchTags(const std::vector<std::stri
         if (m.key == key) m.facts = NonNegative(counts.Int(r, 1));
       }
     }
-    return ReadTagPostings(out, max_postings, [&](TagMatch& match) -> Status {
-      MEND_ASSIGN_OR_RETURN(
-          PgResult res,
-          conn.Exec(kTagKeyFacts, {PgParam::Text(match.key), PgParam::Text(workspace)},
-                    PgConn::Plan::kPrepared));
-      for (int r = 0; r < res.rows(); ++r) {
-        match.ids.push_back(res.Text(r, 0));
-        match.rowids.push_back(res.Int(r, 1).value_or(0));
-      }
+    // The keys within the budget, then their postings in one statement.
+    std::unordered_map<std::string, TagMatch*> chosen;
+    MEND_RETURN_IF_ERROR(ReadTagPostings(out, max_postings, [&](TagMatch& match) -> Status {
+      chosen.emplace(match.key, &match);
       return OkStatus();
-    });
+    }));
+    if (chosen.empty()) return OkStatus();
+    std::vector<std::string> chosen_keys;
+    for (const auto& [key, match] : chosen) chosen_keys.push_back(key);
+    MEND_ASSIGN_OR_RETURN(
+        PgResult res,
+        conn.Exec(kTagKeyFacts, {PgParam::Text(PgTextArray(chosen_keys)), PgParam::Text(workspace)},
+                  PgConn::Plan::kPrepared));
+    for (int r = 0; r < res.rows(); ++r) {
+      auto it = chosen.find(res.Text(r, 0));
+      if (it == chosen.end()) continue;
+      it->second->ids.push_back(res.Text(r, 1));
+      it->second->rowids.push_back(res.Int(r, 2).value_or(0));
+    }
+    return OkStatus();
   }));
   return out;
 }

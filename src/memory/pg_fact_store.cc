@@ -27,13 +27,18 @@ using store::internal::QuoteIdentifier;
 constexpr char kLockWrites[] = "SELECT value FROM meta WHERE key = 'memory.generation' FOR UPDATE";
 constexpr char kInsert[] =
     "INSERT INTO facts (id, content, category, tags, workspace, source, confidence, created_at, "
-    "last_accessed, access_count, helped, hurt, superseded_by, episodes, provenance, as_written, "
-    "search) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, "
-    "to_tsvector('english', $17)) ON CONFLICT (id) DO NOTHING RETURNING rowid";
+    "last_accessed, access_count, helped, hurt, superseded_by, episodes, provenance, as_written) "
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) "
+    "ON CONFLICT (id) DO NOTHING RETURNING rowid";
+constexpr char kInsertSearch[] =
+    "INSERT INTO fact_search (fact_rowid, workspace, search) "
+    "VALUES ($1, $2, to_tsvector('english', $3))";
+constexpr char kUpdateSearch[] =
+    "UPDATE fact_search SET search = to_tsvector('english', $2) WHERE fact_rowid = $1";
+constexpr char kDeleteSearch[] = "DELETE FROM fact_search WHERE fact_rowid = $1";
 constexpr char kReinforce[] =
     "UPDATE facts SET access_count = access_count + 1, last_accessed = $2, tags = $3, "
-    "episodes = $4, provenance = $5, as_written = $6, search = to_tsvector('english', $7) "
-    "WHERE rowid = $1";
+    "episodes = $4, provenance = $5, as_written = $6 WHERE rowid = $1";
 constexpr char kTouchOnly[] =
     "UPDATE facts SET access_count = access_count + 1, last_accessed = $2, as_written = $3 "
     "WHERE rowid = $1";
@@ -56,8 +61,9 @@ constexpr char kDeleteTagKeys[] = "DELETE FROM fact_tag_keys WHERE fact_rowid = 
 // TrigramJaccard test as on SQLite decides.
 constexpr char kSelectNear[] =
     "SELECT * FROM (SELECT " MEND_PG_FACT_COLUMNS
-    " FROM facts WHERE search @@ to_tsquery('english', $1) AND superseded_by IS NULL "
-    "AND category = $2 LIMIT 20) c ORDER BY similarity(content, $3) DESC, rowid";
+    " FROM facts WHERE rowid IN (SELECT fact_rowid FROM fact_search "
+    "WHERE search @@ to_tsquery('english', $1)) AND category = $2 LIMIT 20) c "
+    "ORDER BY similarity(content, $3) DESC, rowid";
 constexpr size_t kNearGroup = 4;
 
 Result<int64_t> ParseVersion(const std::string& text) {
@@ -237,14 +243,15 @@ Status PgFactStore::WriteTx(const std::function<Status(PgConn&)>& body) {
   });
 }
 
-Status PgFactStore::ReadTx(const std::function<Status(PgConn&)>& body) {
-  return store::internal::PgTransact(pool_, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-                                     body);
-}
-
 Status PgFactStore::ReadOne(const std::function<Status(PgConn&)>& body) {
-  MEND_ASSIGN_OR_RETURN(store::internal::PgPool::Handle conn, pool_.Acquire());
-  return body(*conn);
+  Status s;
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    MEND_ASSIGN_OR_RETURN(store::internal::PgPool::Handle conn, pool_.Acquire());
+    s = body(*conn);
+    // A pooled connection the server closed meanwhile: read again on a fresh one.
+    if (s.ok() || conn->healthy()) return s;
+  }
+  return s;
 }
 
 Status PgFactStore::Bump(PgConn& conn, const char* key) {
@@ -315,11 +322,16 @@ Status PgFactStore::Reinforce(PgConn& conn, const Row& row, const NewFact& fact)
       conn.Exec(kReinforce,
                 {PgParam::Int(row.rowid), PgParam::Text(now), PgParam::Text(tags),
                  PgParam::Text(EncodeEpisodes(r.episodes)), PgParam::Text(provenance),
-                 PgParam::Text(EncodeAsWritten(r.as_written)),
-                 PgParam::Text(PgSearchText(row.fact.content, tags, provenance))},
+                 PgParam::Text(EncodeAsWritten(r.as_written))},
                 PgConn::Plan::kPrepared)
           .status());
   if (row.fact.superseded_by.empty()) {
+    MEND_RETURN_IF_ERROR(
+        conn.Exec(kUpdateSearch,
+                  {PgParam::Int(row.rowid),
+                   PgParam::Text(PgSearchText(row.fact.content, tags, provenance))},
+                  PgConn::Plan::kPrepared)
+            .status());
     TermDeltas deltas;
     deltas.Count(row.fact.content, JoinTags(row.fact.tags), ProvenanceText(row.fact.provenance),
                  -1);
@@ -343,13 +355,18 @@ Result<bool> PgFactStore::Insert(PgConn& conn, const Fact& f, TermDeltas& deltas
                  PgParam::Int(f.helped), PgParam::Int(f.hurt),
                  f.superseded_by.empty() ? PgParam::Null() : PgParam::Text(f.superseded_by),
                  PgParam::Text(EncodeEpisodes(f.provenance)), PgParam::Text(provenance),
-                 PgParam::Text(EncodeAsWritten(f.as_written)),
-                 PgParam::Text(PgSearchText(f.content, tags, provenance))},
+                 PgParam::Text(EncodeAsWritten(f.as_written))},
                 PgConn::Plan::kPrepared));
   if (res.rows() == 0) return false;
   if (f.superseded_by.empty()) {
+    const int64_t rowid = res.Int(0, 0).value_or(0);
+    MEND_RETURN_IF_ERROR(conn.Exec(kInsertSearch,
+                                   {PgParam::Int(rowid), PgParam::Text(f.workspace),
+                                    PgParam::Text(PgSearchText(f.content, tags, provenance))},
+                                   PgConn::Plan::kPrepared)
+                             .status());
     deltas.Count(f.content, tags, provenance, +1);
-    MEND_RETURN_IF_ERROR(IndexTags(conn, res.Int(0, 0).value_or(0), f, f.tags, true));
+    MEND_RETURN_IF_ERROR(IndexTags(conn, rowid, f, f.tags, true));
   }
   return true;
 }
@@ -415,6 +432,8 @@ Status PgFactStore::IndexTags(PgConn& conn, int64_t rowid, const Fact& fact,
 
 Status PgFactStore::Unindex(PgConn& conn, const Row& row) {
   if (!row.fact.superseded_by.empty()) return OkStatus();
+  MEND_RETURN_IF_ERROR(
+      conn.Exec(kDeleteSearch, {PgParam::Int(row.rowid)}, PgConn::Plan::kPrepared).status());
   TermDeltas deltas;
   deltas.Count(row.fact.content, JoinTags(row.fact.tags), ProvenanceText(row.fact.provenance), -1);
   MEND_RETURN_IF_ERROR(WriteTermDeltas(conn, deltas));
@@ -500,13 +519,12 @@ Status PgFactStore::RecordInjection(const std::string& run_id,
   const std::string now = Millis(clock_.Now());
   return store::internal::PgTransact(pool_, "BEGIN", [&](PgConn& conn) -> Status {
     for (const std::string& id : ids) {
-      MEND_ASSIGN_OR_RETURN(
-          PgResult inserted,
+      MEND_RETURN_IF_ERROR(
           conn.Exec("INSERT INTO fact_injections (run_id, fact_id, at) VALUES ($1, $2, $3) "
                     "ON CONFLICT DO NOTHING",
                     {PgParam::Text(run_id), PgParam::Text(id), PgParam::Text(now)},
-                    PgConn::Plan::kPrepared));
-      (void)inserted;
+                    PgConn::Plan::kPrepared)
+              .status());
       MEND_RETURN_IF_ERROR(
           conn.Exec("UPDATE facts SET access_count = access_count + 1, last_accessed = $2 "
                     "WHERE id = $1",

@@ -75,7 +75,6 @@ class PgFactStore final : public FactStore {
   Status CreateOrCheckSchema(PgConn& conn);
   // A write transaction that first locks the memory generation row.
   Status WriteTx(const std::function<Status(PgConn&)>& body);
-  Status ReadTx(const std::function<Status(PgConn&)>& body);
   // Runs `body`, which reads with one statement, outside any explicit transaction: a statement is
   // its own snapshot, and it costs one round trip instead of three.
   Status ReadOne(const std::function<Status(PgConn&)>& body);

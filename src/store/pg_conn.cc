@@ -329,16 +329,27 @@ std::string PgTextArray(const std::vector<std::string>& items) {
 
 Status PgTransact(PgPool& pool, const char* begin, const std::function<Status(PgConn&)>& body,
                   int max_attempts) {
+  bool reconnected = false;
   for (int attempt = 1;; ++attempt) {
     MEND_ASSIGN_OR_RETURN(PgPool::Handle conn, pool.Acquire());
+    bool committing = false;
     Status s = conn->Run(begin);
     if (s.ok()) {
       s = body(*conn);
       if (s.ok()) {
+        committing = true;
         s = conn->Run("COMMIT");
       } else {
         conn->Run("ROLLBACK").IgnoreError();
       }
+    }
+    // A pooled connection the server closed meanwhile (a restart, an idle timeout) fails its
+    // first statement. Before COMMIT nothing was applied, so the transaction runs once more on a
+    // fresh connection (the pool drops the broken one). A COMMIT that broke is not repeated: it
+    // may have been applied.
+    if (!s.ok() && !conn->healthy() && !committing && !reconnected) {
+      reconnected = true;
+      continue;
     }
     if (!IsRetryableConflict(s) || attempt >= max_attempts) return s;
   }

@@ -152,7 +152,7 @@ class PgPool {
 // Runs `body` in one transaction begun by `begin` (e.g. "BEGIN" or "BEGIN ISOLATION LEVEL
 // REPEATABLE READ READ ONLY") on a connection of `pool`: COMMIT when it returns OK, ROLLBACK
 // otherwise. A serialization failure or deadlock (IsRetryableConflict) runs it again, up to
-// `max_attempts` times in all.
+// `max_attempts` times in all; so does, once, a connection found closed before COMMIT.
 Status PgTransact(PgPool& pool, const char* begin, const std::function<Status(PgConn&)>& body,
                   int max_attempts = 5);
 

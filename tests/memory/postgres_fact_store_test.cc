@@ -177,6 +177,29 @@ TEST_F(PostgresFactStoreTest, ConcurrentWritesOfOneLessonMakeOneFact) {
   testing::ExpectKeptStatisticsMatchTheActiveFacts(*b);
 }
 
+TEST_F(PostgresFactStoreTest, GoesOnAfterTheServerClosedItsConnections) {
+  std::unique_ptr<FactStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  NewFact fact;
+  fact.content = "The nightly backup job writes to the cold storage bucket";
+  ASSERT_THAT(store->Add(fact).status(), IsOk());
+  // What a server restart does to the pool's idle connections.
+  const std::string kill_others =
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+      "AND pid <> pg_backend_pid() AND backend_type = 'client backend'";
+  RawPostgresExec(kill_others);
+  auto got = store->Get(FactIdFor(fact.content));
+  ASSERT_THAT(got.status(), IsOk());
+  EXPECT_EQ(got->content, fact.content);
+  RawPostgresExec(kill_others);
+  NewFact other;
+  other.content = "Restores are tested on the first Monday of every month";
+  EXPECT_THAT(store->Add(other).status(), IsOk());
+  auto count = store->Count();
+  ASSERT_THAT(count.status(), IsOk());
+  EXPECT_EQ(*count, 2);
+}
+
 TEST_F(PostgresFactStoreTest, RefusesMemoryWrittenByANewerMend) {
   { ASSERT_NE(MustOpen(), nullptr); }
   RawPostgresExec("UPDATE \"" + harness_->schema() +
