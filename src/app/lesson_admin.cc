@@ -29,7 +29,7 @@ int64_t LessonJobAgeSeconds(const lessonq::Job& job, Time now) {
   return std::max<int64_t>(0, age.count());
 }
 
-Result<lessonq::LessonQueue*> LessonQueueOf(Runtime& runtime) {
+Result<lessonq::DurableLessonQueue*> LessonQueueOf(Runtime& runtime) {
   if (runtime.lessons.queue == nullptr) return runtime.lessons.unavailable;
   return runtime.lessons.queue.get();
 }
@@ -52,24 +52,24 @@ Result<lessonq::EnqueueResult> EnqueueLesson(Runtime& runtime,
                                              const lessonq::LessonRequest& request) {
   if (Trim(request.task).empty()) return InvalidArgumentError("the task is empty");
   MEND_RETURN_IF_ERROR(CheckEnqueueTrigger(request.trigger));
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, LessonQueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::DurableLessonQueue * queue, LessonQueueOf(runtime));
   return queue->Enqueue(request);
 }
 
 Status RetryDeadLetter(Runtime& runtime, const std::string& id) {
   MEND_RETURN_IF_ERROR(CheckLessonJobId(id));
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, LessonQueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::DurableLessonQueue * queue, LessonQueueOf(runtime));
   return DeadLetterAction(queue->RetryDeadLetter(id), id);
 }
 
 Status PurgeDeadLetter(Runtime& runtime, const std::string& id) {
   MEND_RETURN_IF_ERROR(CheckLessonJobId(id));
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, LessonQueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::DurableLessonQueue * queue, LessonQueueOf(runtime));
   return DeadLetterAction(queue->PurgeDeadLetter(id), id);
 }
 
 Result<lessonq::DrainReport> DrainLessons(Runtime& runtime) {
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, LessonQueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::DurableLessonQueue * queue, LessonQueueOf(runtime));
   const Status started = StartLessonWorkers(runtime);
   if (started.code() == StatusCode::kUnavailable) {
     return UnavailableError("another mend process owns the lesson workers of " +

@@ -73,7 +73,7 @@ std::string QueueSummary(const lessonq::QueueStats& stats) {
 }
 
 Status PrintStatus(CliContext& ctx, app::Runtime& runtime, Surface surface) {
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, app::LessonQueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::DurableLessonQueue * queue, app::LessonQueueOf(runtime));
   MEND_ASSIGN_OR_RETURN(lessonq::QueueStats stats, queue->Stats());
   if (ctx.json) {
     ctx.out << DumpJson(app::QueueStatsJson(stats)) << "\n";
@@ -97,7 +97,7 @@ Status AddLesson(CliContext& ctx, app::Runtime& runtime, std::string_view text) 
 }
 
 Status PrintJobs(CliContext& ctx, app::Runtime& runtime, Listing listing) {
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, app::LessonQueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::DurableLessonQueue * queue, app::LessonQueueOf(runtime));
   const bool with_pending = listing == Listing::kPendingAndDeadLetters;
   std::vector<lessonq::Job> pending;
   if (with_pending) {

@@ -216,5 +216,6 @@ Result<std::vector<Job>> LessonQueue::DeadLetters() { return impl_->DeadLetters(
 Status LessonQueue::RetryDeadLetter(const std::string& id) { return impl_->RetryDeadLetter(id); }
 Status LessonQueue::PurgeDeadLetter(const std::string& id) { return impl_->PurgeDeadLetter(id); }
 const QueueOptions& LessonQueue::options() const { return impl_->options(); }
+std::string LessonQueue::location() const { return "the WAL at " + impl_->options().base_dir; }
 
 }  // namespace mend::lessonq

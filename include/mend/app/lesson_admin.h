@@ -21,7 +21,7 @@ struct Runtime;
 
 // The runtime's lesson queue; Lessons::unavailable (why it could not be opened) when there is
 // none.
-Result<lessonq::LessonQueue*> LessonQueueOf(Runtime& runtime);
+Result<lessonq::DurableLessonQueue*> LessonQueueOf(Runtime& runtime);
 
 // OK for the triggers an operator may enqueue by hand (error, hallucination, low_quality);
 // kInvalidArgument naming them otherwise. Manual lessons are not queued (AddManualLesson).

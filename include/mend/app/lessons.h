@@ -18,11 +18,12 @@ struct Runtime;
 
 // Reflexion's parts in a runtime (DESIGN.md §8), built by OpenRuntime from the reflexion.* keys.
 struct Lessons {
-  // Open (<reflexion.queue.base_dir>/wal and dlq) so every command can enqueue and inspect; only
-  // a process that called StartLessonWorkers processes jobs. Null when the directory cannot be
+  // Open so every command can enqueue and inspect: the WAL queue (<reflexion.queue.base_dir>/wal
+  // and dlq) or, with reflexion.queue.backend = postgres, the PostgreSQL queue at store.url. Only
+  // a process that called StartLessonWorkers processes jobs. Null when the queue cannot be
   // opened: `unavailable` then says why, reflexion's hook is not registered, and the rest of mend
   // works on.
-  std::unique_ptr<lessonq::LessonQueue> queue;
+  std::unique_ptr<lessonq::DurableLessonQueue> queue;
   Status unavailable;
   std::unique_ptr<reflexion::LessonGenerator> generator;  // on the runtime's provider
   std::unique_ptr<reflexion::LessonSink> sink;            // fact store + reflexion/LESSONS.md
