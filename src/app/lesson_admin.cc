@@ -72,12 +72,31 @@ Result<lessonq::DrainReport> DrainLessons(Runtime& runtime) {
   MEND_ASSIGN_OR_RETURN(lessonq::DurableLessonQueue * queue, LessonQueueOf(runtime));
   const Status started = StartLessonWorkers(runtime);
   if (started.code() == StatusCode::kUnavailable) {
-    return UnavailableError("another mend process owns the lesson workers of " +
-                            queue->options().base_dir +
+    return UnavailableError("another mend process owns the lesson workers of " + queue->location() +
                             "; it processes the queue itself (drain again once it has exited)");
   }
   MEND_RETURN_IF_ERROR(started);
   return queue->DrainNow(runtime.config.GetDuration("reflexion.queue.drain_timeout"));
+}
+
+Result<lessonq::MigrateReport> MigrateLessonsToPostgres(Runtime& runtime) {
+  const Config& config = runtime.config;
+  if (config.GetString("reflexion.queue.backend") != "postgres") {
+    return FailedPreconditionError(
+        "reflect migrate moves the WAL queue's jobs into the PostgreSQL queue; set "
+        "reflexion.queue.backend = postgres (MEND_QUALITY_REFLEXION_QUEUE_BACKEND) and store.url "
+        "to a postgres:// URL first");
+  }
+  MEND_ASSIGN_OR_RETURN(lessonq::PgQueueOptions pg, PostgresQueueOptions(config));
+  return lessonq::MigrateWalToPostgres(runtime.env, config.GetString("reflexion.queue.base_dir"),
+                                       pg);
+}
+
+nlohmann::json MigrateReportJson(const lessonq::MigrateReport& report) {
+  return {{"moved", report.moved},
+          {"already_present", report.already_present},
+          {"dead_letters", report.dead_letters},
+          {"corrupt", report.corrupt}};
 }
 
 nlohmann::json QueueStatsJson(const lessonq::QueueStats& stats) {

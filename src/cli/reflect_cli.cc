@@ -66,9 +66,10 @@ std::string JobPreview(const lessonq::Job& job) {
   return preview;
 }
 
-std::string QueueSummary(const lessonq::QueueStats& stats) {
+std::string QueueSummary(const lessonq::QueueStats& stats, std::string_view backend) {
   return "lesson queue: depth " + std::to_string(stats.queue_depth) + ", " +
-         std::to_string(stats.wal_records) + " pending in the WAL, " +
+         std::to_string(stats.wal_records) +
+         (backend == "postgres" ? " pending in PostgreSQL, " : " pending in the WAL, ") +
          std::to_string(stats.dlq_size) + " in the dead letter queue";
 }
 
@@ -79,7 +80,7 @@ Status PrintStatus(CliContext& ctx, app::Runtime& runtime, Surface surface) {
     ctx.out << DumpJson(app::QueueStatsJson(stats)) << "\n";
     return OkStatus();
   }
-  ctx.out << QueueSummary(stats) << "\n"
+  ctx.out << QueueSummary(stats, queue->backend()) << "\n"
           << (surface == Surface::kChat ? kChatHint : kCommandHint) << "\n";
   return OkStatus();
 }

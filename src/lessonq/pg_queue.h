@@ -39,6 +39,7 @@ class PgLessonQueue final : public DurableLessonQueue {
   Status PurgeDeadLetter(const std::string& id) override;
   const QueueOptions& options() const override { return options_; }
   std::string location() const override { return table_->location(); }
+  std::string_view backend() const override { return "postgres"; }
 
  private:
   // pg_queue_workers.cc

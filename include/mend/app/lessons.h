@@ -6,8 +6,10 @@
 
 #include "mend/agent/agent.h"
 #include "mend/base/clock.h"
+#include "mend/base/config.h"
 #include "mend/base/result.h"
 #include "mend/lessonq/lesson_queue.h"
+#include "mend/lessonq/postgres_queue.h"
 #include "mend/reflexion/generator.h"
 #include "mend/reflexion/hooks.h"
 #include "mend/reflexion/lesson_sink.h"
@@ -33,6 +35,11 @@ struct Lessons {
   lessonq::LessonEnqueuer* enqueuer = nullptr;
   reflexion::TriggerOptions triggers;
 };
+
+// The PostgreSQL queue's options from the configuration: store.url, which must be a postgres://
+// URL (kInvalidArgument saying so otherwise). Used with reflexion.queue.backend = postgres and by
+// `mend reflect migrate`.
+Result<lessonq::PgQueueOptions> PostgresQueueOptions(const Config& config);
 
 // The processor lesson workers run: generate with the runtime's provider, persist through the sink.
 lessonq::Processor LessonProcessor(Runtime& runtime);

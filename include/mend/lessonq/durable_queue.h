@@ -137,6 +137,8 @@ class DurableLessonQueue : public LessonEnqueuer {
   virtual Status PurgeDeadLetter(const std::string& id) = 0;
 
   virtual const QueueOptions& options() const = 0;
+  // "wal" or "postgres": the value of reflexion.queue.backend that selects this implementation.
+  virtual std::string_view backend() const = 0;
   // Where the jobs live, for messages: "the WAL at DIR" or "PostgreSQL at URL (schema S)", the
   // password masked.
   virtual std::string location() const = 0;

@@ -71,6 +71,7 @@ class LessonQueue final : public DurableLessonQueue {
 
   const QueueOptions& options() const override;
   std::string location() const override;  // "the WAL at <base_dir>"
+  std::string_view backend() const override { return "wal"; }
 
  private:
   class Impl;
