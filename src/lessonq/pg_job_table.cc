@@ -61,8 +61,14 @@ constexpr char kInsert[] = "INSERT INTO lesson_jobs (" MEND_LESSONQ_JOB_COLUMNS
 // One statement: the due rows are locked and taken in one step, skipping rows another worker is
 // taking at the same moment. The token comes from a sequence, so it never repeats, not even for a
 // job enqueued again after it was done.
+// One statement and one commit: the job the worker finished last ($5, $6; NULL when none) is
+// deleted, and due rows are locked and taken, skipping rows another worker is taking at the same
+// moment. The token comes from a sequence, so it never repeats, not even for a job enqueued again
+// after it was done.
 constexpr char kClaim[] =
-    "WITH due AS MATERIALIZED (SELECT id FROM lesson_jobs WHERE state = 'pending' AND "
+    "WITH done AS (DELETE FROM lesson_jobs WHERE id = $5 AND state = 'pending' AND "
+    "claim_token = $6), "
+    "due AS MATERIALIZED (SELECT id FROM lesson_jobs WHERE state = 'pending' AND "
     "next_attempt_at <= $1::bigint ORDER BY next_attempt_at, enqueued_at LIMIT $3 "
     "FOR UPDATE SKIP LOCKED) "
     "UPDATE lesson_jobs AS j SET claim_token = nextval('lesson_claim_tokens'), "
@@ -188,14 +194,23 @@ Result<Job> JobOfRow(const PgResult& res, int row) {
 
 PgJobTable::PgJobTable(const PgQueueOptions& options, int pool_size)
     : options_(options),
-      pool_(options.url, options.connect_timeout, pool_size, [this](PgConn& conn) -> Status {
-        if (options_.schema.empty()) return OkStatus();
-        // The schema is a session setting of every connection; a bound parameter keeps it data.
-        return conn
-            .Exec("SELECT set_config('search_path', $1, false)",
-                  {PgParam::Text(QuoteIdentifier(options_.schema))})
-            .status();
-      }) {}
+      pool_(options.url, options.connect_timeout, pool_size,
+            [this](PgConn& conn) { return SetUp(conn, /*claims=*/false); }),
+      claim_pool_(options.url, options.connect_timeout, pool_size,
+                  [this](PgConn& conn) { return SetUp(conn, /*claims=*/true); }) {}
+
+Status PgJobTable::SetUp(PgConn& conn, bool claims) {
+  if (!options_.schema.empty()) {
+    // The schema is a session setting of every connection; a bound parameter keeps it data.
+    MEND_RETURN_IF_ERROR(conn.Exec("SELECT set_config('search_path', $1, false)",
+                                   {PgParam::Text(QuoteIdentifier(options_.schema))})
+                             .status());
+  }
+  if (claims && options_.claim_commit == ClaimCommit::kAsynchronous) {
+    return conn.Run("SET synchronous_commit = off");
+  }
+  return OkStatus();
+}
 
 Result<std::unique_ptr<PgJobTable>> PgJobTable::Open(const PgQueueOptions& options, int pool_size) {
   if (options.url.empty()) return InvalidArgumentError("lesson queue: no PostgreSQL URL");
@@ -243,8 +258,9 @@ Status PgJobTable::Init() {
   return conn->Run("COMMIT");
 }
 
-Result<PgResult> PgJobTable::Exec(const char* sql, const std::vector<PgParam>& params) {
-  MEND_ASSIGN_OR_RETURN(PgPool::Handle conn, pool_.Acquire());
+Result<PgResult> PgJobTable::Exec(const char* sql, const std::vector<PgParam>& params, Pool pool) {
+  MEND_ASSIGN_OR_RETURN(PgPool::Handle conn,
+                        pool == Pool::kClaims ? claim_pool_.Acquire() : pool_.Acquire());
   return conn->Exec(sql, params, PgConn::Plan::kPrepared);
 }
 
@@ -260,9 +276,14 @@ Result<bool> PgJobTable::Insert(const Job& job, JobState state) {
 }
 
 Result<std::vector<ClaimedJob>> PgJobTable::Claim(Time now, Time locked_until, int limit,
-                                                  const std::string& expired_error) {
-  MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kClaim, {At(now), At(locked_until), PgParam::Int(limit),
-                                                    Text(expired_error)}));
+                                                  const std::string& expired_error,
+                                                  const ClaimedJob* completed) {
+  MEND_ASSIGN_OR_RETURN(
+      PgResult res, Exec(kClaim,
+                         {At(now), At(locked_until), PgParam::Int(limit), Text(expired_error),
+                          completed != nullptr ? PgParam::Text(completed->job.id) : PgParam::Null(),
+                          completed != nullptr ? PgParam::Int(completed->token) : PgParam::Null()},
+                         Pool::kClaims));
   std::vector<ClaimedJob> out;
   out.reserve(static_cast<size_t>(res.rows()));
   for (int i = 0; i < res.rows(); ++i) {

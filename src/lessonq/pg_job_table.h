@@ -22,8 +22,10 @@ struct ClaimedJob {
   int64_t token = 0;
 };
 
-// Pending and dead jobs in lesson_jobs (docs/reflexion.md, "The PostgreSQL queue"). Every method is
-// one statement, committed on return, on a pooled connection. While a job is claimed its
+// Pending and dead jobs in lesson_jobs (docs/lesson_queue.md, "The PostgreSQL queue"). Every
+// method is one statement, committed on return, on a pooled connection. Claim, Complete and
+// Release use connections of their own, whose commits do not wait for the disk when
+// options.claim_commit says so. While a job is claimed its
 // next_attempt_at equals its locked_until, so the one partial index on next_attempt_at finds due
 // jobs and expired claims alike. Errors as PgConn::Exec (kUnavailable when the server is gone).
 // Thread-safe.
@@ -36,9 +38,11 @@ class PgJobTable {
   Result<bool> Insert(const Job& job, JobState state);
   // Claims up to `limit` pending jobs due at `now` (next_attempt_at <= now, oldest first) until
   // `locked_until`. A job whose previous claim expired counts that claim as a failed attempt with
-  // the error `expired_error`.
+  // the error `expired_error`. `completed` (may be null), a job the caller finished, is completed
+  // as Complete does in the same statement: one commit for both. On error neither happened.
   Result<std::vector<ClaimedJob>> Claim(Time now, Time locked_until, int limit,
-                                        const std::string& expired_error);
+                                        const std::string& expired_error,
+                                        const ClaimedJob* completed = nullptr);
   // Each of these applies to a claimed job and returns false when `claimed.token` is no longer
   // the row's (the claim expired and someone else took it over): nothing was changed then.
   Result<bool> Complete(const ClaimedJob& claimed);           // deletes the row
@@ -68,13 +72,18 @@ class PgJobTable {
   std::string location() const;
 
  private:
-  explicit PgJobTable(const PgQueueOptions& options, int pool_size);
+  enum class Pool { kDefault, kClaims };
+
+  PgJobTable(const PgQueueOptions& options, int pool_size);
+  Status SetUp(store::internal::PgConn& conn, bool claims);
   Status Init();
   Result<store::internal::PgResult> Exec(const char* sql,
-                                         const std::vector<store::internal::PgParam>& params);
+                                         const std::vector<store::internal::PgParam>& params,
+                                         Pool pool = Pool::kDefault);
 
   const PgQueueOptions options_;
   store::internal::PgPool pool_;
+  store::internal::PgPool claim_pool_;
 };
 
 }  // namespace mend::lessonq

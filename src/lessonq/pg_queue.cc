@@ -60,13 +60,11 @@ Result<EnqueueResult> PgLessonQueue::Enqueue(const LessonRequest& request) {
 Status PgLessonQueue::Start(Processor processor) {
   std::lock_guard<std::mutex> lock(state_mu_);
   if (started_) return FailedPreconditionError("the lesson queue was already started");
-  const Time now = env_.clock->Now();
-  MEND_ASSIGN_OR_RETURN(int64_t stale, table_->DiscardStale(now - options_.stale_after, now));
-  metrics_.stale_discarded_total.Inc(static_cast<double>(stale));
   started_ = true;
   processor_ = std::move(processor);
   owner_.store(true);
-  RefreshGauges();
+  // The poller discards stale jobs before it first waits; workers that claim one first discard it
+  // themselves.
   workers_.reserve(static_cast<size_t>(options_.workers));
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
   poller_ = std::thread([this] { PollerLoop(); });

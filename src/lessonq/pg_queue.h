@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,13 +46,12 @@ class PgLessonQueue final : public DurableLessonQueue {
   // pg_queue_workers.cc
   void WorkerLoop();
   void PollerLoop();
-  // Claims one job and processes it; false when nothing was due (or the server failed).
-  bool ClaimAndProcess();
-  void Process(ClaimedJob claimed);
-  void Finish(const ClaimedJob& claimed, Verdict verdict);
-  // Waits until poll_interval passes, the next known due time comes, or an enqueue or stop wakes
-  // the worker.
-  void WaitForWork();
+  // Claims one job and processes it, completing `done` (the worker's previous job) in the same
+  // statement; false when nothing was due (or the server failed). A job that succeeds becomes
+  // `done`.
+  bool ClaimAndProcess(std::optional<ClaimedJob>& done);
+  void Process(ClaimedJob claimed, std::optional<ClaimedJob>& done);
+  void Finish(const ClaimedJob& claimed, Verdict verdict, std::optional<ClaimedJob>& done);
   void Wake();
   void RefreshGauges();
   // Waits until this process holds no job and a claim found nothing due after `since` (a value of

@@ -18,17 +18,20 @@ constexpr char kExpiredClaim[] =
 }  // namespace
 
 void PgLessonQueue::WorkerLoop() {
+  // The job this worker finished last: its row is deleted by the worker's next claim, in the same
+  // commit, so that a job costs one commit rather than two.
+  std::optional<ClaimedJob> done;
   for (;;) {
     int64_t seen = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (stop_claims_) return;
+      if (stop_claims_) break;
       // Read before the claim: an enqueue after it then still wakes this worker.
       seen = wake_seq_;
       ++in_flight_;
       metrics_.queue_depth.Set(static_cast<double>(in_flight_));
     }
-    if (ClaimAndProcess()) continue;
+    if (ClaimAndProcess(done)) continue;
     // Nothing due: wait for the next due time, an enqueue here or the poll interval. An error of
     // the server waits the poll interval too, and the claim is tried again.
     const Time now = env_.clock->Now();
@@ -41,9 +44,12 @@ void PgLessonQueue::WorkerLoop() {
 }
 
 // Called with in_flight_ counting this claim; takes it off when done.
-bool PgLessonQueue::ClaimAndProcess() {
+bool PgLessonQueue::ClaimAndProcess(std::optional<ClaimedJob>& done) {
   const Time now = env_.clock->Now();
-  Result<std::vector<ClaimedJob>> claimed = table_->Claim(now, now + claim_for_, 1, kExpiredClaim);
+  Result<std::vector<ClaimedJob>> claimed =
+      table_->Claim(now, now + claim_for_, 1, kExpiredClaim, done.has_value() ? &*done : nullptr);
+  // On failure nothing was committed: the completion is tried again with the next claim.
+  if (claimed.ok()) done.reset();
   bool stop = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -61,7 +67,7 @@ bool PgLessonQueue::ClaimAndProcess() {
     // Shutdown began during the claim: the job goes back, due at once, for any worker.
     table_->Release(claimed->front(), now).status().IgnoreError();
   } else {
-    Process(std::move(claimed->front()));
+    Process(std::move(claimed->front()), done);
   }
   std::lock_guard<std::mutex> lock(mu_);
   --in_flight_;
@@ -71,7 +77,7 @@ bool PgLessonQueue::ClaimAndProcess() {
   return true;
 }
 
-void PgLessonQueue::Process(ClaimedJob claimed) {
+void PgLessonQueue::Process(ClaimedJob claimed, std::optional<ClaimedJob>& done) {
   Job& job = claimed.job;
   const Time start = env_.clock->Now();
   if (job.attempts >= options_.max_attempts) {
@@ -89,7 +95,7 @@ void PgLessonQueue::Process(ClaimedJob claimed) {
   }
   job.attempts += 1;
   const Verdict verdict = runner_.Run(processor_, job, start, &job.last_error);
-  Finish(claimed, verdict);
+  Finish(claimed, verdict, done);
   const std::string label(VerdictLabel(verdict));
   metrics_.attempts_total.WithLabels({label}).Inc();
   const std::chrono::duration<double> took = env_.clock->Now() - start;
@@ -98,7 +104,8 @@ void PgLessonQueue::Process(ClaimedJob claimed) {
 
 // A change that fails (the server went away) or finds the claim taken over leaves the row to the
 // claim's expiry: the job is then attempted again, at least once in all.
-void PgLessonQueue::Finish(const ClaimedJob& claimed, Verdict verdict) {
+void PgLessonQueue::Finish(const ClaimedJob& claimed, Verdict verdict,
+                           std::optional<ClaimedJob>& done) {
   ClaimedJob next = claimed;
   Job& job = next.job;
   const Time now = env_.clock->Now();
@@ -109,7 +116,7 @@ void PgLessonQueue::Finish(const ClaimedJob& claimed, Verdict verdict) {
   switch (verdict) {
     case Verdict::kSuccess:
     case Verdict::kSkipped:
-      table_->Complete(next).status().IgnoreError();
+      done = next;  // deleted by the next claim
       ++(verdict == Verdict::kSkipped ? skipped_ : succeeded_);
       break;
     case Verdict::kTransient: {
@@ -141,7 +148,14 @@ void PgLessonQueue::Wake() {
   cv_.notify_all();
 }
 
+// Stale jobs are discarded here rather than in Start: the statement reads every pending row, and
+// the workers need not wait for it.
 void PgLessonQueue::PollerLoop() {
+  const Time now = env_.clock->Now();
+  if (Result<int64_t> stale = table_->DiscardStale(now - options_.stale_after, now); stale.ok()) {
+    metrics_.stale_discarded_total.Inc(static_cast<double>(*stale));
+  }
+  RefreshGauges();
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     const Time deadline = env_.clock->Now() + options_.poll_interval;

@@ -17,6 +17,18 @@ class MetricsRegistry;
 
 namespace mend::lessonq {
 
+// How the commits of claims and completions wait for the disk.
+enum class ClaimCommit {
+  // They do not wait (synchronous_commit = off for those statements alone): a server that
+  // crashes may forget the claims and completions of its last moments, and those jobs are then
+  // processed again; at least once still holds, and the lesson's content-derived fact id makes
+  // the second run store nothing new. Enqueues, retries and dead letters always wait.
+  kAsynchronous,
+  // Every commit waits for the disk: no job is processed again after a server crash unless its
+  // worker had not finished it.
+  kSynchronous,
+};
+
 struct PgQueueOptions {
   // A libpq connection URI or keyword/value string (the store.url of mend's configuration). The
   // password never appears in an error.
@@ -32,6 +44,7 @@ struct PgQueueOptions {
   // A claim lasts job_timeout plus this margin; once it has passed, any worker may claim the job
   // again (its first worker died, or ignored the cancellation at its deadline).
   Duration claim_margin = std::chrono::seconds(30);
+  ClaimCommit claim_commit = ClaimCommit::kAsynchronous;
 };
 
 // Opens the PostgreSQL lesson queue (docs/reflexion.md, "The PostgreSQL queue"): one row per job
