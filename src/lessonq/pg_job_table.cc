@@ -167,7 +167,7 @@ std::string QuoteIdentifier(const std::string& name) {
   return out + "\"";
 }
 
-// A row of MEND_LESSONQ_JOB_COLUMNS (from column `first`).
+// A row whose first columns are MEND_LESSONQ_JOB_COLUMNS.
 Result<Job> JobOfRow(const PgResult& res, int row) {
   Job job;
   job.id = res.Text(row, 0);

@@ -36,8 +36,9 @@ struct PgQueueOptions {
   // The schema that holds the queue's tables, created when missing; empty: the connection's
   // default (normally `public`).
   std::string schema;
-  // At most this many connections, opened on demand; 0: one per worker plus two (the poller and
-  // the producers and operators of this process).
+  // Connections, opened on demand, in each of two pools: the workers' claims and completions, and
+  // everything else. 0: one per worker plus two (the poller and the producers and operators of
+  // this process).
   int pool_size = 0;
   // How long opening one connection may take (libpq waits at least 2 s).
   Duration connect_timeout = std::chrono::seconds(5);
@@ -47,7 +48,7 @@ struct PgQueueOptions {
   ClaimCommit claim_commit = ClaimCommit::kAsynchronous;
 };
 
-// Opens the PostgreSQL lesson queue (docs/reflexion.md, "The PostgreSQL queue"): one row per job
+// Opens the PostgreSQL lesson queue (docs/lesson_queue.md, "The PostgreSQL queue"): one row per job
 // in lesson_jobs, keyed by the job id and its state (pending or dead), so the same requests dedupe
 // as in the WAL queue. Workers claim due jobs with SELECT ... FOR UPDATE SKIP LOCKED for
 // job_timeout + claim_margin; a completion, retry or move to the dead letters only applies while
