@@ -29,7 +29,7 @@ int64_t LessonJobAgeSeconds(const lessonq::Job& job, Time now) {
   return std::max<int64_t>(0, age.count());
 }
 
-Result<lessonq::LessonQueue*> LessonQueueOf(Runtime& runtime) {
+Result<lessonq::DurableLessonQueue*> LessonQueueOf(Runtime& runtime) {
   if (runtime.lessons.queue == nullptr) return runtime.lessons.unavailable;
   return runtime.lessons.queue.get();
 }
@@ -52,32 +52,51 @@ Result<lessonq::EnqueueResult> EnqueueLesson(Runtime& runtime,
                                              const lessonq::LessonRequest& request) {
   if (Trim(request.task).empty()) return InvalidArgumentError("the task is empty");
   MEND_RETURN_IF_ERROR(CheckEnqueueTrigger(request.trigger));
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, LessonQueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::DurableLessonQueue * queue, LessonQueueOf(runtime));
   return queue->Enqueue(request);
 }
 
 Status RetryDeadLetter(Runtime& runtime, const std::string& id) {
   MEND_RETURN_IF_ERROR(CheckLessonJobId(id));
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, LessonQueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::DurableLessonQueue * queue, LessonQueueOf(runtime));
   return DeadLetterAction(queue->RetryDeadLetter(id), id);
 }
 
 Status PurgeDeadLetter(Runtime& runtime, const std::string& id) {
   MEND_RETURN_IF_ERROR(CheckLessonJobId(id));
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, LessonQueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::DurableLessonQueue * queue, LessonQueueOf(runtime));
   return DeadLetterAction(queue->PurgeDeadLetter(id), id);
 }
 
 Result<lessonq::DrainReport> DrainLessons(Runtime& runtime) {
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, LessonQueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::DurableLessonQueue * queue, LessonQueueOf(runtime));
   const Status started = StartLessonWorkers(runtime);
   if (started.code() == StatusCode::kUnavailable) {
-    return UnavailableError("another mend process owns the lesson workers of " +
-                            queue->options().base_dir +
+    return UnavailableError("another mend process owns the lesson workers of " + queue->location() +
                             "; it processes the queue itself (drain again once it has exited)");
   }
   MEND_RETURN_IF_ERROR(started);
   return queue->DrainNow(runtime.config.GetDuration("reflexion.queue.drain_timeout"));
+}
+
+Result<lessonq::MigrateReport> MigrateLessonsToPostgres(Runtime& runtime) {
+  const Config& config = runtime.config;
+  if (config.GetString("reflexion.queue.backend") != "postgres") {
+    return FailedPreconditionError(
+        "reflect migrate moves the WAL queue's jobs into the PostgreSQL queue; set "
+        "reflexion.queue.backend = postgres (MEND_QUALITY_REFLEXION_QUEUE_BACKEND) and store.url "
+        "to a postgres:// URL first");
+  }
+  MEND_ASSIGN_OR_RETURN(lessonq::PgQueueOptions pg, PostgresQueueOptions(config));
+  return lessonq::MigrateWalToPostgres(runtime.env, config.GetString("reflexion.queue.base_dir"),
+                                       pg);
+}
+
+nlohmann::json MigrateReportJson(const lessonq::MigrateReport& report) {
+  return {{"moved", report.moved},
+          {"already_present", report.already_present},
+          {"dead_letters", report.dead_letters},
+          {"corrupt", report.corrupt}};
 }
 
 nlohmann::json QueueStatsJson(const lessonq::QueueStats& stats) {

@@ -7,7 +7,9 @@
 
 #include "app/lessons_internal.h"
 #include "mend/app/runtime.h"
+#include "mend/lessonq/postgres_queue.h"
 #include "mend/obs/trace.h"
+#include "mend/store/postgres_store.h"
 
 namespace mend::app {
 namespace {
@@ -31,6 +33,26 @@ lessonq::QueueOptions QueueOptionsFromConfig(const Config& config) {
   return options;
 }
 
+bool IsPostgresUrl(std::string_view url) {
+  return url.starts_with("postgres://") || url.starts_with("postgresql://");
+}
+
+// The queue reflexion.queue.backend selects. A postgres backend without a postgres:// store.url
+// is a mistake in the configuration (kInvalidArgument); a queue that cannot be opened is not.
+Result<std::unique_ptr<lessonq::DurableLessonQueue>> OpenQueue(Runtime& runtime,
+                                                               lessonq::QueueOptions options) {
+  const Config& config = runtime.config;
+  if (config.GetString("reflexion.queue.backend") != "postgres") {
+    MEND_ASSIGN_OR_RETURN(
+        std::unique_ptr<lessonq::LessonQueue> queue,
+        lessonq::LessonQueue::Open(runtime.env, std::move(options), runtime.metrics.get()));
+    return std::unique_ptr<lessonq::DurableLessonQueue>(std::move(queue));
+  }
+  MEND_ASSIGN_OR_RETURN(lessonq::PgQueueOptions pg, PostgresQueueOptions(config));
+  return lessonq::OpenPostgresLessonQueue(runtime.env, std::move(options), std::move(pg),
+                                          runtime.metrics.get());
+}
+
 reflexion::TriggerOptions TriggerOptionsFromConfig(const Config& config) {
   reflexion::TriggerOptions options;
   options.enabled = config.GetBool("reflexion.enabled");
@@ -41,6 +63,20 @@ reflexion::TriggerOptions TriggerOptionsFromConfig(const Config& config) {
 }
 
 }  // namespace
+
+Result<lessonq::PgQueueOptions> PostgresQueueOptions(const Config& config) {
+  const std::string& url = config.GetString("store.url");
+  if (!IsPostgresUrl(url)) {
+    return InvalidArgumentError(
+        "reflexion.queue.backend = postgres keeps the lesson queue in the database of store.url "
+        "(MEND_STORE), which must then be a postgres:// URL; it is " +
+        (url.empty() ? std::string("empty (SQLite in the home directory)")
+                     : "not one (" + store::MaskPostgresUrl(url) + ")"));
+  }
+  lessonq::PgQueueOptions options;
+  options.url = url;
+  return options;
+}
 
 namespace internal {
 
@@ -53,14 +89,20 @@ Status OpenLessons(Runtime& runtime) {
   sink_options.persist = config.GetBool("reflexion.persist");
   sink_options.lessons_file = JoinPath(queue_options.base_dir, kLessonsFile);
   const std::string base_dir = queue_options.base_dir;
-  Result<std::unique_ptr<lessonq::LessonQueue>> queue =
-      lessonq::LessonQueue::Open(runtime.env, std::move(queue_options), runtime.metrics.get());
+  Result<std::unique_ptr<lessonq::DurableLessonQueue>> queue =
+      OpenQueue(runtime, std::move(queue_options));
+  if (queue.status().code() == StatusCode::kInvalidArgument &&
+      config.GetString("reflexion.queue.backend") == "postgres") {
+    return queue.status();
+  }
   if (queue.ok()) {
     lessons.queue = std::move(queue).value();
   } else {
-    // A lesson directory that cannot be used disables durable reflexion, not mend.
-    lessons.unavailable =
-        queue.status().Annotate("the lesson queue at " + base_dir + " is unavailable");
+    // A lesson queue that cannot be used disables durable reflexion, not mend.
+    const std::string where = config.GetString("reflexion.queue.backend") == "postgres"
+                                  ? "in PostgreSQL"
+                                  : "at " + base_dir;
+    lessons.unavailable = queue.status().Annotate("the lesson queue " + where + " is unavailable");
     obs::Event e("reflexion.unavailable");
     e.AddString("error", std::string(lessons.unavailable.message()));
     runtime.events->Publish(std::move(e));

@@ -136,6 +136,13 @@ void AddQualityKeys(std::vector<ConfigKeySpec>& keys) {
 void AddReflexionQueueKeys(std::vector<ConfigKeySpec>& keys) {
   const std::string q = "MEND_QUALITY_REFLEXION_QUEUE_";
   keys.push_back(Bool("reflexion.queue.enabled", true, q + "ENABLED", "durable lesson queue"));
+  ConfigKeySpec backend = String("reflexion.queue.backend", q + "BACKEND", "",
+                                 "where the durable lesson queue keeps its jobs: wal (files under "
+                                 "base_dir) or postgres (the database of store.url)");
+  backend.type = ConfigType::kEnum;
+  backend.choices = {"wal", "postgres"};
+  backend.default_value = "wal";
+  keys.push_back(std::move(backend));
   keys.push_back(Int("reflexion.queue.workers", 2, 1, 64, q + "WORKERS", "lesson workers"));
   keys.push_back(
       Int("reflexion.queue.capacity", 1000, 1, 1'000'000, q + "CAPACITY", "in-memory queue depth"));

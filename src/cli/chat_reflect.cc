@@ -62,7 +62,7 @@ Status ShowQualityConfig(CliContext& ctx, app::Runtime& runtime) {
   }
   MEND_ASSIGN_OR_RETURN(lessonq::QueueStats stats, runtime.lessons.queue->Stats());
   PrintConfigTable(runtime.config, {"reflexion.", "quality."}, ctx.out);
-  ctx.out << reflect_cli::QueueSummary(stats) << "\n";
+  ctx.out << reflect_cli::QueueSummary(stats, runtime.lessons.queue->backend()) << "\n";
   return OkStatus();
 }
 

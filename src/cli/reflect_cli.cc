@@ -66,20 +66,21 @@ std::string JobPreview(const lessonq::Job& job) {
   return preview;
 }
 
-std::string QueueSummary(const lessonq::QueueStats& stats) {
+std::string QueueSummary(const lessonq::QueueStats& stats, std::string_view backend) {
   return "lesson queue: depth " + std::to_string(stats.queue_depth) + ", " +
-         std::to_string(stats.wal_records) + " pending in the WAL, " +
+         std::to_string(stats.wal_records) +
+         (backend == "postgres" ? " pending in PostgreSQL, " : " pending in the WAL, ") +
          std::to_string(stats.dlq_size) + " in the dead letter queue";
 }
 
 Status PrintStatus(CliContext& ctx, app::Runtime& runtime, Surface surface) {
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, app::LessonQueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::DurableLessonQueue * queue, app::LessonQueueOf(runtime));
   MEND_ASSIGN_OR_RETURN(lessonq::QueueStats stats, queue->Stats());
   if (ctx.json) {
     ctx.out << DumpJson(app::QueueStatsJson(stats)) << "\n";
     return OkStatus();
   }
-  ctx.out << QueueSummary(stats) << "\n"
+  ctx.out << QueueSummary(stats, queue->backend()) << "\n"
           << (surface == Surface::kChat ? kChatHint : kCommandHint) << "\n";
   return OkStatus();
 }
@@ -97,7 +98,7 @@ Status AddLesson(CliContext& ctx, app::Runtime& runtime, std::string_view text) 
 }
 
 Status PrintJobs(CliContext& ctx, app::Runtime& runtime, Listing listing) {
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, app::LessonQueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::DurableLessonQueue * queue, app::LessonQueueOf(runtime));
   const bool with_pending = listing == Listing::kPendingAndDeadLetters;
   std::vector<lessonq::Job> pending;
   if (with_pending) {

@@ -23,8 +23,9 @@ namespace mend::cli::reflect_cli {
 // Where an operation was invoked from; only the wording of hints differs.
 enum class Surface { kCommandLine, kChat };
 
-// "lesson queue: depth N, N pending in the WAL, N in the dead letter queue".
-std::string QueueSummary(const lessonq::QueueStats& stats);
+// "lesson queue: depth N, N pending in the WAL, N in the dead letter queue" ("in PostgreSQL" for
+// the PostgreSQL backend).
+std::string QueueSummary(const lessonq::QueueStats& stats, std::string_view backend);
 
 // Queue depth, WAL records and DLQ size, then a one-line hint naming the subcommands.
 Status PrintStatus(CliContext& ctx, app::Runtime& runtime, Surface surface);

@@ -67,6 +67,26 @@ Status DrainAndStop(CliContext& ctx) {
   return stopped;
 }
 
+Status Migrate(CliContext& ctx) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  Result<lessonq::MigrateReport> report = app::MigrateLessonsToPostgres(*runtime);
+  if (report.status().code() == StatusCode::kFailedPrecondition) {
+    return UsageError(report.status());
+  }
+  MEND_RETURN_IF_ERROR(report.status());
+  if (ctx.json) {
+    ctx.out << DumpJson(app::MigrateReportJson(*report)) << "\n";
+    return OkStatus();
+  }
+  ctx.out << "moved " << report->moved << " pending lesson jobs and " << report->dead_letters
+          << " dead letters into PostgreSQL (" << report->already_present
+          << " were already there)\n";
+  for (const std::string& path : report->corrupt) {
+    ctx.out << "left in place, failed its checks: " << path << "\n";
+  }
+  return OkStatus();
+}
+
 // Wraps an action that needs the runtime.
 template <typename Fn>
 std::function<Status()> WithRuntime(CliContext& ctx, Fn fn) {
@@ -136,6 +156,11 @@ void AddDeadLetterActions(CLI::App& reflect, CliContext& ctx) {
       "process owns the workers)");
   AddProviderFlags(*drain, ctx);
   drain->callback([&ctx] { ctx.action = [&ctx] { return DrainAndStop(ctx); }; });
+  CLI::App* migrate = reflect.add_subcommand(
+      "migrate",
+      "move the WAL queue's pending jobs and dead letters into the PostgreSQL queue "
+      "(reflexion.queue.backend = postgres); safe to run again");
+  migrate->callback([&ctx] { ctx.action = [&ctx] { return Migrate(ctx); }; });
 }
 
 }  // namespace
@@ -143,12 +168,13 @@ void AddDeadLetterActions(CLI::App& reflect, CliContext& ctx) {
 void AddReflectCommand(CLI::App& app, CliContext& ctx) {
   CLI::App* reflect = app.add_subcommand("reflect",
                                          "the lesson queue: status, add, enqueue, list, failed, "
-                                         "retry, purge, drain");
+                                         "retry, purge, drain, migrate");
   reflect->group("Commands");
   reflect->require_subcommand(0, 1);  // a word of a task or query is never read as a command
   reflect->footer(
-      "Without a subcommand: queue depth, WAL records and dead letter queue size. Pending jobs "
-      "live in <reflexion.queue.base_dir>/wal, dead letters in .../dlq.");
+      "Without a subcommand: queue depth, pending jobs and dead letter queue size. Pending jobs "
+      "live in <reflexion.queue.base_dir>/wal, dead letters in .../dlq; with "
+      "reflexion.queue.backend = postgres, in the database of store.url.");
   AddAddAndEnqueue(*reflect, ctx);
   AddListings(*reflect, ctx);
   AddDeadLetterActions(*reflect, ctx);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "lessonq/lesson_queue_impl.h"
+#include "lessonq/queue_options.h"
 #include "mend/lessonq/wal_codec.h"
 #include "mend/obs/metrics.h"
 
@@ -12,24 +13,7 @@ namespace {
 
 Status ValidateOptions(const QueueOptions& o) {
   if (o.base_dir.empty()) return InvalidArgumentError("lesson queue: base_dir is required");
-  if (o.workers < 1) return InvalidArgumentError("lesson queue: workers must be at least 1");
-  if (o.capacity < 1) return InvalidArgumentError("lesson queue: capacity must be at least 1");
-  if (o.max_attempts < 1) {
-    return InvalidArgumentError("lesson queue: max_attempts must be at least 1");
-  }
-  if (!(o.jitter >= 0.0 && o.jitter <= 0.5)) {
-    return InvalidArgumentError("lesson queue: jitter must lie in [0, 0.5]");
-  }
-  if (!(o.multiplier >= 1.0)) {
-    return InvalidArgumentError("lesson queue: multiplier must be at least 1");
-  }
-  if (o.initial_delay.count() < 0 || o.max_delay < o.initial_delay) {
-    return InvalidArgumentError("lesson queue: need 0 <= initial_delay <= max_delay");
-  }
-  if (o.poll_interval.count() <= 0) {
-    return InvalidArgumentError("lesson queue: poll_interval must be positive");
-  }
-  return OkStatus();
+  return ValidateQueueOptions(o);
 }
 
 Status CheckId(const std::string& id) {
@@ -61,7 +45,8 @@ LessonQueue::Impl::Impl(Env env, QueueOptions options, obs::MetricsRegistry* met
       metrics_(metrics == nullptr ? *owned_metrics_ : *metrics),
       wal_(std::move(wal)),
       dlq_(std::move(dlq)),
-      heap_(*env.clock, options_.capacity, &metrics_.queue_depth) {}
+      heap_(*env.clock, options_.capacity, &metrics_.queue_depth),
+      runner_(*env.clock, options_.job_timeout) {}
 
 LessonQueue::Impl::~Impl() { Shutdown(Duration::zero()).IgnoreError(); }
 
@@ -216,5 +201,6 @@ Result<std::vector<Job>> LessonQueue::DeadLetters() { return impl_->DeadLetters(
 Status LessonQueue::RetryDeadLetter(const std::string& id) { return impl_->RetryDeadLetter(id); }
 Status LessonQueue::PurgeDeadLetter(const std::string& id) { return impl_->PurgeDeadLetter(id); }
 const QueueOptions& LessonQueue::options() const { return impl_->options(); }
+std::string LessonQueue::location() const { return "the WAL at " + impl_->options().base_dir; }
 
 }  // namespace mend::lessonq

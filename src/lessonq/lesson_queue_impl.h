@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "lessonq/attempt_runner.h"
 #include "lessonq/job_heap.h"
 #include "lessonq/queue_metrics.h"
 #include "mend/lessonq/lesson_queue.h"
@@ -40,9 +41,6 @@ class LessonQueue::Impl {
   const QueueOptions& options() const { return options_; }
 
  private:
-  // How one attempt ended, as the worker acts on it.
-  enum class Verdict { kSuccess, kSkipped, kTransient, kPermanent, kAbandoned };
-
   // lesson_queue.cc
   EnqueueOutcome Hand(Job job);  // the owner's push under the overflow policy
   Status Replay();
@@ -58,16 +56,10 @@ class LessonQueue::Impl {
   void LoadUnknown(std::optional<Time> due_at);
   void RefreshGauges();
   void Process(Job job);
-  Verdict Attempt(Job& job, Time start);  // runs the processor; sets job.last_error
-  Verdict Judge(const std::optional<Result<ProcessResult>>& result, bool late,
-                std::string* last_error) const;
-  static std::string_view LabelOf(Verdict verdict);
   void Acknowledge(const Job& job, Verdict verdict);
   void Reschedule(Job job);
   void MoveToDeadLetters(const Job& job);
   void JoinThreads();
-  // Sets the cancellation flag of every attempt past its deadline (all of them when `all`).
-  void CancelRunning(bool all);
 
   Env env_;
   const QueueOptions options_;
@@ -86,15 +78,8 @@ class LessonQueue::Impl {
   std::thread poller_;
 
   std::atomic<bool> owner_{false};
-  std::atomic<bool> cancelled_{false};  // shutdown gave up waiting
-
   // Attempts in flight: their deadlines and cancellation flags (JobContext::cancelled).
-  struct Running {
-    Time deadline;
-    std::shared_ptr<std::atomic<bool>> cancel;
-  };
-  std::mutex running_mu_;
-  std::map<std::string, Running> running_;  // by job id
+  AttemptRunner runner_;
 
   std::mutex poll_mu_;
   std::condition_variable poll_cv_;

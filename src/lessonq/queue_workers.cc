@@ -11,22 +11,6 @@
 
 namespace mend::lessonq {
 
-// A cancelled attempt is counted as transient: it failed for a reason outside the job.
-std::string_view LessonQueue::Impl::LabelOf(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::kSuccess:
-      return kOutcomeSuccess;
-    case Verdict::kSkipped:
-      return kOutcomeSkipped;
-    case Verdict::kPermanent:
-      return kOutcomePermanent;
-    case Verdict::kTransient:
-    case Verdict::kAbandoned:
-      break;
-  }
-  return kOutcomeTransient;
-}
-
 void LessonQueue::Impl::StartThreads() {
   workers_.reserve(static_cast<size_t>(options_.workers));
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
@@ -43,7 +27,7 @@ void LessonQueue::Impl::PollerLoop() {
     const Time deadline = env_.clock->Now() + options_.poll_interval;
     if (env_.clock->WaitUntil(poll_cv_, lock, deadline, [this] { return stopping_; })) break;
     lock.unlock();
-    CancelRunning(false);
+    runner_.CancelOverdue();
     LoadUnknown(std::nullopt);
     RefreshGauges();
     lock.lock();
@@ -81,7 +65,7 @@ void LessonQueue::Impl::RefreshGauges() {
 void LessonQueue::Impl::Process(Job job) {
   const Time start = env_.clock->Now();
   job.attempts += 1;
-  const Verdict verdict = Attempt(job, start);
+  const Verdict verdict = runner_.Run(processor_, job, start, &job.last_error);
   switch (verdict) {
     case Verdict::kSuccess:
     case Verdict::kSkipped:
@@ -101,65 +85,10 @@ void LessonQueue::Impl::Process(Job job) {
       heap_.Finish(job.id);  // the record stays as it was, for the next start
       break;
   }
-  const std::string label(LabelOf(verdict));
+  const std::string label(VerdictLabel(verdict));
   metrics_.attempts_total.WithLabels({label}).Inc();
   const std::chrono::duration<double> took = env_.clock->Now() - start;
   metrics_.processing_duration_seconds.WithLabels({label}).Observe(took.count());
-}
-
-void LessonQueue::Impl::CancelRunning(bool all) {
-  const Time now = env_.clock->Now();
-  std::lock_guard<std::mutex> lock(running_mu_);
-  for (auto& [id, running] : running_) {
-    if (!all && now < running.deadline) continue;
-    running.cancel->store(true);
-    running.cancel->notify_all();
-  }
-}
-
-LessonQueue::Impl::Verdict LessonQueue::Impl::Attempt(Job& job, Time start) {
-  auto cancel = std::make_shared<std::atomic<bool>>(cancelled_.load());
-  const JobContext context{start + options_.job_timeout, cancel.get()};
-  {
-    std::lock_guard<std::mutex> lock(running_mu_);
-    running_[job.id] = Running{context.deadline, cancel};
-  }
-  std::optional<Result<ProcessResult>> result;
-  std::string thrown;
-  // The processor is the one piece of code here that may throw (it calls into user and library
-  // code); an exception is a bug that retrying will not fix, so it dead-letters the job.
-  try {
-    result.emplace(processor_(job, context));
-  } catch (const std::exception& e) {
-    thrown = e.what();
-  } catch (...) {
-    thrown = "unknown exception";
-  }
-  {
-    std::lock_guard<std::mutex> lock(running_mu_);
-    running_.erase(job.id);
-  }
-  const bool late = env_.clock->Now() >= context.deadline;
-  std::string last_error = "processor threw: " + thrown;
-  const Verdict verdict = Judge(result, late, &last_error);
-  job.last_error = std::move(last_error);
-  return verdict;
-}
-
-LessonQueue::Impl::Verdict LessonQueue::Impl::Judge(
-    const std::optional<Result<ProcessResult>>& result, bool late, std::string* last_error) const {
-  if (!result.has_value()) return Verdict::kPermanent;
-  if (result->ok()) {
-    return **result == ProcessResult::kSkipped ? Verdict::kSkipped : Verdict::kSuccess;
-  }
-  *last_error = result->status().ToString();
-  // Shutdown gave up on this attempt; its failure says nothing about the job.
-  if (cancelled_.load()) return Verdict::kAbandoned;
-  if (late && !IsRetryable(result->status())) {
-    *last_error = "job timeout exceeded: " + *last_error;
-    return Verdict::kTransient;
-  }
-  return IsRetryable(result->status()) ? Verdict::kTransient : Verdict::kPermanent;
 }
 
 // The record is removed before the job leaves the in-flight set: otherwise the poller could see
@@ -234,8 +163,7 @@ Status LessonQueue::Impl::Shutdown(Duration timeout) {
   }
   poll_cv_.notify_all();
   const bool finished = heap_.WaitNoneInFlight(deadline);
-  cancelled_.store(true);
-  CancelRunning(true);
+  runner_.CancelAll();
   JoinThreads();
   owner_.store(false);
   owner_lock_.reset();

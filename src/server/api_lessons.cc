@@ -18,7 +18,7 @@ namespace mend::server {
 namespace {
 
 Result<ApiResponse> QueueStatus(app::Runtime& runtime) {
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, app::LessonQueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::DurableLessonQueue * queue, app::LessonQueueOf(runtime));
   MEND_ASSIGN_OR_RETURN(lessonq::QueueStats stats, queue->Stats());
   return ApiResponse(app::QueueStatsJson(stats));
 }
@@ -26,7 +26,7 @@ Result<ApiResponse> QueueStatus(app::Runtime& runtime) {
 enum class Listing { kPending, kDeadLetters };
 
 Result<ApiResponse> Jobs(app::Runtime& runtime, Listing listing) {
-  MEND_ASSIGN_OR_RETURN(lessonq::LessonQueue * queue, app::LessonQueueOf(runtime));
+  MEND_ASSIGN_OR_RETURN(lessonq::DurableLessonQueue * queue, app::LessonQueueOf(runtime));
   std::vector<lessonq::Job> jobs;
   if (listing == Listing::kPending) {
     MEND_ASSIGN_OR_RETURN(jobs, queue->Pending());

@@ -333,5 +333,16 @@ TEST_F(ReflectCommandTest, ChatRetriesADeadLetterAndRefusesABadId) {
   // inspected here: the retried job may already be back after failing on the empty script.
 }
 
+TEST_F(ReflectCommandTest, MigrateNeedsThePostgresBackend) {
+  EXPECT_EQ(Mend({"reflect", "migrate"}), 2);
+  EXPECT_THAT(err(), HasSubstr("reflexion.queue.backend = postgres"));
+}
+
+TEST_F(ReflectCommandTest, ThePostgresBackendWithoutAPostgresStoreUrlIsRefusedClearly) {
+  env_["MEND_QUALITY_REFLEXION_QUEUE_BACKEND"] = "postgres";
+  EXPECT_NE(Mend({"reflect"}), 0);
+  EXPECT_THAT(err(), AllOf(HasSubstr("store.url"), HasSubstr("postgres:// URL")));
+}
+
 }  // namespace
 }  // namespace mend::cli

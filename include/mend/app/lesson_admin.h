@@ -14,6 +14,7 @@
 #include "mend/base/result.h"
 #include "mend/lessonq/job.h"
 #include "mend/lessonq/lesson_queue.h"
+#include "mend/lessonq/postgres_queue.h"
 
 namespace mend::app {
 
@@ -21,7 +22,7 @@ struct Runtime;
 
 // The runtime's lesson queue; Lessons::unavailable (why it could not be opened) when there is
 // none.
-Result<lessonq::LessonQueue*> LessonQueueOf(Runtime& runtime);
+Result<lessonq::DurableLessonQueue*> LessonQueueOf(Runtime& runtime);
 
 // OK for the triggers an operator may enqueue by hand (error, hallucination, low_quality);
 // kInvalidArgument naming them otherwise. Manual lessons are not queued (AddManualLesson).
@@ -46,6 +47,14 @@ Status PurgeDeadLetter(Runtime& runtime, const std::string& id);
 // explanation when another process owns them; the workers then keep running in this process),
 // and processes every due job within reflexion.queue.drain_timeout.
 Result<lessonq::DrainReport> DrainLessons(Runtime& runtime);
+
+// `reflect migrate`: moves the WAL queue's jobs at reflexion.queue.base_dir into the PostgreSQL
+// queue (lessonq::MigrateWalToPostgres). kFailedPrecondition unless reflexion.queue.backend is
+// postgres; PostgresQueueOptions' and the migration's errors otherwise.
+Result<lessonq::MigrateReport> MigrateLessonsToPostgres(Runtime& runtime);
+
+// {"moved","already_present","dead_letters","corrupt":["path",...]}
+nlohmann::json MigrateReportJson(const lessonq::MigrateReport& report);
 
 // Whole seconds since the job was first enqueued (0 for a clock behind it).
 int64_t LessonJobAgeSeconds(const lessonq::Job& job, Time now);

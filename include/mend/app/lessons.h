@@ -6,8 +6,10 @@
 
 #include "mend/agent/agent.h"
 #include "mend/base/clock.h"
+#include "mend/base/config.h"
 #include "mend/base/result.h"
 #include "mend/lessonq/lesson_queue.h"
+#include "mend/lessonq/postgres_queue.h"
 #include "mend/reflexion/generator.h"
 #include "mend/reflexion/hooks.h"
 #include "mend/reflexion/lesson_sink.h"
@@ -18,11 +20,12 @@ struct Runtime;
 
 // Reflexion's parts in a runtime (DESIGN.md §8), built by OpenRuntime from the reflexion.* keys.
 struct Lessons {
-  // Open (<reflexion.queue.base_dir>/wal and dlq) so every command can enqueue and inspect; only
-  // a process that called StartLessonWorkers processes jobs. Null when the directory cannot be
+  // Open so every command can enqueue and inspect: the WAL queue (<reflexion.queue.base_dir>/wal
+  // and dlq) or, with reflexion.queue.backend = postgres, the PostgreSQL queue at store.url. Only
+  // a process that called StartLessonWorkers processes jobs. Null when the queue cannot be
   // opened: `unavailable` then says why, reflexion's hook is not registered, and the rest of mend
   // works on.
-  std::unique_ptr<lessonq::LessonQueue> queue;
+  std::unique_ptr<lessonq::DurableLessonQueue> queue;
   Status unavailable;
   std::unique_ptr<reflexion::LessonGenerator> generator;  // on the runtime's provider
   std::unique_ptr<reflexion::LessonSink> sink;            // fact store + reflexion/LESSONS.md
@@ -32,6 +35,11 @@ struct Lessons {
   lessonq::LessonEnqueuer* enqueuer = nullptr;
   reflexion::TriggerOptions triggers;
 };
+
+// The PostgreSQL queue's options from the configuration: store.url, which must be a postgres://
+// URL (kInvalidArgument saying so otherwise). Used with reflexion.queue.backend = postgres and by
+// `mend reflect migrate`.
+Result<lessonq::PgQueueOptions> PostgresQueueOptions(const Config& config);
 
 // The processor lesson workers run: generate with the runtime's provider, persist through the sink.
 lessonq::Processor LessonProcessor(Runtime& runtime);

@@ -1,0 +1,147 @@
+#pragma once
+
+// The durable lesson queue's contract, shared by its two backends: the WAL directory
+// (LessonQueue, lesson_queue.h) and PostgreSQL (OpenPostgresLessonQueue, postgres_queue.h).
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mend/base/clock.h"
+#include "mend/base/result.h"
+#include "mend/lessonq/job.h"
+
+namespace mend::lessonq {
+
+// The defaults are DESIGN.md §8's (the seed's CHATCLI_QUALITY_REFLEXION_QUEUE_* defaults).
+struct QueueOptions {
+  // The WAL queue's directory, required there: holds wal/, dlq/ and the owner lock `owner.lock`.
+  // The PostgreSQL queue does not use it.
+  std::string base_dir;
+  int workers = 2;
+  // Jobs held in memory (WAL queue); the WAL holds every pending job regardless.
+  size_t capacity = 1000;
+  bool drop_oldest = false;
+  Duration block_timeout = std::chrono::seconds(5);
+  int max_attempts = 5;
+  Duration initial_delay = std::chrono::seconds(1);
+  Duration max_delay = std::chrono::minutes(5);
+  double multiplier = 2.0;
+  double jitter = 0.2;  // [0, 0.5]
+  Duration job_timeout = std::chrono::minutes(2);
+  Duration stale_after = std::chrono::hours(168);
+  // How often the owner looks for records written by other processes (and for free room to
+  // reload records it had to leave in the WAL).
+  Duration poll_interval = std::chrono::seconds(1);
+  // Cut the texts of a record that chatcli's reader could not take whole (FitWalRecord with
+  // kChatcliMaxRecordBytes), so a directory chatcli also reads keeps its jobs; the job in this
+  // process keeps its full texts.
+  bool chatcli_safe = false;
+};
+
+// The context of one processing attempt.
+struct JobContext {
+  Time deadline{};  // enqueue-independent per-job timeout: start of the attempt + job_timeout
+  // Becomes true when the deadline has passed (the owner checks every poll_interval) or when
+  // shutdown gives up waiting. A processor that can stop early should (the lesson processor hands
+  // it to the model request, which is then abandoned).
+  const std::atomic<bool>* cancelled = nullptr;
+};
+
+enum class ProcessResult {
+  kSuccess,  // a lesson was stored
+  kSkipped,  // nothing actionable; nothing stored
+};
+
+// Processes one job. OK (success or skipped) acknowledges it: its record is removed. An error
+// that IsRetryable() is retried later with backoff until max_attempts; any other error is
+// permanent and moves the job to the dead-letter queue at once, as does an exception thrown by
+// the processor. A processor that returns after its deadline counts as a transient timeout
+// unless it succeeded. Called on worker threads, concurrently.
+using Processor = std::function<Result<ProcessResult>(const Job& job, const JobContext& context)>;
+
+enum class EnqueueOutcome {
+  kAccepted,       // a new record; queued for the workers
+  kDeduped,        // a record of this id was already pending; nothing written
+  kRejectedFull,   // the in-memory queue stayed full for block_timeout; the record waits in the WAL
+  kDroppedOldest,  // accepted, and the oldest queued job left memory (its record stays in the WAL)
+};
+std::string_view EnqueueOutcomeName(EnqueueOutcome outcome);  // "accepted", "deduped", ...
+
+struct EnqueueResult {
+  std::string id;
+  bool created = false;  // a record was written by this call
+  EnqueueOutcome outcome = EnqueueOutcome::kAccepted;
+};
+
+// Where a trigger sends a lesson request. DurableLessonQueue's implementations are the durable
+// ones; DetachedLessonRunner the legacy one.
+class LessonEnqueuer {
+ public:
+  virtual ~LessonEnqueuer() = default;
+  virtual Result<EnqueueResult> Enqueue(const LessonRequest& request) = 0;
+};
+
+// The names are the WAL queue's; the PostgreSQL queue fills them with its own counts.
+struct QueueStats {
+  // Jobs held in memory by this process (0 unless it runs the workers); for the PostgreSQL
+  // queue, the jobs its workers have claimed and not yet finished.
+  int64_t queue_depth = 0;
+  int64_t wal_records = 0;  // pending jobs: records in wal/, or rows in the pending state
+  int64_t dlq_size = 0;     // dead letters: records in dlq/, or rows in the dead state
+};
+
+// What the workers did since the previous DrainNow (since Start for the first one): jobs taken up
+// between Start and the drain count too.
+struct DrainReport {
+  int64_t succeeded = 0;
+  int64_t skipped = 0;
+  int64_t retried = 0;        // failed transiently; rescheduled with backoff (still pending)
+  int64_t dead_lettered = 0;  // moved to the DLQ
+  int64_t remaining = 0;      // jobs still pending afterwards
+};
+
+// A durable lesson queue: the job of a request is stored when Enqueue returns, processed at least
+// once by the workers of some process that called Start, retried with capped exponential backoff
+// and jitter until max_attempts, then kept as a dead letter for an operator. Jobs are deduped by
+// id (JobIdFor) while pending. Everything runs on the Env's clock. Implementations are
+// thread-safe; the destructor shuts down (Shutdown(0)) and joins every thread.
+class DurableLessonQueue : public LessonEnqueuer {
+ public:
+  // Starts the workers with `processor`, after discarding pending jobs older than stale_after.
+  // kFailedPrecondition when already started (a queue object starts at most once). The WAL queue
+  // also answers kUnavailable when another process owns its directory.
+  virtual Status Start(Processor processor) = 0;
+  // True while this object runs workers (between a successful Start and Shutdown).
+  virtual bool owner() const = 0;
+  // Workers only (kFailedPrecondition otherwise): makes every pending job that is not being
+  // processed due now and waits until no due job is left and none is in flight here, or `timeout`
+  // passes. Jobs rescheduled by a transient failure meanwhile are not waited for.
+  virtual Result<DrainReport> DrainNow(Duration timeout) = 0;
+  // Until `timeout`, keeps taking up due jobs and waits for the jobs in flight; then stops,
+  // signals cancellation (JobContext::cancelled) and joins the workers. Jobs not done stay
+  // pending. kDeadlineExceeded when jobs were still in flight at the deadline. Idempotent; OK
+  // when never started.
+  virtual Status Shutdown(Duration timeout) = 0;
+
+  // Inspection and operator actions; they work in any process.
+  virtual Result<QueueStats> Stats() = 0;
+  virtual Result<std::vector<Job>> Pending() = 0;      // oldest enqueue first
+  virtual Result<std::vector<Job>> DeadLetters() = 0;  // oldest enqueue first
+  // Makes a dead letter pending again with attempts 0, due now. kNotFound when absent.
+  virtual Status RetryDeadLetter(const std::string& id) = 0;
+  // Deletes a dead letter. kNotFound when absent.
+  virtual Status PurgeDeadLetter(const std::string& id) = 0;
+
+  virtual const QueueOptions& options() const = 0;
+  // "wal" or "postgres": the value of reflexion.queue.backend that selects this implementation.
+  virtual std::string_view backend() const = 0;
+  // Where the jobs live, for messages: "the WAL at DIR" or "PostgreSQL at URL (schema S)", the
+  // password masked.
+  virtual std::string location() const = 0;
+};
+
+}  // namespace mend::lessonq

@@ -1,0 +1,368 @@
+#include "lessonq/pg_job_table.h"
+
+#include <chrono>
+#include <utility>
+
+#include "mend/base/utf8.h"
+#include "mend/store/postgres_store.h"
+
+namespace mend::lessonq {
+namespace {
+
+using store::internal::PgConn;
+using store::internal::PgParam;
+using store::internal::PgPool;
+using store::internal::PgResult;
+
+constexpr int64_t kSchemaVersion = 1;
+
+// Held while the tables are created or checked, so that queues opening at once do not race on
+// CREATE ... IF NOT EXISTS (which is not safe against concurrent creators).
+constexpr char kLockSchema[] = "SELECT pg_advisory_xact_lock(7230188513270843395)";
+constexpr char kCreateMeta[] =
+    "CREATE TABLE IF NOT EXISTS lesson_queue_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
+constexpr char kSelectVersion[] =
+    "SELECT value FROM lesson_queue_meta WHERE key = 'lessonq.schema_version'";
+constexpr char kInsertVersion[] =
+    "INSERT INTO lesson_queue_meta (key, value) VALUES ('lessonq.schema_version', $1)";
+
+// Version 1. Times are nanoseconds since the Unix epoch on the clock of the process that wrote
+// them. While a job is claimed, next_attempt_at = locked_until, so lesson_jobs_due finds due jobs
+// and expired claims alike and a claim reads only the rows it takes.
+constexpr char kSchemaV1[] = R"sql(
+CREATE TABLE lesson_jobs (
+  id TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'dead')),
+  task TEXT NOT NULL,
+  attempt TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  trigger TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  traceparent TEXT NOT NULL,
+  enqueued_at BIGINT NOT NULL,
+  next_attempt_at BIGINT NOT NULL,
+  attempts BIGINT NOT NULL,
+  last_error TEXT NOT NULL,
+  locked_until BIGINT,
+  claim_token BIGINT,
+  PRIMARY KEY (id, state)
+);
+CREATE INDEX lesson_jobs_due ON lesson_jobs (next_attempt_at, enqueued_at) WHERE state = 'pending';
+CREATE SEQUENCE lesson_claim_tokens;
+)sql";
+
+#define MEND_LESSONQ_JOB_COLUMNS                                                             \
+  "id, task, attempt, outcome, trigger, run_id, traceparent, enqueued_at, next_attempt_at, " \
+  "attempts, last_error"
+
+constexpr char kInsert[] = "INSERT INTO lesson_jobs (" MEND_LESSONQ_JOB_COLUMNS
+                           ", state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
+                           "ON CONFLICT (id, state) DO NOTHING";
+// One statement: the due rows are locked and taken in one step, skipping rows another worker is
+// taking at the same moment. The token comes from a sequence, so it never repeats, not even for a
+// job enqueued again after it was done.
+// One statement and one commit: the job the worker finished last ($5, $6; NULL when none) is
+// deleted, and due rows are locked and taken, skipping rows another worker is taking at the same
+// moment. The token comes from a sequence, so it never repeats, not even for a job enqueued again
+// after it was done.
+constexpr char kClaim[] =
+    "WITH done AS (DELETE FROM lesson_jobs WHERE id = $5 AND state = 'pending' AND "
+    "claim_token = $6), "
+    "due AS MATERIALIZED (SELECT id FROM lesson_jobs WHERE state = 'pending' AND "
+    "next_attempt_at <= $1::bigint ORDER BY next_attempt_at, enqueued_at LIMIT $3 "
+    "FOR UPDATE SKIP LOCKED) "
+    "UPDATE lesson_jobs AS j SET claim_token = nextval('lesson_claim_tokens'), "
+    "locked_until = $2::bigint, next_attempt_at = $2::bigint, "
+    "attempts = j.attempts + CASE WHEN j.claim_token IS NULL THEN 0 ELSE 1 END, "
+    "last_error = CASE WHEN j.claim_token IS NULL THEN j.last_error ELSE $4::text END "
+    "FROM due WHERE j.id = due.id AND j.state = 'pending' "
+    "RETURNING j.id, j.task, j.attempt, j.outcome, j.trigger, j.run_id, j.traceparent, "
+    "j.enqueued_at, j.next_attempt_at, j.attempts, j.last_error, j.claim_token";
+constexpr char kComplete[] =
+    "DELETE FROM lesson_jobs WHERE id = $1 AND state = 'pending' AND claim_token = $2";
+constexpr char kReschedule[] =
+    "UPDATE lesson_jobs SET attempts = $3, next_attempt_at = $4, last_error = $5, "
+    "locked_until = NULL, claim_token = NULL "
+    "WHERE id = $1 AND state = 'pending' AND claim_token = $2";
+constexpr char kRelease[] =
+    "UPDATE lesson_jobs SET next_attempt_at = $3, locked_until = NULL, claim_token = NULL "
+    "WHERE id = $1 AND state = 'pending' AND claim_token = $2";
+// The claimed row leaves and its dead letter replaces any earlier one of the same id, in one
+// statement: nothing happens unless the claim is still ours.
+constexpr char kBury[] =
+    "WITH gone AS (DELETE FROM lesson_jobs WHERE id = $1 AND state = 'pending' AND "
+    "claim_token = $2 RETURNING " MEND_LESSONQ_JOB_COLUMNS
+    ") "
+    "INSERT INTO lesson_jobs (" MEND_LESSONQ_JOB_COLUMNS
+    ", state) "
+    "SELECT id, task, attempt, outcome, trigger, run_id, traceparent, enqueued_at, $3::bigint, "
+    "$4::bigint, $5::text, 'dead' FROM gone "
+    "ON CONFLICT (id, state) DO UPDATE SET task = EXCLUDED.task, attempt = EXCLUDED.attempt, "
+    "outcome = EXCLUDED.outcome, trigger = EXCLUDED.trigger, run_id = EXCLUDED.run_id, "
+    "traceparent = EXCLUDED.traceparent, enqueued_at = EXCLUDED.enqueued_at, "
+    "next_attempt_at = EXCLUDED.next_attempt_at, attempts = EXCLUDED.attempts, "
+    "last_error = EXCLUDED.last_error RETURNING id";
+constexpr char kRevive[] =
+    "WITH dead AS (DELETE FROM lesson_jobs WHERE id = $1 AND state = 'dead' "
+    "RETURNING " MEND_LESSONQ_JOB_COLUMNS
+    ") "
+    "INSERT INTO lesson_jobs (" MEND_LESSONQ_JOB_COLUMNS
+    ", state) "
+    "SELECT id, task, attempt, outcome, trigger, run_id, traceparent, enqueued_at, $2::bigint, "
+    "0, '', 'pending' FROM dead "
+    "ON CONFLICT (id, state) DO UPDATE SET task = EXCLUDED.task, attempt = EXCLUDED.attempt, "
+    "outcome = EXCLUDED.outcome, trigger = EXCLUDED.trigger, run_id = EXCLUDED.run_id, "
+    "traceparent = EXCLUDED.traceparent, enqueued_at = EXCLUDED.enqueued_at, "
+    "next_attempt_at = EXCLUDED.next_attempt_at, attempts = 0, last_error = '', "
+    "locked_until = NULL, claim_token = NULL RETURNING id";
+constexpr char kPurge[] = "DELETE FROM lesson_jobs WHERE id = $1 AND state = 'dead'";
+constexpr char kDiscardStale[] =
+    "DELETE FROM lesson_jobs WHERE state = 'pending' AND enqueued_at < $1 AND "
+    "(claim_token IS NULL OR locked_until <= $2)";
+constexpr char kMakeAllDue[] =
+    "UPDATE lesson_jobs SET next_attempt_at = $1 WHERE state = 'pending' AND "
+    "claim_token IS NULL AND next_attempt_at > $1";
+constexpr char kEarliestDue[] =
+    "SELECT min(next_attempt_at) FROM lesson_jobs WHERE state = 'pending'";
+constexpr char kCount[] =
+    "SELECT count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'dead') "
+    "FROM lesson_jobs";
+constexpr char kList[] = "SELECT " MEND_LESSONQ_JOB_COLUMNS
+                         " FROM lesson_jobs WHERE state = $1 ORDER BY enqueued_at, id";
+
+int64_t ToNanos(Time t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+Time FromNanos(int64_t nanos) {
+  return Time(std::chrono::duration_cast<Time::duration>(std::chrono::nanoseconds(nanos)));
+}
+
+PgParam At(Time t) { return PgParam::Int(ToNanos(t)); }
+
+// PostgreSQL's text takes neither NUL bytes nor invalid UTF-8; both become U+FFFD, as the WAL's
+// JSON turns invalid bytes into U+FFFD. The job keeps the id of its original texts.
+PgParam Text(const std::string& s) {
+  if (s.find('\0') == std::string::npos && IsValidUtf8(s)) return PgParam::Text(s);
+  std::string clean = SanitizeUtf8(s);
+  std::string out;
+  for (char c : clean) {
+    if (c == '\0') {
+      out += "\xEF\xBF\xBD";
+    } else {
+      out += c;
+    }
+  }
+  return PgParam::Text(out);
+}
+
+std::string_view StateName(JobState state) { return state == JobState::kDead ? "dead" : "pending"; }
+
+std::string QuoteIdentifier(const std::string& name) {
+  std::string out = "\"";
+  for (char c : name) {
+    out += c;
+    if (c == '"') out += '"';
+  }
+  return out + "\"";
+}
+
+// A row whose first columns are MEND_LESSONQ_JOB_COLUMNS.
+Result<Job> JobOfRow(const PgResult& res, int row) {
+  Job job;
+  job.id = res.Text(row, 0);
+  job.request.task = res.Text(row, 1);
+  job.request.attempt = res.Text(row, 2);
+  job.request.outcome = res.Text(row, 3);
+  job.request.trigger = res.Text(row, 4);
+  job.request.run_id = res.Text(row, 5);
+  job.request.traceparent = res.Text(row, 6);
+  std::optional<int64_t> enqueued = res.Int(row, 7);
+  std::optional<int64_t> next = res.Int(row, 8);
+  std::optional<int64_t> attempts = res.Int(row, 9);
+  if (!IsJobId(job.id) || !enqueued || !next || !attempts) {
+    return DataLossError("unreadable lesson job row \"" + job.id + "\"");
+  }
+  job.enqueued_at = FromNanos(*enqueued);
+  job.next_attempt_at = FromNanos(*next);
+  job.attempts = *attempts;
+  job.last_error = res.Text(row, 10);
+  return job;
+}
+
+}  // namespace
+
+PgJobTable::PgJobTable(const PgQueueOptions& options, int pool_size)
+    : options_(options),
+      pool_(options.url, options.connect_timeout, pool_size,
+            [this](PgConn& conn) { return SetUp(conn, /*claims=*/false); }),
+      claim_pool_(options.url, options.connect_timeout, pool_size,
+                  [this](PgConn& conn) { return SetUp(conn, /*claims=*/true); }) {}
+
+Status PgJobTable::SetUp(PgConn& conn, bool claims) {
+  if (!options_.schema.empty()) {
+    // The schema is a session setting of every connection; a bound parameter keeps it data.
+    MEND_RETURN_IF_ERROR(conn.Exec("SELECT set_config('search_path', $1, false)",
+                                   {PgParam::Text(QuoteIdentifier(options_.schema))})
+                             .status());
+  }
+  if (claims && options_.claim_commit == ClaimCommit::kAsynchronous) {
+    return conn.Run("SET synchronous_commit = off");
+  }
+  return OkStatus();
+}
+
+Result<std::unique_ptr<PgJobTable>> PgJobTable::Open(const PgQueueOptions& options, int pool_size) {
+  if (options.url.empty()) return InvalidArgumentError("lesson queue: no PostgreSQL URL");
+  if (pool_size < 1) return InvalidArgumentError("lesson queue: pool_size must be at least 1");
+  std::unique_ptr<PgJobTable> table(new PgJobTable(options, pool_size));
+  MEND_RETURN_IF_ERROR(table->Init());
+  return table;
+}
+
+std::string PgJobTable::location() const {
+  return "PostgreSQL at " + store::MaskPostgresUrl(options_.url) +
+         (options_.schema.empty() ? "" : " (schema " + options_.schema + ")");
+}
+
+Status PgJobTable::Init() {
+  MEND_ASSIGN_OR_RETURN(PgPool::Handle conn, pool_.Acquire());
+  MEND_RETURN_IF_ERROR(conn->Run("BEGIN"));
+  Status s = [&]() -> Status {
+    MEND_RETURN_IF_ERROR(conn->Run(kLockSchema));
+    if (!options_.schema.empty()) {
+      const std::string create = "CREATE SCHEMA IF NOT EXISTS " + QuoteIdentifier(options_.schema);
+      MEND_RETURN_IF_ERROR(conn->Run(create.c_str()));
+    }
+    MEND_RETURN_IF_ERROR(conn->Run(kCreateMeta));
+    MEND_ASSIGN_OR_RETURN(PgResult version, conn->Exec(kSelectVersion));
+    if (version.rows() > 0) {
+      const int64_t v = version.Int(0, 0).value_or(0);
+      if (v < 1) return DataLossError(location() + ": unreadable lesson queue schema version");
+      if (v > kSchemaVersion) {
+        return FailedPreconditionError(location() +
+                                       ": the lesson queue's tables were written by a newer mend "
+                                       "(schema " +
+                                       std::to_string(v) + " > " + std::to_string(kSchemaVersion) +
+                                       "); upgrade mend");
+      }
+      return OkStatus();
+    }
+    MEND_RETURN_IF_ERROR(conn->Run(kSchemaV1));
+    return conn->Exec(kInsertVersion, {PgParam::Int(kSchemaVersion)}).status();
+  }();
+  if (!s.ok()) {
+    conn->Run("ROLLBACK").IgnoreError();
+    return s;
+  }
+  return conn->Run("COMMIT");
+}
+
+Result<PgResult> PgJobTable::Exec(const char* sql, const std::vector<PgParam>& params, Pool pool) {
+  MEND_ASSIGN_OR_RETURN(PgPool::Handle conn,
+                        pool == Pool::kClaims ? claim_pool_.Acquire() : pool_.Acquire());
+  return conn->Exec(sql, params, PgConn::Plan::kPrepared);
+}
+
+Result<bool> PgJobTable::Insert(const Job& job, JobState state) {
+  const LessonRequest& r = job.request;
+  MEND_ASSIGN_OR_RETURN(
+      PgResult res,
+      Exec(kInsert,
+           {PgParam::Text(job.id), Text(r.task), Text(r.attempt), Text(r.outcome), Text(r.trigger),
+            Text(r.run_id), Text(r.traceparent), At(job.enqueued_at), At(job.next_attempt_at),
+            PgParam::Int(job.attempts), Text(job.last_error), PgParam::Text(StateName(state))}));
+  return res.affected() > 0;
+}
+
+Result<std::vector<ClaimedJob>> PgJobTable::Claim(Time now, Time locked_until, int limit,
+                                                  const std::string& expired_error,
+                                                  const ClaimedJob* completed) {
+  MEND_ASSIGN_OR_RETURN(
+      PgResult res, Exec(kClaim,
+                         {At(now), At(locked_until), PgParam::Int(limit), Text(expired_error),
+                          completed != nullptr ? PgParam::Text(completed->job.id) : PgParam::Null(),
+                          completed != nullptr ? PgParam::Int(completed->token) : PgParam::Null()},
+                         Pool::kClaims));
+  std::vector<ClaimedJob> out;
+  out.reserve(static_cast<size_t>(res.rows()));
+  for (int i = 0; i < res.rows(); ++i) {
+    MEND_ASSIGN_OR_RETURN(Job job, JobOfRow(res, i));
+    out.push_back(ClaimedJob{std::move(job), res.Int(i, 11).value_or(0)});
+  }
+  return out;
+}
+
+Result<bool> PgJobTable::Complete(const ClaimedJob& claimed) {
+  MEND_ASSIGN_OR_RETURN(
+      PgResult res, Exec(kComplete, {PgParam::Text(claimed.job.id), PgParam::Int(claimed.token)}));
+  return res.affected() > 0;
+}
+
+Result<bool> PgJobTable::Reschedule(const ClaimedJob& claimed) {
+  const Job& job = claimed.job;
+  MEND_ASSIGN_OR_RETURN(PgResult res,
+                        Exec(kReschedule, {PgParam::Text(job.id), PgParam::Int(claimed.token),
+                                           PgParam::Int(job.attempts), At(job.next_attempt_at),
+                                           Text(job.last_error)}));
+  return res.affected() > 0;
+}
+
+Result<bool> PgJobTable::Bury(const ClaimedJob& claimed) {
+  const Job& job = claimed.job;
+  MEND_ASSIGN_OR_RETURN(
+      PgResult res,
+      Exec(kBury, {PgParam::Text(job.id), PgParam::Int(claimed.token), At(job.next_attempt_at),
+                   PgParam::Int(job.attempts), Text(job.last_error)}));
+  return res.rows() > 0;
+}
+
+Result<bool> PgJobTable::Release(const ClaimedJob& claimed, Time due) {
+  MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kRelease, {PgParam::Text(claimed.job.id),
+                                                      PgParam::Int(claimed.token), At(due)}));
+  return res.affected() > 0;
+}
+
+Result<int64_t> PgJobTable::DiscardStale(Time cutoff, Time now) {
+  MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kDiscardStale, {At(cutoff), At(now)}));
+  return res.affected();
+}
+
+Status PgJobTable::MakeAllDue(Time now) { return Exec(kMakeAllDue, {At(now)}).status(); }
+
+Result<std::optional<Time>> PgJobTable::EarliestDue() {
+  MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kEarliestDue, {}));
+  std::optional<int64_t> nanos = res.rows() > 0 ? res.Int(0, 0) : std::nullopt;
+  if (!nanos.has_value()) return std::optional<Time>();
+  return std::optional<Time>(FromNanos(*nanos));
+}
+
+Result<PgJobTable::Counts> PgJobTable::Count() {
+  MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kCount, {}));
+  return Counts{res.Int(0, 0).value_or(0), res.Int(0, 1).value_or(0)};
+}
+
+Result<std::vector<Job>> PgJobTable::List(JobState state) {
+  MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kList, {PgParam::Text(StateName(state))}));
+  std::vector<Job> jobs;
+  for (int i = 0; i < res.rows(); ++i) {
+    // A row that cannot be read must not hide the others.
+    Result<Job> job = JobOfRow(res, i);
+    if (job.ok()) jobs.push_back(std::move(job).value());
+  }
+  return jobs;
+}
+
+Status PgJobTable::Revive(const std::string& id, Time now) {
+  MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kRevive, {PgParam::Text(id), At(now)}));
+  if (res.rows() == 0) return NotFoundError("no dead-lettered lesson job " + id);
+  return OkStatus();
+}
+
+Status PgJobTable::Purge(const std::string& id) {
+  MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kPurge, {PgParam::Text(id)}));
+  if (res.affected() == 0) return NotFoundError("no dead-lettered lesson job " + id);
+  return OkStatus();
+}
+
+}  // namespace mend::lessonq

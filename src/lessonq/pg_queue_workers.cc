@@ -1,0 +1,235 @@
+// The consuming side of the PostgreSQL lesson queue: workers, the poller, drain and shutdown.
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "lessonq/backoff.h"
+#include "lessonq/pg_queue.h"
+
+namespace mend::lessonq {
+namespace {
+
+constexpr char kExpiredClaim[] =
+    "the claim expired before the attempt ended (the worker died or overran job_timeout)";
+
+}  // namespace
+
+void PgLessonQueue::WorkerLoop() {
+  // The job this worker finished last: its row is deleted by the worker's next claim, in the same
+  // commit, so that a job costs one commit rather than two.
+  std::optional<ClaimedJob> done;
+  for (;;) {
+    int64_t seen = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_claims_) break;
+      // Read before the claim: an enqueue after it then still wakes this worker.
+      seen = wake_seq_;
+      ++in_flight_;
+      metrics_.queue_depth.Set(static_cast<double>(in_flight_));
+    }
+    if (ClaimAndProcess(done)) continue;
+    // Nothing due: wait for the next due time, an enqueue here or the poll interval. An error of
+    // the server waits the poll interval too, and the claim is tried again.
+    const Time now = env_.clock->Now();
+    Time deadline = now + options_.poll_interval;
+    Result<std::optional<Time>> earliest = table_->EarliestDue();
+    if (earliest.ok() && earliest->has_value()) deadline = std::min(deadline, **earliest);
+    std::unique_lock<std::mutex> lock(mu_);
+    env_.clock->WaitUntil(cv_, lock, deadline, [&] { return stop_claims_ || wake_seq_ != seen; });
+  }
+}
+
+// Called with in_flight_ counting this claim; takes it off when done.
+bool PgLessonQueue::ClaimAndProcess(std::optional<ClaimedJob>& done) {
+  const Time now = env_.clock->Now();
+  Result<std::vector<ClaimedJob>> claimed =
+      table_->Claim(now, now + claim_for_, 1, kExpiredClaim, done.has_value() ? &*done : nullptr);
+  // On failure nothing was committed: the completion is tried again with the next claim.
+  if (claimed.ok()) done.reset();
+  bool stop = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool got = claimed.ok() && !claimed->empty();
+    if (!got) {
+      --in_flight_;
+      if (claimed.ok()) last_empty_ = ++seq_;
+      metrics_.queue_depth.Set(static_cast<double>(in_flight_));
+      cv_.notify_all();
+      return false;
+    }
+    stop = stop_claims_;
+  }
+  if (stop) {
+    // Shutdown began during the claim: the job goes back, due at once, for any worker.
+    table_->Release(claimed->front(), now).status().IgnoreError();
+  } else {
+    Process(std::move(claimed->front()), done);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  --in_flight_;
+  last_finish_ = ++seq_;
+  metrics_.queue_depth.Set(static_cast<double>(in_flight_));
+  cv_.notify_all();
+  return true;
+}
+
+void PgLessonQueue::Process(ClaimedJob claimed, std::optional<ClaimedJob>& done) {
+  Job& job = claimed.job;
+  const Time start = env_.clock->Now();
+  if (job.attempts >= options_.max_attempts) {
+    // Expired claims used up the attempts: a job that kills its workers ends as a dead letter.
+    job.next_attempt_at = start;
+    if (Result<bool> buried = table_->Bury(claimed); buried.ok() && *buried) ++dead_lettered_;
+    RefreshGauges();
+    return;
+  }
+  if (job.enqueued_at < start - options_.stale_after) {
+    if (Result<bool> gone = table_->Complete(claimed); gone.ok() && *gone) {
+      metrics_.stale_discarded_total.Inc();
+    }
+    return;
+  }
+  job.attempts += 1;
+  const Verdict verdict = runner_.Run(processor_, job, start, &job.last_error);
+  Finish(claimed, verdict, done);
+  const std::string label(VerdictLabel(verdict));
+  metrics_.attempts_total.WithLabels({label}).Inc();
+  const std::chrono::duration<double> took = env_.clock->Now() - start;
+  metrics_.processing_duration_seconds.WithLabels({label}).Observe(took.count());
+}
+
+// A change that fails (the server went away) or finds the claim taken over leaves the row to the
+// claim's expiry: the job is then attempted again, at least once in all.
+void PgLessonQueue::Finish(const ClaimedJob& claimed, Verdict verdict,
+                           std::optional<ClaimedJob>& done) {
+  ClaimedJob next = claimed;
+  Job& job = next.job;
+  const Time now = env_.clock->Now();
+  job.next_attempt_at = now;
+  if (verdict == Verdict::kTransient && job.attempts >= options_.max_attempts) {
+    verdict = Verdict::kPermanent;
+  }
+  switch (verdict) {
+    case Verdict::kSuccess:
+    case Verdict::kSkipped:
+      done = next;  // deleted by the next claim
+      ++(verdict == Verdict::kSkipped ? skipped_ : succeeded_);
+      break;
+    case Verdict::kTransient: {
+      const BackoffPolicy policy{options_.initial_delay, options_.max_delay, options_.multiplier,
+                                 options_.jitter};
+      job.next_attempt_at = now + RetryDelay(policy, job.attempts, env_.random->Uniform01());
+      table_->Reschedule(next).status().IgnoreError();
+      metrics_.retry_total.WithLabels({std::to_string(job.attempts)}).Inc();
+      ++retried_;
+      break;
+    }
+    case Verdict::kPermanent:
+      if (Result<bool> buried = table_->Bury(next); buried.ok() && *buried) ++dead_lettered_;
+      RefreshGauges();
+      break;
+    case Verdict::kAbandoned:
+      table_->Release(claimed, now)
+          .status()
+          .IgnoreError();  // unchanged but for the claim; due at once
+      break;
+  }
+}
+
+void PgLessonQueue::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++wake_seq_;
+  }
+  cv_.notify_all();
+}
+
+// Stale jobs are discarded here rather than in Start: the statement reads every pending row, and
+// the workers need not wait for it.
+void PgLessonQueue::PollerLoop() {
+  const Time now = env_.clock->Now();
+  if (Result<int64_t> stale = table_->DiscardStale(now - options_.stale_after, now); stale.ok()) {
+    metrics_.stale_discarded_total.Inc(static_cast<double>(*stale));
+  }
+  RefreshGauges();
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    const Time deadline = env_.clock->Now() + options_.poll_interval;
+    if (env_.clock->WaitUntil(cv_, lock, deadline, [this] { return stopping_; })) break;
+    lock.unlock();
+    runner_.CancelOverdue();
+    RefreshGauges();
+    lock.lock();
+  }
+}
+
+bool PgLessonQueue::WaitIdle(int64_t since, Time deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return env_.clock->WaitUntil(cv_, lock, deadline, [&] {
+    return stop_claims_ || (in_flight_ == 0 && last_empty_ > std::max(since, last_finish_));
+  });
+}
+
+Result<DrainReport> PgLessonQueue::DrainNow(Duration timeout) {
+  if (!owner()) return FailedPreconditionError("this process does not run the lesson workers");
+  const Time deadline = env_.clock->Now() + timeout;
+  std::lock_guard<std::mutex> drain_lock(drain_mu_);
+  MEND_RETURN_IF_ERROR(table_->MakeAllDue(env_.clock->Now()));
+  int64_t since = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    since = ++seq_;
+    ++wake_seq_;
+  }
+  cv_.notify_all();
+  WaitIdle(since, deadline);
+  DrainReport now{succeeded_, skipped_, retried_, dead_lettered_, 0};
+  DrainReport report{now.succeeded - reported_.succeeded, now.skipped - reported_.skipped,
+                     now.retried - reported_.retried, now.dead_lettered - reported_.dead_lettered,
+                     0};
+  reported_ = now;
+  MEND_ASSIGN_OR_RETURN(PgJobTable::Counts counts, table_->Count());
+  report.remaining = counts.pending;
+  RefreshGauges();
+  return report;
+}
+
+Status PgLessonQueue::Shutdown(Duration timeout) {
+  std::lock_guard<std::mutex> state_lock(state_mu_);
+  if (!started_ || shut_down_) return OkStatus();
+  shut_down_ = true;
+  const Time deadline = env_.clock->Now() + timeout;
+  // Drain, then shut down, as the WAL queue does: jobs already due are still taken up until the
+  // deadline; jobs waiting for a retry are not.
+  int64_t since = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    since = ++seq_;
+    ++wake_seq_;
+  }
+  cv_.notify_all();
+  WaitIdle(since, deadline);
+  bool finished = false;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    stop_claims_ = true;
+    stopping_ = true;
+    cv_.notify_all();
+    finished = env_.clock->WaitUntil(cv_, lock, deadline, [this] { return in_flight_ == 0; });
+  }
+  runner_.CancelAll();
+  for (std::thread& worker : workers_) worker.join();
+  workers_.clear();
+  if (poller_.joinable()) poller_.join();
+  owner_.store(false);
+  if (!finished) {
+    return DeadlineExceededError("lesson jobs were still in flight at the shutdown deadline");
+  }
+  return OkStatus();
+}
+
+}  // namespace mend::lessonq
