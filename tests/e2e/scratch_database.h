@@ -19,7 +19,7 @@ inline std::string PostgresServerUrl() {
   return url == nullptr ? "" : url;
 }
 
-// Runs one statement that returns no rows on a connection of its own.
+// Runs one statement on a connection of its own (rows it returns are dropped).
 inline Status ExecPostgres(const std::string& url, const std::string& sql) {
   PGconn* conn = PQconnectdb(url.c_str());
   PQsetNoticeProcessor(
@@ -29,7 +29,10 @@ inline Status ExecPostgres(const std::string& url, const std::string& sql) {
     result = UnavailableError(PQerrorMessage(conn));
   } else {
     PGresult* res = PQexec(conn, sql.c_str());
-    if (PQresultStatus(res) != PGRES_COMMAND_OK) result = InternalError(PQerrorMessage(conn));
+    const ExecStatusType status = PQresultStatus(res);
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+      result = InternalError(PQerrorMessage(conn));
+    }
     PQclear(res);
   }
   PQfinish(conn);

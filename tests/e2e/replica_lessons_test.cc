@@ -1,0 +1,241 @@
+// Lessons under fire (issue: scale-out on PostgreSQL): 24 lesson jobs wait in the PostgreSQL lesson
+// queue of one database while three `mend serve` replicas process them; the test kills a random
+// replica with SIGKILL at random moments (often while its lesson request is in flight) and starts
+// a new one, and once closes every connection the replicas hold, as a server restart would. Every
+// acknowledged job must become exactly one fact: none lost, none stored twice, none dead.
+//
+// Needs a server: MEND_TEST_POSTGRES_URL (scripts/with_postgres); skipped without one.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/e2e/child_process.h"
+#include "tests/e2e/scratch_database.h"
+#include "tests/e2e/temp_dir.h"
+#include "tests/support/status_matchers.h"
+
+namespace mend::testing {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr int kJobs = 24;
+constexpr int kReplicas = 3;
+constexpr int kMaxKills = 6;
+constexpr uint32_t kSeed = 20261202;
+constexpr std::chrono::seconds kBound(30);
+constexpr std::chrono::seconds kOverallDeadline(120);
+constexpr milliseconds kPoll(200);
+constexpr milliseconds kMinKillGap(200);
+constexpr milliseconds kMaxKillGap(400);
+
+std::string JobTag(int i) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "lesson-job-%02d", i);
+  return buf;
+}
+// Words of job i's own: lessons of different jobs share almost nothing, so none is a near duplicate
+// of another (those would merge into one fact, as they should).
+std::string Words(int i, int count) {
+  static const char* const kSyllables[] = {"ka", "to", "mi", "ru", "se", "no", "pa", "li",
+                                           "ve", "do", "zu", "fi", "go", "he", "ja", "qu"};
+  uint32_t state = 2654435761u * static_cast<uint32_t>(i + 1);
+  std::string out;
+  for (int w = 0; w < count; ++w) {
+    if (!out.empty()) out += ' ';
+    for (int k = 0; k < 3; ++k) {
+      state = state * 1664525u + 1013904223u;
+      out += kSyllables[(state >> 24) % 16];
+    }
+  }
+  return out;
+}
+std::string Remedy(int i) { return "Apply " + Words(i, 6) + " before retrying"; }
+
+// One route per job: the lesson request for job i (its task names JobTag(i)) gets lesson i after a
+// second, so the work (24 s of answers over 6 workers) outlasts the kills (6 gaps of at most
+// 400 ms) and kills land while requests are in flight.
+std::string RoutesJson() {
+  nlohmann::json routes = nlohmann::json::array();
+  for (int i = 0; i < kJobs; ++i) {
+    const std::string lesson = "<situation>Running " + JobTag(i) + " " + Words(i + 100, 5) +
+                               "</situation>\n<mistake>" + Words(i + 200, 6) +
+                               "</mistake>\n<correction>" + Remedy(i) + "</correction>\n<tags>" +
+                               JobTag(i) + "</tags>";
+    routes.push_back({{"name", JobTag(i)},
+                      {"contains", JobTag(i)},
+                      {"responses", {{{"text", lesson}, {"latency_ms", 1000}}}}});
+  }
+  return routes.dump();
+}
+
+class ReplicaLessonsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string server = PostgresServerUrl();
+    if (server.empty())
+      GTEST_SKIP() << "MEND_TEST_POSTGRES_URL is not set (see scripts/with_postgres)";
+    auto dir = ScopedTempDir::Create();
+    MEND_ASSERT_OK(dir);
+    dir_ = std::move(*dir);
+    auto db = ScratchDatabase::Create(server, "mend_lesson_replicas");
+    MEND_ASSERT_OK(db);
+    db_ = std::move(*db);
+    auto routes = dir_->WriteFile("routes.json", RoutesJson());
+    MEND_ASSERT_OK(routes);
+    auto started = StartFakeServer(FAKE_LLM_SERVER_BINARY, {"--routes", *routes}, kBound);
+    MEND_ASSERT_OK(started);
+    fake_ = std::move(started->process);
+    base_url_ = "http://127.0.0.1:" + std::to_string(started->port);
+  }
+
+  void TearDown() override {
+    for (auto& replica : replicas_) replica.reset();  // SIGKILL and reap what is still running
+    fake_.reset();
+  }
+
+  std::vector<std::string> Env() const {
+    return {"PATH=/usr/bin:/bin",
+            "HOME=" + dir_->path(),
+            "MEND_STORE=" + db_.url(),
+            "MEND_PROVIDER=openai",
+            "MEND_MODEL=fake-model",
+            "MEND_BASE_URL=" + base_url_,
+            "MEND_API_KEY=test-key",
+            "MEND_QUALITY_REFLEXION_QUEUE_BACKEND=postgres",
+            "MEND_QUALITY_REFLEXION_QUEUE_JOB_TIMEOUT=2s"};
+  }
+
+  nlohmann::json Mend(const std::string& home, std::vector<std::string> args) {
+    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File(home), "--json"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto result = RunProcess(argv, Env(), kBound);
+    EXPECT_THAT(result, IsOk());
+    if (!result.ok()) return nullptr;
+    EXPECT_TRUE(result->status.exited && result->status.code == 0) << result->err;
+    return nlohmann::json::parse(result->out, nullptr, false);
+  }
+
+  std::string ReplicaLog(int k) const { return dir_->File("r" + std::to_string(k) + ".log"); }
+
+  // `mend serve` as replica k, its output appended to ReplicaLog(k).
+  void SpawnReplica(int k) {
+    std::vector<std::string> argv = {"/bin/sh",
+                                     "-c",
+                                     "log=$1; shift; exec \"$@\" >>\"$log\" 2>&1",
+                                     "sh",
+                                     ReplicaLog(k),
+                                     MEND_BINARY,
+                                     "--home",
+                                     dir_->File("home-r" + std::to_string(k)),
+                                     "serve",
+                                     "--listen",
+                                     "127.0.0.1:0"};
+    auto child = ChildProcess::Spawn(argv, Env());
+    MEND_ASSERT_OK(child);
+    replicas_[k] = std::move(*child);
+  }
+
+  std::string ReplicaLogs() const {
+    std::string all;
+    for (int k = 0; k < kReplicas; ++k) {
+      all += "--- r" + std::to_string(k) + "\n" + ReadWholeFile(ReplicaLog(k)).value_or("") + "\n";
+    }
+    return all;
+  }
+
+  // The lesson facts stored so far, by the remedy they name.
+  std::map<int, int> LessonsByJob(size_t* total) {
+    const nlohmann::json listed = Mend("home-check", {"memory", "list"});
+    std::map<int, int> by_job;
+    *total = 0;
+    if (!listed.is_object() || !listed.contains("facts")) return by_job;
+    for (const nlohmann::json& fact : listed["facts"]) {
+      ++*total;
+      const std::string content = fact.value("content", "");
+      for (int i = 0; i < kJobs; ++i) {
+        if (content.find(Remedy(i)) != std::string::npos) ++by_job[i];
+      }
+    }
+    return by_job;
+  }
+
+  std::unique_ptr<ScopedTempDir> dir_;
+  ScratchDatabase db_;
+  std::unique_ptr<ChildProcess> fake_;
+  std::string base_url_;
+  std::array<std::unique_ptr<ChildProcess>, kReplicas> replicas_;
+};
+
+TEST_F(ReplicaLessonsTest, EveryAcknowledgedJobBecomesExactlyOneFactThroughKillsAndAReconnect) {
+  for (int i = 0; i < kJobs; ++i) {
+    const nlohmann::json enqueued = Mend(
+        "home-enqueue", {"reflect", "enqueue", "--task", JobTag(i) + ": the deploy step failed",
+                         "--trigger", "error", "--outcome", "exit status 1"});
+    ASSERT_TRUE(enqueued.is_object()) << enqueued;
+    ASSERT_EQ(enqueued.value("created", false), true) << enqueued;
+  }
+  for (int k = 0; k < kReplicas; ++k) ASSERT_NO_FATAL_FAILURE(SpawnReplica(k));
+
+  std::mt19937 rng(kSeed);
+  std::uniform_int_distribution<int> gap_ms(static_cast<int>(kMinKillGap.count()),
+                                            static_cast<int>(kMaxKillGap.count()));
+  std::uniform_int_distribution<int> victim(0, kReplicas - 1);
+  const SteadyClock::time_point deadline = SteadyClock::now() + kOverallDeadline;
+  SteadyClock::time_point next_kill = SteadyClock::now() + milliseconds(gap_ms(rng));
+  int kills = 0;
+  bool reconnected = false;
+  size_t total = 0;
+  std::map<int, int> by_job;
+  for (;;) {
+    by_job = LessonsByJob(&total);
+    if (by_job.size() == static_cast<size_t>(kJobs)) {
+      const nlohmann::json status = Mend("home-check", {"reflect"});
+      if (status.value("wal_records", -1) == 0) break;
+    }
+    ASSERT_LT(SteadyClock::now(), deadline)
+        << by_job.size() << " of " << kJobs << " lessons stored after " << kOverallDeadline.count()
+        << " s\n"
+        << ReplicaLogs();
+    if (kills < kMaxKills && SteadyClock::now() >= next_kill) {
+      const int k = victim(rng);
+      MEND_ASSERT_OK(replicas_[k]->Kill(SIGKILL));
+      auto killed = replicas_[k]->Finish(kBound);
+      MEND_ASSERT_OK(killed);
+      ASSERT_NO_FATAL_FAILURE(SpawnReplica(k));
+      ++kills;
+      next_kill = SteadyClock::now() + milliseconds(gap_ms(rng));
+    }
+    if (!reconnected && kills == kMaxKills / 2) {
+      // What a PostgreSQL restart does to the replicas' pooled connections.
+      MEND_ASSERT_OK(ExecPostgres(
+          db_.url(),
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
+          "current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'"));
+      reconnected = true;
+    }
+    std::this_thread::sleep_for(kPoll);  // polling only; correctness never depends on it
+  }
+  EXPECT_EQ(kills, kMaxKills) << "the replicas finished before every kill happened";
+  EXPECT_EQ(total, static_cast<size_t>(kJobs)) << "a lesson was stored twice or a stray fact";
+  for (int i = 0; i < kJobs; ++i) EXPECT_EQ(by_job[i], 1) << JobTag(i);
+  const nlohmann::json status = Mend("home-check", {"reflect"});
+  EXPECT_EQ(status.value("dlq_size", -1), 0) << status;
+}
+
+}  // namespace
+}  // namespace mend::testing
