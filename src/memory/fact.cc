@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "memory/fact_rows.h"
 #include "memory/trigram_set.h"
 #include "mend/base/hash.h"
 #include "mend/base/utf8.h"
@@ -19,7 +20,8 @@ std::string FactIdFor(std::string_view content) {
 std::vector<std::string> NormalizeTags(const std::vector<std::string>& tags) {
   std::vector<std::string> out;
   for (const std::string& tag : tags) {
-    std::string t = ToLowerAscii(Trim(tag));
+    std::string t = ToLowerAscii(internal::StorableText(Trim(tag)));
+    t = std::string(Trim(t));
     if (t.empty() || std::find(out.begin(), out.end(), t) != out.end()) continue;
     out.push_back(std::move(t));
   }

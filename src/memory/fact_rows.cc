@@ -96,10 +96,23 @@ std::string ProvenanceText(const std::vector<Episode>& episodes) {
   return out;
 }
 
+std::string StorableText(std::string_view s) {
+  if (s.find('\0') == std::string_view::npos && IsValidUtf8(s)) return std::string(s);
+  std::string out;
+  for (char c : SanitizeUtf8(s)) {
+    if (c == '\0') {
+      out += "\xEF\xBF\xBD";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 Episode BoundEpisode(const Episode& episode) {
   Episode out;
-  out.task = TruncateUtf8Bytes(SanitizeUtf8(Trim(episode.task)), kMaxEpisodeTaskBytes);
-  out.outcome = TruncateUtf8Bytes(SanitizeUtf8(Trim(episode.outcome)), kMaxEpisodeOutcomeBytes);
+  out.task = TruncateUtf8Bytes(StorableText(Trim(episode.task)), kMaxEpisodeTaskBytes);
+  out.outcome = TruncateUtf8Bytes(StorableText(Trim(episode.outcome)), kMaxEpisodeOutcomeBytes);
   out.at = episode.at;
   return out;
 }
@@ -177,6 +190,9 @@ Status ValidateFact(const std::string& content, double confidence, size_t max_by
                                 " bytes; this one has " + std::to_string(content.size()));
   }
   if (!IsValidUtf8(content)) return InvalidArgumentError("a fact must be valid UTF-8");
+  if (content.find('\0') != std::string::npos) {
+    return InvalidArgumentError("a fact cannot contain a NUL byte");
+  }
   if (!(confidence > 0 && confidence <= 1)) {
     return InvalidArgumentError("confidence must be in (0, 1], got " + std::to_string(confidence));
   }
@@ -191,6 +207,9 @@ Status CheckImported(const Fact& f) {
 Fact PrepareImported(const Fact& in) {
   Fact f = in;
   f.tags = NormalizeTags(in.tags);
+  f.category = StorableText(in.category);
+  f.workspace = StorableText(in.workspace);
+  f.source = StorableText(in.source);
   if (f.as_written.tags.empty() || NormalizeTags(f.as_written.tags) != f.tags) {
     f.as_written.tags = in.tags;
   }

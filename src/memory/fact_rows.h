@@ -25,6 +25,11 @@ std::string EncodeEpisodes(const std::vector<Episode>& episodes);
 Result<std::vector<Episode>> DecodeEpisodes(const std::string& json);
 std::string ProvenanceText(const std::vector<Episode>& episodes);
 
+// `s` as both stores can keep it: valid UTF-8 without NUL bytes (an invalid byte or a NUL becomes
+// U+FFFD; PostgreSQL's text takes neither). For the fields mend may receive as raw bytes (tags,
+// workspace, source, category, episodes); a fact's content is refused instead (ValidateFact).
+std::string StorableText(std::string_view s);
+
 // Bounds an episode's fields (UTF-8 safe) to kMaxEpisodeTaskBytes / kMaxEpisodeOutcomeBytes.
 Episode BoundEpisode(const Episode& episode);
 // Appends `episode` unless an equal task+outcome is there; keeps the newest kMaxEpisodes.

@@ -60,7 +60,7 @@ Result<PreparedAdd> PrepareAdd(const NewFact& fact) {
   PreparedAdd out;
   out.content = std::string(Trim(fact.content));
   MEND_RETURN_IF_ERROR(ValidateFact(out.content, fact.confidence));
-  out.category = ToLowerAscii(Trim(fact.category));
+  out.category = ToLowerAscii(Trim(StorableText(fact.category)));
   if (out.category.empty()) out.category = "general";
   out.id = FactIdFor(out.content);
   return out;
@@ -72,8 +72,8 @@ Fact NewFactRow(const PreparedAdd& prepared, const NewFact& fact, Time now) {
   f.content = prepared.content;
   f.category = prepared.category;
   f.tags = NormalizeTags(fact.tags);
-  f.workspace = fact.workspace;
-  f.source = fact.source;
+  f.workspace = StorableText(fact.workspace);
+  f.source = StorableText(fact.source);
   f.confidence = fact.confidence;
   f.created_at = f.last_accessed = now;
   if (fact.episode) AddEpisode(f.provenance, *fact.episode);

@@ -149,6 +149,29 @@ TEST_P(FactStoreConformanceTest, GetUnknownIsNotFound) {
               StatusIs(StatusCode::kNotFound, HasSubstr("no fact")));
 }
 
+TEST_P(FactStoreConformanceTest, ContentWithANulByteIsRefusedAndOtherRawBytesAreKeptReadable) {
+  EXPECT_THAT(store_->Add({std::string("before\0after", 12)}).status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("NUL")));
+  // Tags, workspace, source and episodes may come from tool output as raw bytes: a NUL or an
+  // invalid byte becomes U+FFFD, the same on every store.
+  NewFact fact;
+  fact.content = "Raw bytes in the fields around a fact";
+  fact.tags = {std::string("ta\0g", 4), "b\xff"};
+  fact.workspace = std::string("/w\0s", 4);
+  fact.source = "tool\xfe";
+  fact.episode = Episode{std::string("task \0 one", 10), "out\xc3", clock_.Now()};
+  const AddResult added = MustAdd(fact);
+  auto got = store_->Get(added.id);
+  ASSERT_THAT(got.status(), IsOk());
+  EXPECT_THAT(got->tags, ElementsAre("ta\xEF\xBF\xBDg", "b\xEF\xBF\xBD"));
+  EXPECT_EQ(got->workspace, "/w\xEF\xBF\xBDs");
+  EXPECT_EQ(got->source, "tool\xEF\xBF\xBD");
+  ASSERT_THAT(got->provenance, SizeIs(1));
+  EXPECT_EQ(got->provenance[0].task, "task \xEF\xBF\xBD one");
+  EXPECT_EQ(got->provenance[0].outcome, "out\xEF\xBF\xBD");
+  ExpectStatisticsOfTheActiveFacts();
+}
+
 TEST_P(FactStoreConformanceTest, GetManyKeepsTheOrderGivenAndLeavesOutAbsentIds) {
   const AddResult a = MustAdd({"Tabs are eight columns wide in the kernel tree"});
   const AddResult b = MustAdd({"The billing service retries webhooks three times"});
