@@ -238,7 +238,7 @@ int Main(int argc, char** argv) {
     PGconn* conn = PQconnectdb(pg_url);
     PQclear(PQexec(conn,
                    "VACUUM ANALYZE memory_bench.facts, memory_bench.fact_search, "
-                   "memory_bench.fact_tag_keys, "
+                   "memory_bench.fact_tag_keys, memory_bench.fact_tag_counts, "
                    "memory_bench.fact_terms"));
     PQfinish(conn);
   }

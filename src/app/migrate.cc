@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "mend/lessonq/postgres_queue.h"
 #include "mend/memory/fact_store.h"
 #include "mend/memory/postgres_fact_store.h"
 #include "mend/memory/schema_version.h"
@@ -91,6 +92,22 @@ SchemaStore PostgresMemory(const std::string& url, const Env& env) {
           }};
 }
 
+SchemaStore PostgresLessons(const std::string& url, const std::string& home, const Env& env) {
+  return {"lessons",
+          "postgres",
+          store::MaskPostgresUrl(url),
+          lessonq::PostgresLessonQueueSchemaVersion(),
+          [url] { return lessonq::ReadPostgresLessonQueueSchemaVersion(url); },
+          [url, home, env] {
+            lessonq::QueueOptions options;
+            options.base_dir = JoinPath(home, "reflexion");  // not used by this backend
+            lessonq::PgQueueOptions pg;
+            pg.url = url;
+            pg.pool_size = 1;
+            return OpenAndClose(lessonq::OpenPostgresLessonQueue(env, options, pg, nullptr));
+          }};
+}
+
 SchemaStore Traces(const std::string& home) {
   const std::string path = JoinPath(home, kObserveFile);
   return {"traces", "sqlite", path, obs::kSpanStoreSchemaVersion,
@@ -141,6 +158,10 @@ Result<std::vector<SchemaStore>> ConfiguredSchemaStores(const Config& config, co
   stores.push_back(postgres ? PostgresRuns(url, env) : SqliteRuns(home, env));
   const bool memory_on_postgres = postgres && !config.GetBool("memory.local");
   stores.push_back(memory_on_postgres ? PostgresMemory(url, env) : SqliteMemory(home, env));
+  // The WAL queue's records carry no schema of their own; the PostgreSQL queue's tables do.
+  if (postgres && config.GetString("reflexion.queue.backend") == "postgres") {
+    stores.push_back(PostgresLessons(url, home, env));
+  }
   // observe.db is read by `mend traces` even after tracing is switched off.
   if (config.GetBool("observe.enabled") || env.fs->Stat(JoinPath(home, kObserveFile)).ok()) {
     stores.push_back(Traces(home));

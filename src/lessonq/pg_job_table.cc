@@ -4,7 +4,9 @@
 #include <utility>
 
 #include "mend/base/utf8.h"
+#include "mend/lessonq/postgres_queue.h"
 #include "mend/store/postgres_store.h"
+#include "store/schema_read.h"
 
 namespace mend::lessonq {
 namespace {
@@ -363,6 +365,15 @@ Status PgJobTable::Purge(const std::string& id) {
   MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kPurge, {PgParam::Text(id)}));
   if (res.affected() == 0) return NotFoundError("no dead-lettered lesson job " + id);
   return OkStatus();
+}
+
+int64_t PostgresLessonQueueSchemaVersion() { return kSchemaVersion; }
+
+Result<int64_t> ReadPostgresLessonQueueSchemaVersion(const std::string& url,
+                                                     const std::string& schema,
+                                                     Duration connect_timeout) {
+  return store::internal::ReadPostgresMetaVersion(url, schema, connect_timeout,
+                                                  "lessonq.schema_version", "lesson_queue_meta");
 }
 
 }  // namespace mend::lessonq

@@ -32,7 +32,7 @@ constexpr char kCounts[] =
     "'memory.tokens') UNION ALL "
     "SELECT stem, words, tokens FROM fact_terms WHERE stem = ANY($1::text[])";
 constexpr char kTagKeyCounts[] =
-    "SELECT key, count(*) FROM fact_tag_keys WHERE key = ANY($1::text[]) GROUP BY key";
+    "SELECT key, facts FROM fact_tag_counts WHERE key = ANY($1::text[]) AND facts > 0";
 constexpr char kTagKeyFacts[] =
     "SELECT key, fact_id, fact_rowid FROM fact_tag_keys WHERE key = ANY($1::text[]) "
     "AND ($2 = '' OR workspace = '' OR workspace = $2) ORDER BY key, fact_rowid";

@@ -52,10 +52,16 @@ constexpr char kAddStems[] =
     "ON CONFLICT (stem) DO UPDATE SET words = fact_terms.words + excluded.words, "
     "tokens = fact_terms.tokens + excluded.tokens";
 constexpr char kDropStems[] = "DELETE FROM fact_terms WHERE stem = ANY($1::text[]) AND tokens <= 0";
+// Tag keys and their counts (fact_tag_counts) change in one statement each.
 constexpr char kInsertTagKeys[] =
-    "INSERT INTO fact_tag_keys (key, fact_rowid, workspace, fact_id) "
-    "SELECT k, $2, $3, $4 FROM unnest($1::text[]) AS k ON CONFLICT DO NOTHING";
-constexpr char kDeleteTagKeys[] = "DELETE FROM fact_tag_keys WHERE fact_rowid = $1";
+    "WITH added AS (INSERT INTO fact_tag_keys (key, fact_rowid, workspace, fact_id) "
+    "SELECT k, $2, $3, $4 FROM unnest($1::text[]) AS k ON CONFLICT DO NOTHING RETURNING key) "
+    "INSERT INTO fact_tag_counts (key, facts) SELECT key, count(*) FROM added GROUP BY key "
+    "ON CONFLICT (key) DO UPDATE SET facts = fact_tag_counts.facts + excluded.facts";
+constexpr char kDeleteTagKeys[] =
+    "WITH gone AS (DELETE FROM fact_tag_keys WHERE fact_rowid = $1 RETURNING key) "
+    "UPDATE fact_tag_counts c SET facts = c.facts - g.n "
+    "FROM (SELECT key, count(*) AS n FROM gone GROUP BY key) g WHERE c.key = g.key";
 // Candidates for a near duplicate: facts of the category holding every one of a few of the new
 // fact's longest words (the GIN index of `search`), ordered by pg_trgm's similarity; the same
 // TrigramJaccard test as on SQLite decides.

@@ -7,7 +7,8 @@
 // tsvector of its content, tags and provenance, over the words as mend cuts them (PgSearchText),
 // in the English configuration, and its workspace: a narrow table, so ranking the matches reads
 // small rows that are never compressed (in `facts`, beside the texts, ts_rank took seven times as
-// long).
+// long). `fact_tag_counts` holds how many rows of fact_tag_keys each key has, so the tag hint
+// counts without reading the postings.
 
 namespace mend::memory::internal {
 
@@ -61,6 +62,10 @@ CREATE TABLE fact_tag_keys (
   PRIMARY KEY (key, fact_rowid)
 );
 CREATE INDEX fact_tag_keys_fact ON fact_tag_keys (fact_rowid);
+CREATE TABLE fact_tag_counts (
+  key TEXT PRIMARY KEY,
+  facts BIGINT NOT NULL
+);
 CREATE TABLE fact_vectors (
   fact_rowid BIGINT NOT NULL REFERENCES facts (rowid) ON DELETE CASCADE,
   part INTEGER NOT NULL,

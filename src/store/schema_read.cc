@@ -80,9 +80,12 @@ Result<int64_t> ReadSqliteMetaVersion(const std::string& path, std::string_view 
 }
 
 Result<int64_t> ReadPostgresMetaVersion(const std::string& url, const std::string& schema,
-                                        Duration connect_timeout, std::string_view key) {
+                                        Duration connect_timeout, std::string_view key,
+                                        const std::string& meta_table) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<PgConn> conn, PgConn::Connect(url, connect_timeout));
-  const std::string table = schema.empty() ? "meta" : QuoteIdentifier(schema) + ".meta";
+  const std::string table = schema.empty()
+                                ? QuoteIdentifier(meta_table)
+                                : QuoteIdentifier(schema) + "." + QuoteIdentifier(meta_table);
   MEND_ASSIGN_OR_RETURN(PgResult exists,
                         conn->Exec("SELECT to_regclass($1) IS NOT NULL", {PgParam::Text(table)}));
   if (exists.rows() == 0 || exists.Text(0, 0) != "t") return 0;

@@ -18,9 +18,10 @@ namespace mend::store::internal {
 // without being created and only read.
 Result<int64_t> ReadSqliteMetaVersion(const std::string& path, std::string_view key);
 
-// The same from table `meta` in `schema` (empty: the connection's search path) of the PostgreSQL
-// database at `url`.
+// The same from table `table` (default `meta`) in `schema` (empty: the connection's search path)
+// of the PostgreSQL database at `url`.
 Result<int64_t> ReadPostgresMetaVersion(const std::string& url, const std::string& schema,
-                                        Duration connect_timeout, std::string_view key);
+                                        Duration connect_timeout, std::string_view key,
+                                        const std::string& table = "meta");
 
 }  // namespace mend::store::internal

@@ -82,14 +82,15 @@ class PostgresMigrateTest : public ::testing::Test {
 
   // `mend --home H --json migrate ARGS` with the store on PostgreSQL and tracing off (observe.db is
   // SQLite, covered by tests/cli/migrate_command_test.cc). Expects exit code `expect_code`.
-  nlohmann::json Migrate(std::vector<std::string> args, int expect_code = 0) {
+  nlohmann::json Migrate(std::vector<std::string> args, int expect_code = 0,
+                         std::vector<std::string> extra_env = {}) {
     std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File("home"), "--json",
                                      "migrate"};
     argv.insert(argv.end(), args.begin(), args.end());
-    auto result = RunProcess(argv,
-                             {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(),
-                              "MEND_STORE=" + db_.url(), "MEND_OBSERVE_ENABLED=false"},
-                             kBound);
+    std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(),
+                                    "MEND_STORE=" + db_.url(), "MEND_OBSERVE_ENABLED=false"};
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
+    auto result = RunProcess(argv, env, kBound);
     EXPECT_THAT(result, IsOk());
     if (!result.ok()) return nullptr;
     EXPECT_TRUE(result->status.exited && result->status.code == expect_code) << result->err;
@@ -142,6 +143,27 @@ TEST_F(PostgresMigrateTest, APreviousReleaseDatabaseIsMigratedOnceAndKeepsItsRun
 
   nlohmann::json again = Migrate({});
   EXPECT_THAT(Stores(again), ElementsAre("runs postgres 4 4 false", "memory postgres 1 1 false"));
+}
+
+TEST_F(PostgresMigrateTest, ThePostgresLessonQueueIsOneOfTheStores) {
+  const std::vector<std::string> queue = {"MEND_QUALITY_REFLEXION_QUEUE_BACKEND=postgres"};
+  nlohmann::json done = Migrate({}, 0, queue);
+  EXPECT_THAT(Stores(done), ElementsAre("runs postgres 0 4 true", "memory postgres 0 1 true",
+                                        "lessons postgres 0 1 true"));
+  EXPECT_THAT(QueryPostgres(db_.url(),
+                            "SELECT value FROM lesson_queue_meta WHERE key = "
+                            "'lessonq.schema_version'"),
+              ElementsAre("1"));
+  nlohmann::json again = Migrate({}, 0, queue);
+  EXPECT_THAT(Stores(again), ElementsAre("runs postgres 4 4 false", "memory postgres 1 1 false",
+                                         "lessons postgres 1 1 false"));
+  // The WAL backend has no tables to migrate.
+  EXPECT_THAT(Stores(Migrate({})),
+              ElementsAre("runs postgres 4 4 false", "memory postgres 1 1 false"));
+  MEND_ASSERT_OK(ExecPostgres(
+      db_.url(), "UPDATE lesson_queue_meta SET value = '7' WHERE key = 'lessonq.schema_version'"));
+  nlohmann::json refused = Migrate({}, 1, queue);
+  EXPECT_THAT(err_, HasSubstr("the lessons schema (version 7) was written by a newer mend"));
 }
 
 TEST_F(PostgresMigrateTest, ANewerSchemaIsRefusedAndTheFactsStay) {

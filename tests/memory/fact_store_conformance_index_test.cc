@@ -107,6 +107,13 @@ TEST_P(FactStoreConformanceTest, TagKeysFollowWritesAndWorkspaces) {
   EXPECT_THAT(Tagged("event"), IsEmpty());
   MEND_ASSERT_OK(store_->Remove(g.id));
   EXPECT_THAT(Tagged("python"), ElementsAre(b.id));
+  // The counts follow too.
+  auto counted = store_->MatchTags({"python", "event", "asyncio"}, "", 1000);
+  ASSERT_THAT(counted.status(), IsOk());
+  ASSERT_EQ(counted->size(), 3u);
+  EXPECT_EQ((*counted)[0].facts, 1);
+  EXPECT_EQ((*counted)[1].facts, 0);
+  EXPECT_EQ((*counted)[2].facts, 1);
 }
 
 TEST_P(FactStoreConformanceTest, MatchTagsReadsTheRarestKeysWithinTheBudget) {

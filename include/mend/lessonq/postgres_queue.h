@@ -67,6 +67,15 @@ Result<std::unique_ptr<DurableLessonQueue>> OpenPostgresLessonQueue(Env env, Que
                                                                     PgQueueOptions pg,
                                                                     obs::MetricsRegistry* metrics);
 
+// The version of the queue's tables this build writes (`lessonq.schema_version` in table
+// lesson_queue_meta), and the version found at `url` in `schema` (empty: the connection's
+// default), read on a connection of its own without creating or changing anything: 0 when the
+// tables do not exist yet. For `mend migrate`.
+int64_t PostgresLessonQueueSchemaVersion();
+Result<int64_t> ReadPostgresLessonQueueSchemaVersion(
+    const std::string& url, const std::string& schema = "",
+    Duration connect_timeout = std::chrono::seconds(5));
+
 // What MigrateWalToPostgres did.
 struct MigrateReport {
   int64_t moved = 0;            // pending WAL jobs now pending in PostgreSQL
