@@ -97,8 +97,9 @@ void AddMigrateCommand(CLI::App& app, CliContext& ctx) {
   migrate->add_flag("--dry-run", args->dry_run, "report what would change and change nothing");
   migrate->footer(
       "The stores are those this configuration uses: runs (mend.db or store.url), long-term "
-      "memory (mend.db, or PostgreSQL when store.url is postgres:// and memory.local is false) "
-      "and traces (observe.db). Every version is read first; when a store was written by a newer "
+      "memory (mend.db, or PostgreSQL when store.url is postgres:// and memory.local is false), "
+      "the lesson queue (when reflexion.queue.backend is postgres) and traces (observe.db). "
+      "Every version is read first; when a store was written by a newer "
       "mend, nothing is migrated and the command exits 1. Stores already at this version are not "
       "touched, so running it again changes nothing. docs/operations.md explains upgrades.");
   migrate->callback([&ctx, args] { ctx.action = [&ctx, args] { return Migrate(ctx, *args); }; });
