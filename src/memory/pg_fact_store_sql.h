@@ -59,7 +59,7 @@ CREATE TABLE fact_tag_keys (
   fact_rowid BIGINT NOT NULL,
   workspace TEXT NOT NULL,
   fact_id TEXT NOT NULL,
-  PRIMARY KEY (key, fact_rowid)
+  PRIMARY KEY (key, fact_rowid) INCLUDE (workspace, fact_id)
 );
 CREATE INDEX fact_tag_keys_fact ON fact_tag_keys (fact_rowid);
 CREATE TABLE fact_tag_counts (
