@@ -33,10 +33,6 @@ lessonq::QueueOptions QueueOptionsFromConfig(const Config& config) {
   return options;
 }
 
-bool IsPostgresUrl(std::string_view url) {
-  return url.starts_with("postgres://") || url.starts_with("postgresql://");
-}
-
 // The queue reflexion.queue.backend selects. A postgres backend without a postgres:// store.url
 // is a mistake in the configuration (kInvalidArgument); a queue that cannot be opened is not.
 Result<std::unique_ptr<lessonq::DurableLessonQueue>> OpenQueue(Runtime& runtime,
@@ -66,7 +62,7 @@ reflexion::TriggerOptions TriggerOptionsFromConfig(const Config& config) {
 
 Result<lessonq::PgQueueOptions> PostgresQueueOptions(const Config& config) {
   const std::string& url = config.GetString("store.url");
-  if (!IsPostgresUrl(url)) {
+  if (!store::IsPostgresUrl(url)) {
     return InvalidArgumentError(
         "reflexion.queue.backend = postgres keeps the lesson queue in the database of store.url "
         "(MEND_STORE), which must then be a postgres:// URL; it is " +

@@ -24,10 +24,6 @@ namespace {
 constexpr char kDatabaseFile[] = "mend.db";
 constexpr char kObserveFile[] = "observe.db";
 
-bool IsPostgresUrl(std::string_view url) {
-  return url.starts_with("postgres://") || url.starts_with("postgresql://");
-}
-
 // Opening a store migrates it; closing it right away leaves only the schema behind.
 template <typename T>
 Status OpenAndClose(Result<std::unique_ptr<T>> opened) {
@@ -149,7 +145,7 @@ MigrateReport ReadVersions(const std::vector<SchemaStore>& stores) {
 Result<std::vector<SchemaStore>> ConfiguredSchemaStores(const Config& config, const Env& env) {
   const std::string& home = config.GetString("home");
   const std::string& url = config.GetString("store.url");
-  const bool postgres = IsPostgresUrl(url);
+  const bool postgres = store::IsPostgresUrl(url);
   if (!postgres && !url.empty()) {
     return InvalidArgumentError(
         "store.url must be empty (SQLite in the home directory) or a postgres:// URL");

@@ -43,13 +43,9 @@ std::string CurrentDirectory() {
   return error ? std::string() : dir.lexically_normal().string();
 }
 
-bool IsPostgresUrl(std::string_view url) {
-  return url.starts_with("postgres://") || url.starts_with("postgresql://");
-}
-
 Result<std::unique_ptr<store::CheckpointStore>> OpenConfiguredStore(const Runtime& runtime) {
   const std::string& url = runtime.config.GetString("store.url");
-  if (IsPostgresUrl(url)) {
+  if (store::IsPostgresUrl(url)) {
     store::PostgresStoreOptions options;
     options.url = url;
     options.local = runtime.holder;
@@ -70,7 +66,7 @@ Result<std::unique_ptr<store::CheckpointStore>> OpenConfiguredStore(const Runtim
 // Long-term memory goes where the runs go (store.url), unless memory.local keeps it in mend.db.
 Result<std::unique_ptr<memory::FactStore>> OpenConfiguredFacts(const Runtime& runtime) {
   const std::string& url = runtime.config.GetString("store.url");
-  if (IsPostgresUrl(url) && !runtime.config.GetBool("memory.local")) {
+  if (store::IsPostgresUrl(url) && !runtime.config.GetBool("memory.local")) {
     memory::PostgresFactStoreOptions options;
     options.url = url;
     return memory::OpenPostgresFactStore(options, *runtime.env.clock);

@@ -76,6 +76,19 @@ bool IsValidUtf8(std::string_view s) {
   return true;
 }
 
+std::string SanitizeUtf8WithoutNul(std::string_view s) {
+  if (s.find('\0') == std::string_view::npos && IsValidUtf8(s)) return std::string(s);
+  std::string out;
+  for (char c : SanitizeUtf8(s)) {
+    if (c == '\0') {
+      out += "\xEF\xBF\xBD";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string SanitizeUtf8(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -15,6 +15,7 @@ using store::internal::PgConn;
 using store::internal::PgParam;
 using store::internal::PgPool;
 using store::internal::PgResult;
+using store::internal::QuoteIdentifier;
 
 constexpr int64_t kSchemaVersion = 1;
 
@@ -144,30 +145,9 @@ PgParam At(Time t) { return PgParam::Int(ToNanos(t)); }
 
 // PostgreSQL's text takes neither NUL bytes nor invalid UTF-8; both become U+FFFD, as the WAL's
 // JSON turns invalid bytes into U+FFFD. The job keeps the id of its original texts.
-PgParam Text(const std::string& s) {
-  if (s.find('\0') == std::string::npos && IsValidUtf8(s)) return PgParam::Text(s);
-  std::string clean = SanitizeUtf8(s);
-  std::string out;
-  for (char c : clean) {
-    if (c == '\0') {
-      out += "\xEF\xBF\xBD";
-    } else {
-      out += c;
-    }
-  }
-  return PgParam::Text(out);
-}
+PgParam Text(const std::string& s) { return PgParam::Text(SanitizeUtf8WithoutNul(s)); }
 
 std::string_view StateName(JobState state) { return state == JobState::kDead ? "dead" : "pending"; }
-
-std::string QuoteIdentifier(const std::string& name) {
-  std::string out = "\"";
-  for (char c : name) {
-    out += c;
-    if (c == '"') out += '"';
-  }
-  return out + "\"";
-}
 
 // A row whose first columns are MEND_LESSONQ_JOB_COLUMNS.
 Result<Job> JobOfRow(const PgResult& res, int row) {

@@ -96,18 +96,7 @@ std::string ProvenanceText(const std::vector<Episode>& episodes) {
   return out;
 }
 
-std::string StorableText(std::string_view s) {
-  if (s.find('\0') == std::string_view::npos && IsValidUtf8(s)) return std::string(s);
-  std::string out;
-  for (char c : SanitizeUtf8(s)) {
-    if (c == '\0') {
-      out += "\xEF\xBF\xBD";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+std::string StorableText(std::string_view s) { return SanitizeUtf8WithoutNul(s); }
 
 Episode BoundEpisode(const Episode& episode) {
   Episode out;

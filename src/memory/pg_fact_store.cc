@@ -104,11 +104,11 @@ std::string PgSearchText(std::string_view content, std::string_view tags,
   return out;
 }
 
-std::string PgOrQuery(const std::vector<std::string>& words) {
+std::string PgWordQuery(const std::vector<std::string>& words, char op) {
   std::string out;
   for (const std::string& word : words) {
     if (word.empty()) continue;
-    if (!out.empty()) out += " | ";
+    if (!out.empty()) out += {' ', op, ' '};
     out += '\'';
     for (char c : word) {
       if (c == '\'' || c == '\\') out += c == '\'' ? '\'' : '\\';
@@ -289,10 +289,7 @@ Result<std::optional<PgFactStore::Row>> PgFactStore::FindNearDuplicate(
     const std::vector<std::string> group(
         words.begin() + static_cast<std::ptrdiff_t>(start),
         words.begin() + static_cast<std::ptrdiff_t>(std::min(words.size(), start + kNearGroup)));
-    std::string query = PgOrQuery(group);
-    for (size_t at = query.find(" | "); at != std::string::npos; at = query.find(" | ", at)) {
-      query.replace(at, 3, " & ");
-    }
+    const std::string query = PgWordQuery(group, '&');
     MEND_ASSIGN_OR_RETURN(PgResult res,
                           conn.Exec(kSelectNear,
                                     {PgParam::Text(query), PgParam::Text(category),

@@ -20,8 +20,12 @@ using store::internal::PgConn;
 // or an identifier matches by its words on PostgreSQL as on SQLite.
 std::string PgSearchText(std::string_view content, std::string_view tags,
                          std::string_view provenance);
-// A tsquery (English configuration) that ORs `words`, each quoted as a lexeme; "" for none.
-std::string PgOrQuery(const std::vector<std::string>& words);
+// A tsquery (English configuration) that joins `words` with `op` ("|" or "&"), each quoted as a
+// lexeme; "" for none.
+std::string PgWordQuery(const std::vector<std::string>& words, char op);
+inline std::string PgOrQuery(const std::vector<std::string>& words) {
+  return PgWordQuery(words, '|');
+}
 
 // The columns every fact query selects, in the order PgFactFromRow reads them.
 #define MEND_PG_FACT_COLUMNS                                                        \

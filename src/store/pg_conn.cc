@@ -8,6 +8,10 @@
 
 namespace mend::store {
 
+bool IsPostgresUrl(std::string_view url) {
+  return url.starts_with("postgres://") || url.starts_with("postgresql://");
+}
+
 std::string MaskPostgresUrl(const std::string& url) {
   std::string out = url;
   size_t scheme = out.find("://");

@@ -62,6 +62,14 @@ TEST(Utf8Test, SanitizeReplacesEachInvalidByte) {
   EXPECT_EQ(SanitizeUtf8("x\xE2\x82"), "x\uFFFD\uFFFD");          // truncated at the end
 }
 
+TEST(Utf8Test, SanitizeWithoutNulReplacesNulBytesAndInvalidBytes) {
+  EXPECT_EQ(SanitizeUtf8WithoutNul(std::string("a\0b\xff", 4)),
+            "a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD");
+  EXPECT_EQ(SanitizeUtf8WithoutNul("caf\xC3\xA9"), "caf\xC3\xA9");
+  EXPECT_EQ(SanitizeUtf8WithoutNul(""), "");
+}
+
 TEST(Utf8Test, SanitizeLeavesValidTextUnchanged) {
   for (const std::string& s : MultiByteSamples()) EXPECT_EQ(SanitizeUtf8(s), s);
   EXPECT_TRUE(IsValidUtf8(SanitizeUtf8("\xF0\x9F\x98 \xED\xBF\xBF \x80\x80")));

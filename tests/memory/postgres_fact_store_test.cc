@@ -104,6 +104,7 @@ class PostgresFactStoreTest : public ::testing::Test {
 TEST(PgQueryTextTest, QuotesEveryWordAsALexeme) {
   EXPECT_EQ(internal::PgOrQuery({"deploy", "k8s"}), "'deploy' | 'k8s'");
   EXPECT_EQ(internal::PgOrQuery({}), "");
+  EXPECT_EQ(internal::PgWordQuery({"pin", "compiler"}, '&'), "'pin' & 'compiler'");
   EXPECT_EQ(internal::PgOrQuery({"", "a'b", "c\\d"}), "'a''b' | 'c\\\\d'");
 }
 

@@ -36,6 +36,10 @@ bool IsValidUtf8(std::string_view s);
 // does). Valid input comes back unchanged.
 std::string SanitizeUtf8(std::string_view s);
 
+// SanitizeUtf8, and every NUL byte replaced by U+FFFD too: text a database's text column takes
+// (PostgreSQL's refuses both). Clean input comes back unchanged.
+std::string SanitizeUtf8WithoutNul(std::string_view s);
+
 // The number of units in `s` (code points, plus one per invalid byte).
 std::size_t CountUtf8Chars(std::string_view s);
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "mend/base/clock.h"
 #include "mend/base/result.h"
@@ -50,6 +51,10 @@ struct PostgresStoreOptions {
 // or deadlock. Destroying the store closes its connections.
 Result<std::unique_ptr<CheckpointStore>> OpenPostgresStore(const PostgresStoreOptions& options,
                                                            Clock& clock);
+
+// Whether `url` names a PostgreSQL database (postgres:// or postgresql://), as store.url does
+// when the runs, memory and optionally the lesson queue live there.
+bool IsPostgresUrl(std::string_view url);
 
 // `url` with its password replaced by "***" (URI userinfo and `password=` parameters), for logs
 // and error messages.
