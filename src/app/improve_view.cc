@@ -85,16 +85,25 @@ nlohmann::json AttemptListJson(const std::vector<improve::AttemptSummary>& attem
                     {"agent_dir", a.agent_dir},
                     {"outcome", a.outcome},
                     {"gate", a.gate.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.gate)},
-                    {"proposal", proposal}});
+                    {"proposal", proposal},
+                    {"host", a.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.host)}});
   }
   return {{"attempts", list}};
 }
 
-Result<AttemptDetail> ReadAttemptDetail(FileSystem& fs, std::string_view home,
-                                        std::string_view attempt_id) {
+Result<AttemptDetail> ReadAttemptDetail(FileSystem& fs, improve::AttemptStore& store,
+                                        std::string_view home, std::string_view attempt_id) {
   AttemptDetail detail;
-  MEND_ASSIGN_OR_RETURN(detail.record, improve::ReadAudit(fs, home, attempt_id));
-  Result<improve::Proposal> read = improve::ReadProposal(fs, home, attempt_id);
+  MEND_ASSIGN_OR_RETURN(detail.location, store.Locate(attempt_id));
+  MEND_ASSIGN_OR_RETURN(detail.summary, store.Summary(attempt_id));
+  if (detail.location.here) {
+    MEND_ASSIGN_OR_RETURN(detail.record, improve::ReadAudit(fs, home, attempt_id));
+  } else {
+    // The audit folder is on another host: what the store recorded stands in for it.
+    detail.record.attempt_id = std::string(attempt_id);
+    detail.record.inputs.agent_dir = detail.summary.agent_dir;
+  }
+  Result<improve::Proposal> read = store.GetProposal(attempt_id);
   if (read.ok()) {
     detail.proposal = *std::move(read);
     MEND_RETURN_IF_ERROR(AddDiff(fs, home, detail));
@@ -115,8 +124,16 @@ nlohmann::json AttemptDetailJson(const AttemptDetail& detail) {
   const improve::AuditRecord& record = detail.record;
   nlohmann::json matches = nullptr;
   if (detail.recomputed_matches.has_value()) matches = *detail.recomputed_matches;
+  nlohmann::json host = nullptr;
+  if (!detail.location.host.empty()) host = detail.location.host;
   return {{"attempt_id", record.attempt_id},
           {"agent_dir", record.inputs.agent_dir},
+          {"host", host},
+          {"audit_dir", detail.location.audit_dir},
+          {"audit_here", detail.location.here},
+          {"outcome", detail.summary.outcome},
+          {"gate", detail.summary.gate.empty() ? nlohmann::json(nullptr)
+                                               : nlohmann::json(detail.summary.gate)},
           {"cases", record.inputs.cases.size()},
           {"editor_exchanges", record.editor.size()},
           {"score_rows", record.scores.size()},

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "mend/improve/attempt_store.h"
 #include "mend/lessonq/postgres_queue.h"
 #include "mend/memory/fact_store.h"
 #include "mend/memory/postgres_fact_store.h"
@@ -104,6 +105,21 @@ SchemaStore PostgresLessons(const std::string& url, const std::string& home, con
           }};
 }
 
+SchemaStore PostgresImprove(const std::string& url, const std::string& home, const Env& env) {
+  return {"improve",
+          "postgres",
+          store::MaskPostgresUrl(url),
+          improve::PostgresAttemptStoreSchemaVersion(),
+          [url] { return improve::ReadPostgresAttemptStoreSchemaVersion(url); },
+          [url, home, env] {
+            improve::PostgresAttemptStoreOptions options;
+            options.url = url;
+            options.home = home;
+            options.pool_size = 1;
+            return OpenAndClose(improve::OpenPostgresAttemptStore(options, *env.fs));
+          }};
+}
+
 SchemaStore Traces(const std::string& home) {
   const std::string path = JoinPath(home, kObserveFile);
   return {"traces", "sqlite", path, obs::kSpanStoreSchemaVersion,
@@ -158,6 +174,8 @@ Result<std::vector<SchemaStore>> ConfiguredSchemaStores(const Config& config, co
   if (postgres && config.GetString("reflexion.queue.backend") == "postgres") {
     stores.push_back(PostgresLessons(url, home, env));
   }
+  // Attempts and proposals are shared on PostgreSQL; locally they are the audit folders.
+  if (postgres) stores.push_back(PostgresImprove(url, home, env));
   // observe.db is read by `mend traces` even after tracing is switched off.
   if (config.GetBool("observe.enabled") || env.fs->Stat(JoinPath(home, kObserveFile)).ok()) {
     stores.push_back(Traces(home));

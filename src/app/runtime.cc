@@ -280,6 +280,25 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
   return runtime;
 }
 
+Result<improve::AttemptStore*> Runtime::Attempts() {
+  std::lock_guard<std::mutex> lock(attempts_mu_);
+  if (attempts_ != nullptr) return attempts_.get();
+  const std::string& url = config.GetString("store.url");
+  if (store::IsPostgresUrl(url)) {
+    improve::PostgresAttemptStoreOptions options;
+    options.url = url;
+    options.host = obs::LocalHostName();
+    options.home = home;
+    Result<std::unique_ptr<improve::AttemptStore>> opened =
+        improve::OpenPostgresAttemptStore(options, *env.fs);
+    if (!opened.ok()) return opened.status().Annotate("improve attempts");
+    attempts_ = *std::move(opened);
+  } else {
+    attempts_ = improve::OpenLocalAttemptStore(*env.fs, home);
+  }
+  return attempts_.get();
+}
+
 Runtime::~Runtime() {
   // The run-count collector reads the store, which goes away before the registry.
   internal::UninstallRuntimeMetrics(*this);

@@ -63,8 +63,8 @@ void PrintProposalLine(std::ostream& out, const improve::Proposal& p) {
 
 Status List(CliContext& ctx) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
-  MEND_ASSIGN_OR_RETURN(std::vector<improve::AttemptSummary> attempts,
-                        improve::ListAttempts(ctx.fs, runtime->home));
+  MEND_ASSIGN_OR_RETURN(improve::AttemptStore * store, runtime->Attempts());
+  MEND_ASSIGN_OR_RETURN(std::vector<improve::AttemptSummary> attempts, store->List());
   if (ctx.json) {
     ctx.out << DumpJson(app::AttemptListJson(attempts)) << "\n";
     return OkStatus();
@@ -79,23 +79,31 @@ Status List(CliContext& ctx) {
     std::string proposal = a.proposal.has_value()
                                ? std::string(improve::ProposalStatusName(*a.proposal))
                                : std::string("-");
-    ctx.out << a.attempt_id << "  " << outcome << "  proposal: " << proposal << "  " << a.agent_dir
-            << "\n";
+    ctx.out << a.attempt_id << "  " << outcome << "  proposal: " << proposal << "  " << a.agent_dir;
+    if (!a.host.empty()) ctx.out << "  (on " << a.host << ")";
+    ctx.out << "\n";
   }
   return OkStatus();
 }
 
 Status Show(CliContext& ctx, const std::string& id) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  MEND_ASSIGN_OR_RETURN(improve::AttemptStore * store, runtime->Attempts());
   MEND_ASSIGN_OR_RETURN(app::AttemptDetail detail,
-                        app::ReadAttemptDetail(ctx.fs, runtime->home, id));
+                        app::ReadAttemptDetail(ctx.fs, *store, runtime->home, id));
   if (ctx.json) {
     ctx.out << DumpJson(app::AttemptDetailJson(detail)) << "\n";
     return OkStatus();
   }
   const improve::AuditRecord& record = detail.record;
   ctx.out << "attempt " << record.attempt_id << " of " << record.inputs.agent_dir << "\n";
-  if (record.card.has_value()) {
+  if (!detail.location.here) {
+    std::string outcome = detail.summary.outcome;
+    if (!detail.summary.gate.empty()) outcome += " (" + detail.summary.gate + ")";
+    ctx.out << "outcome: " << outcome << "\n"
+            << "its audit folder is on " << detail.location.host << ": "
+            << detail.location.audit_dir << "\n";
+  } else if (record.card.has_value()) {
     ctx.out << *record.card;
   } else {
     ctx.out << "unfinished: no decision was recorded\n";
@@ -111,8 +119,9 @@ Status Show(CliContext& ctx, const std::string& id) {
 
 Status Apply(CliContext& ctx, const std::string& id) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
-  MEND_ASSIGN_OR_RETURN(improve::Proposal p,
-                        improve::ApplyProposal(ctx.fs, *runtime->env.clock, runtime->home, id));
+  MEND_ASSIGN_OR_RETURN(improve::AttemptStore * store, runtime->Attempts());
+  MEND_ASSIGN_OR_RETURN(improve::Proposal p, improve::ApplyProposal(ctx.fs, *runtime->env.clock,
+                                                                    *store, runtime->home, id));
   if (ctx.json) {
     ctx.out << DumpJson(app::ProposalDecisionJson(p)) << "\n";
   } else {
@@ -123,8 +132,9 @@ Status Apply(CliContext& ctx, const std::string& id) {
 
 Status Reject(CliContext& ctx, const std::string& id, const std::string& reason) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  MEND_ASSIGN_OR_RETURN(improve::AttemptStore * store, runtime->Attempts());
   MEND_ASSIGN_OR_RETURN(improve::Proposal p,
-                        improve::RejectProposal(ctx.fs, *runtime->env.clock, runtime->home, id,
+                        improve::RejectProposal(*runtime->env.clock, *store, id,
                                                 reason.empty() ? "rejected by hand" : reason));
   if (ctx.json) {
     ctx.out << DumpJson(app::ProposalDecisionJson(p)) << "\n";
@@ -167,7 +177,8 @@ void PrintImproveOutcome(CliContext& ctx, const ImproveOutcome& outcome) {
 }
 
 void AddImproveSubcommands(CLI::App& improve, CliContext& ctx) {
-  CLI::App* list = improve.add_subcommand("list", "improve attempts, newest first");
+  CLI::App* list = improve.add_subcommand(
+      "list", "improve attempts, newest first (every host's, when store.url is postgres://)");
   list->callback([&ctx] { ctx.action = [&ctx] { return List(ctx); }; });
 
   auto show_id = std::make_shared<std::string>();
@@ -177,7 +188,8 @@ void AddImproveSubcommands(CLI::App& improve, CliContext& ctx) {
 
   auto apply_id = std::make_shared<std::string>();
   CLI::App* apply = improve.add_subcommand(
-      "apply", "write a queued proposal into its agent folder, if the files are unchanged");
+      "apply",
+      "write a queued proposal into its agent folder on this host, if the files are unchanged");
   apply->add_option("ID", *apply_id, "the attempt id (imp-...)")->required();
   apply->callback(
       [&ctx, apply_id] { ctx.action = [&ctx, apply_id] { return Apply(ctx, *apply_id); }; });
@@ -186,7 +198,7 @@ void AddImproveSubcommands(CLI::App& improve, CliContext& ctx) {
   auto reason = std::make_shared<std::string>();
   CLI::App* reject = improve.add_subcommand("reject", "mark a queued proposal rejected");
   reject->add_option("ID", *reject_id, "the attempt id (imp-...)")->required();
-  reject->add_option("--reason", *reason, "why (recorded in proposal.json)");
+  reject->add_option("--reason", *reason, "why (recorded as the proposal's note)");
   reject->callback([&ctx, reject_id, reason] {
     ctx.action = [&ctx, reject_id, reason] { return Reject(ctx, *reject_id, *reason); };
   });

@@ -24,6 +24,7 @@
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
 #include "mend/heal/progress_guard.h"
+#include "mend/improve/attempt_store.h"
 #include "mend/improve/audit.h"
 #include "mend/improve/evaluate.h"
 #include "mend/improve/improve.h"
@@ -136,6 +137,8 @@ Status RunImprove(CliContext& ctx, const ImproveArgs& args) {
   const std::string agent_dir = AbsoluteAgentDir(args.agent_dir);
   MEND_ASSIGN_OR_RETURN(agent::AgentSpec spec, agent::LoadAgentFolder(ctx.fs, agent_dir));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  // Opened before the attempt, so a store that cannot be reached costs no model calls.
+  MEND_ASSIGN_OR_RETURN(improve::AttemptStore * attempts, runtime->Attempts());
   if (Status s = app::PrepareProvider(*runtime, spec.model); !s.ok()) return UsageError(s);
 
   improve::ImproveOptions options;
@@ -232,20 +235,21 @@ Status RunImprove(CliContext& ctx, const ImproveArgs& args) {
 
   ImproveOutcome outcome;
   outcome.report = std::move(*report);
+  MEND_RETURN_IF_ERROR(attempts->RecordAttempt(outcome.report.attempt_id));
   if (outcome.report.result.decision.outcome == improve::GateOutcome::kProposal &&
       outcome.report.chosen.has_value()) {
     improve::Proposal proposal =
         improve::MakeProposal(outcome.report.attempt_id, agent_dir, outcome.report.base,
                               outcome.report.chosen->text, runtime->env.clock->Now());
-    MEND_RETURN_IF_ERROR(improve::WriteProposal(ctx.fs, runtime->home, proposal));
+    MEND_RETURN_IF_ERROR(attempts->PutProposal(proposal));
     if (args.mode == "auto") {
       Result<improve::Proposal> applied = improve::ApplyProposal(
-          ctx.fs, *runtime->env.clock, runtime->home, outcome.report.attempt_id);
+          ctx.fs, *runtime->env.clock, *attempts, runtime->home, outcome.report.attempt_id);
       if (applied.ok()) {
         proposal = *applied;
       } else if (applied.status().code() == StatusCode::kFailedPrecondition) {
         proposal.note = "auto mode did not apply it: " + std::string(applied.status().message());
-        MEND_RETURN_IF_ERROR(improve::WriteProposal(ctx.fs, runtime->home, proposal));
+        MEND_RETURN_IF_ERROR(attempts->PutProposal(proposal));
       } else {
         return applied.status();
       }

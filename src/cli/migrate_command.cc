@@ -98,7 +98,8 @@ void AddMigrateCommand(CLI::App& app, CliContext& ctx) {
   migrate->footer(
       "The stores are those this configuration uses: runs (mend.db or store.url), long-term "
       "memory (mend.db, or PostgreSQL when store.url is postgres:// and memory.local is false), "
-      "the lesson queue (when reflexion.queue.backend is postgres) and traces (observe.db). "
+      "the lesson queue (when reflexion.queue.backend is postgres), improve's attempts and "
+      "proposals (when store.url is postgres://) and traces (observe.db). "
       "Every version is read first; when a store was written by a newer "
       "mend, nothing is migrated and the command exits 1. Stores already at this version are not "
       "touched, so running it again changes nothing. docs/operations.md explains upgrades.");

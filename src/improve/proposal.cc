@@ -1,6 +1,7 @@
 #include "mend/improve/proposal.h"
 
 #include <algorithm>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "mend/base/hash.h"
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
+#include "mend/improve/attempt_store.h"
 #include "mend/improve/audit.h"
 #include "mend/improve/editor_protocol.h"
 
@@ -81,17 +83,6 @@ Result<std::string> CurrentSha(FileSystem& fs, const std::string& agent_dir,
   return Sha256Hex(*text);
 }
 
-Result<Proposal> Decided(FileSystem& fs, Clock& clock, std::string_view home,
-                         std::string_view attempt_id) {
-  MEND_ASSIGN_OR_RETURN(Proposal p, ReadProposal(fs, home, attempt_id));
-  if (p.status != ProposalStatus::kQueued) {
-    return FailedPreconditionError("proposal " + p.attempt_id + " is already " +
-                                   std::string(ProposalStatusName(p.status)));
-  }
-  p.decided_at = FormatRfc3339Seconds(clock.Now());
-  return p;
-}
-
 }  // namespace
 
 std::string_view ProposalStatusName(ProposalStatus status) {
@@ -132,8 +123,7 @@ Status WriteProposal(FileSystem& fs, std::string_view home, const Proposal& prop
   const std::string dir = AttemptDir(home, proposal.attempt_id);
   Result<FileInfo> info = fs.Stat(dir);
   if (!info.ok()) return info.status();
-  return WriteFileAtomically(fs, JoinPath(dir, kProposalFile),
-                             DumpJson(ToJson(proposal), 2) + "\n");
+  return WriteFileAtomically(fs, JoinPath(dir, kProposalFile), ProposalToJsonText(proposal));
 }
 
 Result<Proposal> ReadProposal(FileSystem& fs, std::string_view home, std::string_view attempt_id) {
@@ -165,9 +155,7 @@ Result<Proposal> ReadProposal(FileSystem& fs, std::string_view home, std::string
   return p;
 }
 
-Result<Proposal> ApplyProposal(FileSystem& fs, Clock& clock, std::string_view home,
-                               std::string_view attempt_id) {
-  MEND_ASSIGN_OR_RETURN(Proposal p, Decided(fs, clock, home, attempt_id));
+Status ApplyProposalFiles(FileSystem& fs, Clock& clock, std::string_view home, Proposal& p) {
   // Every file must still be what the attempt started from, or a person's edit would be lost.
   std::map<std::string, std::string> old_texts;
   for (const auto& [path, base_sha] : p.base_sha256) {
@@ -195,17 +183,45 @@ Result<Proposal> ApplyProposal(FileSystem& fs, Clock& clock, std::string_view ho
     MEND_RETURN_IF_ERROR(WriteFileAtomically(fs, target, text));
   }
   p.status = ProposalStatus::kApplied;
-  MEND_RETURN_IF_ERROR(WriteProposal(fs, home, p));
-  return p;
+  p.decided_at = FormatRfc3339Seconds(clock.Now());
+  return OkStatus();
+}
+
+Result<Proposal> ApplyProposal(FileSystem& fs, Clock& clock, std::string_view home,
+                               std::string_view attempt_id) {
+  std::unique_ptr<AttemptStore> store = OpenLocalAttemptStore(fs, std::string(home));
+  return ApplyProposal(fs, clock, *store, home, attempt_id);
 }
 
 Result<Proposal> RejectProposal(FileSystem& fs, Clock& clock, std::string_view home,
                                 std::string_view attempt_id, std::string reason) {
-  MEND_ASSIGN_OR_RETURN(Proposal p, Decided(fs, clock, home, attempt_id));
-  p.status = ProposalStatus::kRejected;
-  p.note = std::move(reason);
-  MEND_RETURN_IF_ERROR(WriteProposal(fs, home, p));
-  return p;
+  std::unique_ptr<AttemptStore> store = OpenLocalAttemptStore(fs, std::string(home));
+  return RejectProposal(clock, *store, attempt_id, std::move(reason));
+}
+
+Result<AttemptSummary> SummarizeAttempt(FileSystem& fs, std::string_view home,
+                                        std::string_view attempt_id) {
+  if (!IsValidAttemptId(attempt_id)) {
+    return InvalidArgumentError("not an improve attempt id: " + std::string(attempt_id));
+  }
+  AttemptSummary s;
+  s.attempt_id = std::string(attempt_id);
+  Result<Proposal> proposal = ReadProposal(fs, home, attempt_id);
+  if (proposal.ok()) s.proposal = proposal->status;
+  Result<AuditRecord> record = ReadAudit(fs, home, attempt_id);
+  if (!record.ok()) {
+    if (record.status().code() == StatusCode::kNotFound) return record.status();
+    s.outcome = "unreadable";
+    return s;
+  }
+  s.agent_dir = record->inputs.agent_dir;
+  if (record->decision.has_value()) {
+    s.outcome = GateOutcomeName(record->decision->outcome);
+    if (record->decision->refused_by.has_value()) s.gate = GateName(*record->decision->refused_by);
+  } else {
+    s.outcome = record->card.has_value() ? "no_improvement" : "unfinished";
+  }
+  return s;
 }
 
 Result<std::vector<AttemptSummary>> ListAttempts(FileSystem& fs, std::string_view home) {
@@ -222,27 +238,22 @@ Result<std::vector<AttemptSummary>> ListAttempts(FileSystem& fs, std::string_vie
   std::sort(ids.rbegin(), ids.rend());
   std::vector<AttemptSummary> out;
   for (const std::string& id : ids) {
-    AttemptSummary s;
-    s.attempt_id = id;
-    Result<Proposal> proposal = ReadProposal(fs, home, id);
-    if (proposal.ok()) s.proposal = proposal->status;
-    Result<AuditRecord> record = ReadAudit(fs, home, id);
-    if (!record.ok()) {
-      s.outcome = "unreadable";
-      out.push_back(std::move(s));
-      continue;
-    }
-    s.agent_dir = record->inputs.agent_dir;
-    if (record->decision.has_value()) {
-      s.outcome = GateOutcomeName(record->decision->outcome);
-      if (record->decision->refused_by.has_value())
-        s.gate = GateName(*record->decision->refused_by);
-    } else {
-      s.outcome = record->card.has_value() ? "no_improvement" : "unfinished";
-    }
-    out.push_back(std::move(s));
+    Result<AttemptSummary> s = SummarizeAttempt(fs, home, id);
+    // A folder removed meanwhile is no longer an attempt.
+    if (!s.ok() && s.status().code() == StatusCode::kNotFound) continue;
+    MEND_RETURN_IF_ERROR(s.status());
+    out.push_back(*std::move(s));
   }
   return out;
+}
+
+std::string ProposalToJsonText(const Proposal& proposal) {
+  return DumpJson(ToJson(proposal), 2) + "\n";
+}
+
+Result<Proposal> ProposalFromJsonText(std::string_view text) {
+  MEND_ASSIGN_OR_RETURN(nlohmann::json j, ParseJson(text));
+  return FromJson(j);
 }
 
 }  // namespace mend::improve

@@ -203,23 +203,16 @@ Status PgFactStore::Init() {
   // known.
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<PgConn> conn,
                         PgConn::Connect(options_.url, options_.connect_timeout));
-  for (int attempt = 1;; ++attempt) {
-    Status s = conn->Run("BEGIN");
-    if (s.ok()) {
-      s = [&]() -> Status {
-        MEND_RETURN_IF_ERROR(conn->Run(kPgLockSchema));
-        MEND_RETURN_IF_ERROR(PrepareExtension(*conn));
-        if (!options_.schema.empty()) {
-          std::string create = "CREATE SCHEMA IF NOT EXISTS " + QuoteIdentifier(options_.schema);
-          MEND_RETURN_IF_ERROR(conn->Run(create.c_str()));
-        }
-        MEND_RETURN_IF_ERROR(SetUpConnection(*conn));
-        return CreateOrCheckSchema(*conn);
-      }();
-      s = s.ok() ? conn->Run("COMMIT") : (conn->Run("ROLLBACK").IgnoreError(), s);
+  return store::internal::PgTransactOn(*conn, [&](PgConn& c) -> Status {
+    MEND_RETURN_IF_ERROR(c.Run(kPgLockSchema));
+    MEND_RETURN_IF_ERROR(PrepareExtension(c));
+    if (!options_.schema.empty()) {
+      std::string create = "CREATE SCHEMA IF NOT EXISTS " + QuoteIdentifier(options_.schema);
+      MEND_RETURN_IF_ERROR(c.Run(create.c_str()));
     }
-    if (!store::internal::IsRetryableConflict(s) || attempt >= 5) return s;
-  }
+    MEND_RETURN_IF_ERROR(SetUpConnection(c));
+    return CreateOrCheckSchema(c);
+  });
 }
 
 Status PgFactStore::CreateOrCheckSchema(PgConn& conn) {

@@ -8,6 +8,7 @@
 
 #include "mend/app/improve_view.h"
 #include "mend/app/runtime.h"
+#include "mend/improve/attempt_store.h"
 #include "mend/improve/audit.h"
 #include "mend/improve/proposal.h"
 #include "server/api.h"
@@ -28,15 +29,16 @@ Result<std::string> AttemptId(const ApiRequest& req) {
 }
 
 Result<ApiResponse> List(app::Runtime& runtime) {
-  MEND_ASSIGN_OR_RETURN(std::vector<improve::AttemptSummary> attempts,
-                        improve::ListAttempts(*runtime.env.fs, runtime.home));
+  MEND_ASSIGN_OR_RETURN(improve::AttemptStore * store, runtime.Attempts());
+  MEND_ASSIGN_OR_RETURN(std::vector<improve::AttemptSummary> attempts, store->List());
   return ApiResponse(app::AttemptListJson(attempts));
 }
 
 Result<ApiResponse> Show(app::Runtime& runtime, const ApiRequest& req) {
   MEND_ASSIGN_OR_RETURN(std::string id, AttemptId(req));
+  MEND_ASSIGN_OR_RETURN(improve::AttemptStore * store, runtime.Attempts());
   MEND_ASSIGN_OR_RETURN(app::AttemptDetail detail,
-                        app::ReadAttemptDetail(*runtime.env.fs, runtime.home, id));
+                        app::ReadAttemptDetail(*runtime.env.fs, *store, runtime.home, id));
   return ApiResponse(app::AttemptDetailJson(detail));
 }
 
@@ -47,13 +49,14 @@ Result<ApiResponse> Decide(app::Runtime& runtime, const ApiRequest& req, Decisio
   MEND_ASSIGN_OR_RETURN(std::string reason, req.OptionalBodyString("reason"));
   FileSystem& fs = *runtime.env.fs;
   Clock& clock = *runtime.env.clock;
+  MEND_ASSIGN_OR_RETURN(improve::AttemptStore * store, runtime.Attempts());
   improve::Proposal proposal;
   if (decision == Decision::kApply) {
-    MEND_ASSIGN_OR_RETURN(proposal, improve::ApplyProposal(fs, clock, runtime.home, id));
+    MEND_ASSIGN_OR_RETURN(proposal, improve::ApplyProposal(fs, clock, *store, runtime.home, id));
   } else {
-    MEND_ASSIGN_OR_RETURN(proposal,
-                          improve::RejectProposal(fs, clock, runtime.home, id,
-                                                  reason.empty() ? "rejected by hand" : reason));
+    MEND_ASSIGN_OR_RETURN(
+        proposal,
+        improve::RejectProposal(clock, *store, id, reason.empty() ? "rejected by hand" : reason));
   }
   return ApiResponse(app::ProposalDecisionJson(proposal));
 }
@@ -63,14 +66,10 @@ Result<ApiResponse> Decide(app::Runtime& runtime, const ApiRequest& req, Decisio
 void AddImproveRoutes(ApiRoutes& routes, ServeContext& context) {
   app::Runtime& runtime = context.runtime();
   routes.Get("/api/v1/improve", [&runtime](const ApiRequest&) { return List(runtime); });
-  // Proposals are read, checked and rewritten without a lock of their own, so decisions are
-  // taken one at a time: two applies of one proposal cannot both pass its "queued" check.
-  auto decide_mu = std::make_shared<std::mutex>();
-  auto decide = [&runtime, decide_mu](Decision decision) {
-    return [&runtime, decide_mu, decision](const ApiRequest& req) {
-      std::lock_guard<std::mutex> lock(*decide_mu);
-      return Decide(runtime, req, decision);
-    };
+  // The attempt store decides each proposal once (one at a time in this process; on PostgreSQL
+  // under a row lock across replicas).
+  auto decide = [&runtime](Decision decision) {
+    return [&runtime, decision](const ApiRequest& req) { return Decide(runtime, req, decision); };
   };
   // `.+` rather than `[^/]+`, so an id with a slash is refused as a bad id (400), not missed.
   routes.Post("/api/v1/improve/(.+)/apply", decide(Decision::kApply));

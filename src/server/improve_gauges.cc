@@ -30,8 +30,9 @@ void ImproveGauges::Collect() {
   if (counted_ && now - last_ < refresh_) return;
   last_ = now;
   counted_ = true;
+  Result<improve::AttemptStore*> store = runtime_.Attempts();
   Result<std::vector<improve::AttemptSummary>> attempts =
-      improve::ListAttempts(*runtime_.env.fs, runtime_.home);
+      store.ok() ? (*store)->List() : Result<std::vector<improve::AttemptSummary>>(store.status());
   if (!attempts.ok()) {
     errors_.Inc();
     return;

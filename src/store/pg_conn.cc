@@ -359,5 +359,20 @@ Status PgTransact(PgPool& pool, const char* begin, const std::function<Status(Pg
   }
 }
 
+Status PgTransactOn(PgConn& conn, const std::function<Status(PgConn&)>& body, int max_attempts) {
+  for (int attempt = 1;; ++attempt) {
+    Status s = conn.Run("BEGIN");
+    if (s.ok()) {
+      s = body(conn);
+      if (s.ok()) {
+        s = conn.Run("COMMIT");
+      } else {
+        conn.Run("ROLLBACK").IgnoreError();
+      }
+    }
+    if (!IsRetryableConflict(s) || attempt >= max_attempts) return s;
+  }
+}
+
 }  // namespace internal
 }  // namespace mend::store

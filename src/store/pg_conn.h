@@ -156,4 +156,9 @@ class PgPool {
 Status PgTransact(PgPool& pool, const char* begin, const std::function<Status(PgConn&)>& body,
                   int max_attempts = 5);
 
+// The same on one connection of the caller's (e.g. a store's first, which creates its tables
+// before its pool's connections can be set up): `body` runs in BEGIN ... COMMIT, again after a
+// serialization failure or deadlock, up to `max_attempts` times in all.
+Status PgTransactOn(PgConn& conn, const std::function<Status(PgConn&)>& body, int max_attempts = 5);
+
 }  // namespace mend::store::internal

@@ -80,6 +80,12 @@ std::vector<char*> CStrings(const std::vector<std::string>& strings) {
 
 }  // namespace
 
+std::string ShellQuote(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const std::vector<std::string>& argv,
                                                           const std::vector<std::string>& env,
                                                           const std::string& cwd) {

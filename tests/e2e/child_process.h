@@ -67,6 +67,9 @@ class ChildProcess {
   std::string err_buffer_;
 };
 
+// `word` quoted for /bin/sh: inside single quotes, each ' written as '\''.
+std::string ShellQuote(const std::string& word);
+
 // Runs `argv` with `env` (in `cwd` when not empty) to completion and returns what it printed. The
 // deadline of Finish applies.
 Result<ChildOutput> RunProcess(const std::vector<std::string>& argv,

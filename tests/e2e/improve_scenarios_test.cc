@@ -49,12 +49,6 @@ std::vector<std::string> ScenarioNames() {
   return names;
 }
 
-std::string Quote(const std::string& word) {
-  std::string out = "'";
-  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 json ParseJson(const std::string& text, const std::string& what) {
   json doc = json::parse(text, nullptr, false);
   EXPECT_FALSE(doc.is_discarded()) << what << " is not JSON: " << text;
@@ -180,7 +174,7 @@ void ImproveScenarioFixture::RunScenario(const std::string& name) {
   const std::string check = (suite / spec.value("check", "lib/check_answer")).string();
   std::vector<std::string> args = {
       "improve",    dir_->File("agent"),
-      "--check",    Quote(check) + " " + Quote(dir_->File("agent")),
+      "--check",    ShellQuote(check) + " " + ShellQuote(dir_->File("agent")),
       "--cases",    (scenario / "cases.jsonl").string(),
       "--provider", "openai",
       "--base-url", "http://127.0.0.1:" + std::to_string(server->port)};

@@ -120,17 +120,22 @@ TEST_F(PostgresMigrateTest, APreviousReleaseDatabaseIsMigratedOnceAndKeepsItsRun
   MakePreviousReleaseDatabase();
 
   nlohmann::json dry = Migrate({"--dry-run"});
-  EXPECT_THAT(Stores(dry), ElementsAre("runs postgres 3 4 true", "memory postgres 0 1 true"));
+  EXPECT_THAT(Stores(dry), ElementsAre("runs postgres 3 4 true", "memory postgres 0 1 true",
+                                       "improve postgres 0 1 true"));
   EXPECT_THAT(QueryPostgres(db_.url(), kRunsVersion), ElementsAre("3"));
   EXPECT_THAT(QueryPostgres(db_.url(), kHasFacts), ElementsAre("f"));
 
   nlohmann::json done = Migrate({});
-  EXPECT_THAT(Stores(done), ElementsAre("runs postgres 3 4 true", "memory postgres 0 1 true"));
+  EXPECT_THAT(Stores(done), ElementsAre("runs postgres 3 4 true", "memory postgres 0 1 true",
+                                        "improve postgres 0 1 true"));
   ASSERT_TRUE(done.is_object());
   EXPECT_EQ(done["stores"][0]["location"], store::MaskPostgresUrl(db_.url()));
   EXPECT_THAT(QueryPostgres(db_.url(), kRunsVersion), ElementsAre("4"));
   EXPECT_THAT(QueryPostgres(db_.url(), kMemoryVersion), ElementsAre("1"));
   EXPECT_THAT(QueryPostgres(db_.url(), kRecoveryIndexes), ElementsAre("2"));
+  EXPECT_THAT(
+      QueryPostgres(db_.url(), "SELECT value FROM meta WHERE key = 'improve.schema_version'"),
+      ElementsAre("1"));
 
   store::PostgresStoreOptions options;
   options.url = db_.url();
@@ -142,24 +147,27 @@ TEST_F(PostgresMigrateTest, APreviousReleaseDatabaseIsMigratedOnceAndKeepsItsRun
   runs->reset();
 
   nlohmann::json again = Migrate({});
-  EXPECT_THAT(Stores(again), ElementsAre("runs postgres 4 4 false", "memory postgres 1 1 false"));
+  EXPECT_THAT(Stores(again), ElementsAre("runs postgres 4 4 false", "memory postgres 1 1 false",
+                                         "improve postgres 1 1 false"));
 }
 
 TEST_F(PostgresMigrateTest, ThePostgresLessonQueueIsOneOfTheStores) {
   const std::vector<std::string> queue = {"MEND_QUALITY_REFLEXION_QUEUE_BACKEND=postgres"};
   nlohmann::json done = Migrate({}, 0, queue);
   EXPECT_THAT(Stores(done), ElementsAre("runs postgres 0 4 true", "memory postgres 0 1 true",
-                                        "lessons postgres 0 1 true"));
+                                        "lessons postgres 0 1 true", "improve postgres 0 1 true"));
   EXPECT_THAT(QueryPostgres(db_.url(),
                             "SELECT value FROM lesson_queue_meta WHERE key = "
                             "'lessonq.schema_version'"),
               ElementsAre("1"));
   nlohmann::json again = Migrate({}, 0, queue);
-  EXPECT_THAT(Stores(again), ElementsAre("runs postgres 4 4 false", "memory postgres 1 1 false",
-                                         "lessons postgres 1 1 false"));
+  EXPECT_THAT(Stores(again),
+              ElementsAre("runs postgres 4 4 false", "memory postgres 1 1 false",
+                          "lessons postgres 1 1 false", "improve postgres 1 1 false"));
   // The WAL backend has no tables to migrate.
   EXPECT_THAT(Stores(Migrate({})),
-              ElementsAre("runs postgres 4 4 false", "memory postgres 1 1 false"));
+              ElementsAre("runs postgres 4 4 false", "memory postgres 1 1 false",
+                          "improve postgres 1 1 false"));
   MEND_ASSERT_OK(ExecPostgres(
       db_.url(), "UPDATE lesson_queue_meta SET value = '7' WHERE key = 'lessonq.schema_version'"));
   nlohmann::json refused = Migrate({}, 1, queue);
@@ -179,14 +187,26 @@ TEST_F(PostgresMigrateTest, ANewerSchemaIsRefusedAndTheFactsStay) {
       ExecPostgres(db_.url(), "UPDATE meta SET value = '99' WHERE key = 'memory.schema_version'"));
 
   nlohmann::json refused = Migrate({}, 1);
-  EXPECT_THAT(Stores(refused),
-              ElementsAre("runs postgres 3 3 false", "memory postgres 99 99 false"));
+  EXPECT_THAT(Stores(refused), ElementsAre("runs postgres 3 3 false", "memory postgres 99 99 false",
+                                           "improve postgres 0 0 false"));
   EXPECT_THAT(err_, HasSubstr("the memory schema (version 99) was written by a newer mend"));
   EXPECT_THAT(err_, HasSubstr("upgrade mend"));
   EXPECT_THAT(QueryPostgres(db_.url(), kRunsVersion), ElementsAre("3"));
   EXPECT_THAT(QueryPostgres(db_.url(), kRecoveryIndexes), ElementsAre("0"));
   EXPECT_THAT(QueryPostgres(db_.url(), "SELECT content FROM facts"),
               ElementsAre("deploys go through the staging cluster first"));
+}
+
+TEST_F(PostgresMigrateTest, ANewerImproveSchemaIsRefusedBeforeAnythingIsMigrated) {
+  MakePreviousReleaseDatabase();
+  MEND_ASSERT_OK(ExecPostgres(db_.url(),
+                              "INSERT INTO meta (key, value) VALUES ('improve.schema_version', "
+                              "'5')"));
+  nlohmann::json refused = Migrate({}, 1);
+  EXPECT_THAT(Stores(refused), ElementsAre("runs postgres 3 3 false", "memory postgres 0 0 false",
+                                           "improve postgres 5 5 false"));
+  EXPECT_THAT(err_, HasSubstr("the improve schema (version 5) was written by a newer mend"));
+  EXPECT_THAT(QueryPostgres(db_.url(), kRunsVersion), ElementsAre("3"));
 }
 
 }  // namespace

@@ -117,7 +117,8 @@ TEST_F(ImproveApiTest, ListShowsEveryAttemptNewestFirst) {
                                          {"agent_dir", agent_dir_},
                                          {"outcome", "proposal"},
                                          {"gate", nullptr},
-                                         {"proposal", "queued"}}));
+                                         {"proposal", "queued"},
+                                         {"host", nullptr}}));  // one host: not shared
   EXPECT_EQ(attempts[1]["attempt_id"], kOlderId);
   EXPECT_EQ(attempts[1]["outcome"], "no_improvement");
   EXPECT_TRUE(attempts[1]["proposal"].is_null());
@@ -144,10 +145,14 @@ TEST_F(ImproveApiTest, ShowHasTheDecisionTheCardAndTheDiff) {
   Reply shown = Get(std::string("/api/v1/improve/") + kId);
   ASSERT_EQ(shown.status, 200) << shown.text;
   EXPECT_EQ(Keys(shown.body),
-            (std::set<std::string>{"attempt_id", "agent_dir", "cases", "editor_exchanges",
-                                   "score_rows", "decision", "recomputed_matches", "card",
-                                   "proposal", "diff", "changed_files"}));
+            (std::set<std::string>{"attempt_id", "agent_dir", "host", "audit_dir", "audit_here",
+                                   "outcome", "gate", "cases", "editor_exchanges", "score_rows",
+                                   "decision", "recomputed_matches", "card", "proposal", "diff",
+                                   "changed_files"}));
   EXPECT_EQ(shown.body["attempt_id"], kId);
+  EXPECT_TRUE(shown.body["host"].is_null());
+  EXPECT_EQ(shown.body["audit_here"], true);
+  EXPECT_EQ(shown.body["outcome"], "proposal");
   EXPECT_EQ(shown.body["cases"], 2);
   EXPECT_EQ(shown.body["score_rows"], 12);
   EXPECT_EQ(shown.body["decision"]["outcome"], "proposal");

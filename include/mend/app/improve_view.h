@@ -12,6 +12,7 @@
 
 #include "mend/base/file_system.h"
 #include "mend/base/result.h"
+#include "mend/improve/attempt_store.h"
 #include "mend/improve/audit.h"
 #include "mend/improve/proposal.h"
 
@@ -20,11 +21,17 @@ namespace mend::app {
 // {"status","note","created_at","decided_at","agent_dir","files":[path...]}, or null.
 nlohmann::json ProposalJson(const std::optional<improve::Proposal>& proposal);
 
-// {"attempts":[{"attempt_id","agent_dir","outcome","gate":null|"...","proposal":null|"<status>"}]}
+// {"attempts":[{"attempt_id","agent_dir","outcome","gate":null|"...","proposal":null|"<status>",
+// "host":null|"..."}]}; host is where the audit folder is, when the attempts are shared on
+// PostgreSQL.
 nlohmann::json AttemptListJson(const std::vector<improve::AttemptSummary>& attempts);
 
 // What `show` tells about one attempt.
 struct AttemptDetail {
+  // Where the audit folder is. When it is on another host (`location.here` false) `record` holds
+  // only the attempt id and agent folder, and `summary` what the shared store recorded.
+  improve::AttemptStore::Location location;
+  improve::AttemptSummary summary;
   improve::AuditRecord record;
   std::optional<improve::Proposal> proposal;
   // Whether the recorded scores give the recorded decision (RecomputeDecision); nullopt without
@@ -38,14 +45,15 @@ struct AttemptDetail {
   std::vector<std::string> changed_files;
 };
 
-// Reads `<home>/improve/<attempt_id>/`: ReadAudit's and ReadProposal's errors (kInvalidArgument
-// for an id that is not an attempt id, kNotFound for an unknown one, kDataLoss for a malformed
-// file); a missing proposal is not an error. File system errors reading the agent folder for the
-// diff come back as they are.
-Result<AttemptDetail> ReadAttemptDetail(FileSystem& fs, std::string_view home,
-                                        std::string_view attempt_id);
+// Reads the attempt from `store` and, when its audit folder is in this home, the folder
+// `<home>/improve/<attempt_id>/`: kInvalidArgument for an id that is not an attempt id, kNotFound
+// for an unknown one, kDataLoss for a malformed file; a missing proposal is not an error. File
+// system errors reading the agent folder for the diff come back as they are.
+Result<AttemptDetail> ReadAttemptDetail(FileSystem& fs, improve::AttemptStore& store,
+                                        std::string_view home, std::string_view attempt_id);
 
-// `show --json`: {"attempt_id","agent_dir","cases","editor_exchanges","score_rows",
+// `show --json`: {"attempt_id","agent_dir","host":null|"...","audit_dir","audit_here","outcome",
+// "gate":null|"...","cases","editor_exchanges","score_rows",
 // "decision":null|{"candidate","outcome","gate","reason"},"recomputed_matches":null|bool,"card",
 // "proposal":PROPOSAL,"diff","changed_files":[...]}.
 nlohmann::json AttemptDetailJson(const AttemptDetail& detail);

@@ -16,7 +16,7 @@ namespace mend::app {
 
 // One store with a schema of its own, as migrate sees it.
 struct SchemaStore {
-  std::string name;      // "runs", "memory", "traces"
+  std::string name;      // "runs", "memory", "lessons", "improve", "traces"
   std::string backend;   // "sqlite" or "postgres"
   std::string location;  // a file path, or a PostgreSQL URL with its password masked
   int64_t version = 0;   // the schema version this build writes
@@ -28,9 +28,10 @@ struct SchemaStore {
 };
 
 // The stores `config` uses, in the order migrate reports them: the runs (store.url), long-term
-// memory (in mend.db, or on PostgreSQL when store.url is postgres:// and memory.local is false)
-// and the traces (observe.db, when observe.enabled is true or the file exists). A store with a
-// schema of its own is added here and nowhere else. `env.fs` and `env.clock` must outlive the
+// memory (in mend.db, or on PostgreSQL when store.url is postgres:// and memory.local is false),
+// the lesson queue's and improve's tables on PostgreSQL when they are there, and the traces
+// (observe.db, when observe.enabled is true or the file exists). A store with a schema of its own
+// is added here and nowhere else. `env.fs` and `env.clock` must outlive the
 // returned functions. kInvalidArgument when store.url is neither empty nor a postgres:// URL.
 Result<std::vector<SchemaStore>> ConfiguredSchemaStores(const Config& config, const Env& env);
 

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mend/agent/agent.h"
@@ -16,6 +17,7 @@
 #include "mend/base/config.h"
 #include "mend/base/env.h"
 #include "mend/base/result.h"
+#include "mend/improve/attempt_store.h"
 #include "mend/llm/embedder.h"
 #include "mend/llm/factory.h"
 #include "mend/llm/provider.h"
@@ -63,6 +65,8 @@ struct RuntimeOptions {
 // the event bus; the Env's pointers are borrowed and must outlive the Runtime. Members are
 // thread-safe as their own types document. Destroy Agents created from a Runtime before it.
 struct Runtime {
+  Runtime(Env env_in, Config config_in) : env(env_in), config(std::move(config_in)) {}
+
   Env env;
   Config config;
   std::string home;  // the state directory; exists once OpenRuntime returned
@@ -118,10 +122,20 @@ struct Runtime {
 
   DeferredProvider* deferred = nullptr;  // `provider` when it is built on demand; else null
 
+  // improve's attempts and proposals (improve/attempt_store.h): shared on PostgreSQL when
+  // store.url is postgres://, else this home's audit folders. Opened on first use, so commands
+  // that never improve open nothing; its errors (an unreachable server, a newer schema) come back
+  // to each caller. Thread-safe.
+  Result<improve::AttemptStore*> Attempts();
+
   // Reflexion (DESIGN.md §8). Declared last: its workers use the provider, the fact store and
   // the metrics, so they stop first.
   Lessons lessons;
   ~Runtime();
+
+ private:
+  std::mutex attempts_mu_;
+  std::unique_ptr<improve::AttemptStore> attempts_;  // guarded by attempts_mu_
 };
 
 // Builds the runtime: creates the home directory, opens the store named by store.url (empty:

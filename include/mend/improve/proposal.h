@@ -55,6 +55,14 @@ Result<Proposal> ApplyProposal(FileSystem& fs, Clock& clock, std::string_view ho
 Result<Proposal> RejectProposal(FileSystem& fs, Clock& clock, std::string_view home,
                                 std::string_view attempt_id, std::string reason);
 
+// What ApplyProposal does to a queued proposal `p`, read by the caller: checks every file, keeps
+// the backup in `<home>/improve/<id>/backup/` (the folder is created when missing), writes the
+// files, then sets p's status and decided_at. The proposal itself is not stored.
+Status ApplyProposalFiles(FileSystem& fs, Clock& clock, std::string_view home, Proposal& p);
+// The proposal as proposal.json holds it, and back (kDataLoss naming the problem).
+std::string ProposalToJsonText(const Proposal& proposal);
+Result<Proposal> ProposalFromJsonText(std::string_view text);
+
 // One line of `mend improve list`: an attempt and, when it made one, its proposal.
 struct AttemptSummary {
   std::string attempt_id;
@@ -62,7 +70,15 @@ struct AttemptSummary {
   std::string outcome;  // decision.json's outcome; "unfinished" when there is none yet
   std::string gate;     // the refusing gate of a rejected outcome
   std::optional<ProposalStatus> proposal;  // std::nullopt: no proposal
+  // Where the audit folder is, when the list came from a store shared by hosts
+  // (attempt_store.h): the host's name and the folder's path there. Empty from ListAttempts.
+  std::string host;
+  std::string audit_dir;
 };
+// One attempt of ListAttempts: kInvalidArgument for an invalid id; otherwise the summary, with
+// outcome "unreadable" when its files do not parse.
+Result<AttemptSummary> SummarizeAttempt(FileSystem& fs, std::string_view home,
+                                        std::string_view attempt_id);
 // Every attempt under <home>/improve, newest first (attempt ids sort by time). Folders whose
 // name is not an attempt id are skipped; an attempt whose files do not parse is listed with
 // outcome "unreadable".
