@@ -71,6 +71,10 @@ Result<lessonq::PgQueueOptions> PostgresQueueOptions(const Config& config) {
   }
   lessonq::PgQueueOptions options;
   options.url = url;
+  options.claim_margin = config.GetDuration("reflexion.queue.claim_margin");
+  options.claim_commit = config.GetString("reflexion.queue.claim_commit") == "sync"
+                             ? lessonq::ClaimCommit::kSynchronous
+                             : lessonq::ClaimCommit::kAsynchronous;
   return options;
 }
 

@@ -166,6 +166,18 @@ void AddReflexionQueueKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(std::move(jitter));
   keys.push_back(Duration("reflexion.queue.job_timeout", "2m", seconds(1), hours(1),
                           q + "JOB_TIMEOUT", "", "time allowed for one lesson job"));
+  keys.push_back(Duration("reflexion.queue.claim_margin", "30s", milliseconds(0), hours(1),
+                          q + "CLAIM_MARGIN", "",
+                          "PostgreSQL queue: how long a claim outlives job_timeout before another "
+                          "worker may take the job"));
+  ConfigKeySpec claim_commit =
+      String("reflexion.queue.claim_commit", q + "CLAIM_COMMIT", "",
+             "PostgreSQL queue: whether claims and completions wait for the disk (sync) or not "
+             "(async: faster; a server crash may run a job again)");
+  claim_commit.type = ConfigType::kEnum;
+  claim_commit.choices = {"async", "sync"};
+  claim_commit.default_value = "async";
+  keys.push_back(std::move(claim_commit));
   keys.push_back(Duration("reflexion.queue.drain_timeout", "30s", milliseconds(0), minutes(10),
                           q + "DRAIN_TIMEOUT", "",
                           "how long exit waits for lesson jobs in flight"));

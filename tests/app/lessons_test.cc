@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 
 #include "mend/app/memory_hooks.h"
 #include "mend/app/runtime.h"
+#include "mend/base/memory_file_system.h"
 #include "mend/llm/scripted_provider.h"
 #include "mend/obs/events.h"
 #include "tests/app/agent_home_test.h"
@@ -221,6 +223,31 @@ TEST_F(LessonsTest, UnusableLessonDirectoryDisablesOnlyTheQueue) {
   auto id = AddManualLesson(runtime, "check the lesson directory permissions");
   MEND_ASSERT_OK(id);
   EXPECT_THAT(runtime.facts->Get(*id), IsOk());
+}
+
+TEST(PostgresQueueOptionsTest, TheClaimKeysReachTheQueue) {
+  MemoryFileSystem fs;
+  ConfigSources sources;
+  sources.flags["home"] = "/h";
+  sources.flags["store.url"] = "postgres://mend@db/mend";
+  Result<Config> defaults = LoadConfig(sources, fs);
+  ASSERT_THAT(defaults, IsOk());
+  Result<lessonq::PgQueueOptions> options = PostgresQueueOptions(*defaults);
+  ASSERT_THAT(options, IsOk());
+  EXPECT_EQ(options->claim_margin, std::chrono::seconds(30));
+  EXPECT_EQ(options->claim_commit, lessonq::ClaimCommit::kAsynchronous);
+
+  sources.flags["reflexion.queue.claim_margin"] = "5s";
+  sources.flags["reflexion.queue.claim_commit"] = "sync";
+  Result<Config> set = LoadConfig(sources, fs);
+  ASSERT_THAT(set, IsOk());
+  options = PostgresQueueOptions(*set);
+  ASSERT_THAT(options, IsOk());
+  EXPECT_EQ(options->claim_margin, std::chrono::seconds(5));
+  EXPECT_EQ(options->claim_commit, lessonq::ClaimCommit::kSynchronous);
+
+  sources.flags["reflexion.queue.claim_commit"] = "sometimes";
+  EXPECT_FALSE(LoadConfig(sources, fs).ok());
 }
 
 }  // namespace

@@ -111,6 +111,7 @@ class ReplicaLessonsTest : public ::testing::Test {
   }
 
   std::vector<std::string> Env() const {
+    // A killed replica's jobs are claimed again 2 s + 5 s after their claim.
     return {"PATH=/usr/bin:/bin",
             "HOME=" + dir_->path(),
             "MEND_STORE=" + db_.url(),
@@ -119,7 +120,8 @@ class ReplicaLessonsTest : public ::testing::Test {
             "MEND_BASE_URL=" + base_url_,
             "MEND_API_KEY=test-key",
             "MEND_QUALITY_REFLEXION_QUEUE_BACKEND=postgres",
-            "MEND_QUALITY_REFLEXION_QUEUE_JOB_TIMEOUT=2s"};
+            "MEND_QUALITY_REFLEXION_QUEUE_JOB_TIMEOUT=2s",
+            "MEND_QUALITY_REFLEXION_QUEUE_CLAIM_MARGIN=5s"};
   }
 
   nlohmann::json Mend(const std::string& home, std::vector<std::string> args) {
