@@ -12,7 +12,7 @@ constexpr size_t kNumOps = static_cast<size_t>(FsOp::kLock) + 1;
 
 std::string_view OpName(FsOp op) {
   static constexpr std::array<std::string_view, kNumOps> kNames = {
-      "open",   "read", "write", "sync", "close", "rename", "fsync directory",
+      "open",   "read", "write", "sync", "truncate", "close", "rename", "fsync directory",
       "unlink", "list", "mkdir", "stat", "lock"};
   return kNames[static_cast<size_t>(op)];
 }
@@ -145,6 +145,55 @@ class FaultReadableFile final : public ReadableFile {
   std::string path_;
 };
 
+class FaultRandomAccessFile final : public RandomAccessFile {
+ public:
+  FaultRandomAccessFile(std::unique_ptr<RandomAccessFile> base, std::shared_ptr<FaultPlan> plan,
+                        std::string path)
+      : base_(std::move(base)), plan_(std::move(plan)), path_(std::move(path)) {}
+
+  Status ReadAt(uint64_t offset, size_t n, std::string* out) override {
+    if (const int err = plan_->Attempt(FsOp::kRead); err != 0) {
+      out->clear();
+      return Injected(err, FsOp::kRead, path_);
+    }
+    return base_->ReadAt(offset, n, out);
+  }
+
+  Status WriteAt(uint64_t offset, std::string_view data) override {
+    if (const int err = plan_->Attempt(FsOp::kWrite); err != 0) {
+      if (plan_->torn_writes())
+        base_->WriteAt(offset, data.substr(0, data.size() / 2)).IgnoreError();
+      return Injected(err, FsOp::kWrite, path_);
+    }
+    return base_->WriteAt(offset, data);
+  }
+
+  Status Truncate(uint64_t size) override {
+    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kTruncate, path_));
+    return base_->Truncate(size);
+  }
+
+  Result<uint64_t> Size() override {
+    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kStat, path_));
+    return base_->Size();
+  }
+
+  Status Sync() override {
+    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kSync, path_));
+    return base_->Sync();
+  }
+
+  Status Close() override {
+    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kClose, path_));
+    return base_->Close();
+  }
+
+ private:
+  std::unique_ptr<RandomAccessFile> base_;
+  std::shared_ptr<FaultPlan> plan_;
+  std::string path_;
+};
+
 }  // namespace
 
 class FaultInjectionFileSystem::Faults : public FaultPlan {};
@@ -190,6 +239,15 @@ Result<std::unique_ptr<ReadableFile>> FaultInjectionFileSystem::OpenReadable(
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<ReadableFile> file, base_->OpenReadable(path));
   return std::unique_ptr<ReadableFile>(
       std::make_unique<FaultReadableFile>(std::move(file), faults_, path));
+}
+
+Result<std::unique_ptr<RandomAccessFile>> FaultInjectionFileSystem::OpenRandomAccess(
+    const std::string& path, bool create) {
+  MEND_RETURN_IF_ERROR(Inject(*faults_, FsOp::kOpen, path));
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file,
+                        base_->OpenRandomAccess(path, create));
+  return std::unique_ptr<RandomAccessFile>(
+      std::make_unique<FaultRandomAccessFile>(std::move(file), faults_, path));
 }
 
 Status FaultInjectionFileSystem::Rename(const std::string& from, const std::string& to) {
