@@ -333,5 +333,27 @@ TEST_F(FaultRandomAccessTest, AFailedSyncLeavesTheOldDurableContents) {
   EXPECT_EQ(Contents(), "0123456789");
 }
 
+TEST_F(FaultRandomAccessTest, CrashAfterFailsEverythingFromItsPointOn) {
+  fs_.SetTornWrites(true);
+  fs_.CrashAfter(2, EIO);
+  std::string out;
+  MEND_ASSERT_OK(file_->ReadAt(0, 1, &out));  // Reads do not count towards the crash point.
+  MEND_ASSERT_OK(file_->WriteAt(0, "ab"));
+  MEND_ASSERT_OK(file_->Sync());
+  EXPECT_FALSE(fs_.Crashed());
+  EXPECT_FALSE(file_->WriteAt(4, "wxyz").ok());  // The crash point: torn.
+  EXPECT_TRUE(fs_.Crashed());
+  // After it nothing reaches the disk, not even half a write, and reads fail too.
+  EXPECT_FALSE(file_->WriteAt(0, "zz").ok());
+  EXPECT_FALSE(file_->ReadAt(0, 1, &out).ok());
+  EXPECT_FALSE(fs_.Stat("/d/f").ok());
+  EXPECT_EQ(Contents(), "ab23wx6789");
+  MEND_ASSERT_OK(fs_.CutPower());
+  EXPECT_EQ(Contents(), "ab23456789");
+  fs_.ClearFaults();
+  EXPECT_FALSE(fs_.Crashed());
+  MEND_EXPECT_OK(fs_.Stat("/d/f"));
+}
+
 }  // namespace
 }  // namespace mend

@@ -50,6 +50,14 @@ class FaultInjectionFileSystem final : public FileSystem {
   void FailAfter(FsOp op, int n, int err);
   // Every operation of kind `op` fails with `err` until ClearFaults().
   void FailAlways(FsOp op, int err);
+  // A crash point: after `n` more operations that change the filesystem (kWrite, kSync, kTruncate,
+  // kRename, kSyncDir, kUnlink, kCreateDirs), the next one and every operation after it, of any
+  // kind, fail with `err` until ClearFaults(), as if the process had lost its disk right there
+  // (with SetTornWrites, a write failing at that point leaves its first half). Followed by
+  // CutPower() it is a power cut at exactly that point, whatever the program did after it.
+  void CrashAfter(int n, int err);
+  // Whether the crash point of CrashAfter() has been reached.
+  bool Crashed() const;
   // Disarms every fault (counts are kept).
   void ClearFaults();
   // When on, a failing kWrite writes the first half of its data before failing.
