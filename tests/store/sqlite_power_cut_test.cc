@@ -20,6 +20,7 @@
 #include "mend/base/fault_injection_file_system.h"
 #include "mend/base/manual_clock.h"
 #include "mend/base/memory_file_system.h"
+#include "mend/store/prune.h"
 #include "mend/store/sqlite_store.h"
 #include "mend/store/sqlite_vfs.h"
 #include "tests/support/status_matchers.h"
@@ -27,6 +28,8 @@
 namespace mend::store {
 namespace {
 
+using ::mend::testing::IsOk;
+using ::mend::testing::StatusIs;
 using std::chrono::seconds;
 
 constexpr char kDir[] = "/home";
@@ -125,13 +128,16 @@ class Machine {
         cp.state = StepState(r, step);
         runs_[r].attempted = step;
         Status saved = store_->Save(*lease, cp, {});
-        if (!saved.ok() && mode == Mode::kRetryOnce) saved = SaveAgainIfLost(r, *lease, cp);
+        if (!saved.ok() && mode == Mode::kRetryOnce) saved = SaveAgainIfLost(RunId(r), *lease, cp);
         MEND_RETURN_IF_ERROR(saved);
         runs_[r].acked = step;
         clock_.Advance(seconds(1));
       }
       MEND_RETURN_IF_ERROR(Retry(mode, [&] { return store_->Release(*lease); }));
-      if (r == 0) MEND_RETURN_IF_ERROR(Retry(mode, [&] { return CheckpointWal(); }));
+      if (r == 0) {
+        MEND_RETURN_IF_ERROR(ScratchRunPruned(mode));
+        MEND_RETURN_IF_ERROR(Retry(mode, [&] { return CheckpointWal(); }));
+      }
       if (r == 1) {
         store_.reset();
         MEND_RETURN_IF_ERROR(Retry(mode, [&] { return Open(); }));
@@ -176,6 +182,13 @@ class Machine {
         EXPECT_EQ(snapshot->state, StepState(r, snapshot->step));
       }
     }
+    // A pruned run stays gone; a created one that no prune was started for is there.
+    Result<RunRecord> scratch = store_->GetRun("scratch");
+    if (scratch_.pruned) {
+      EXPECT_THAT(scratch, StatusIs(StatusCode::kNotFound)) << "a pruned run came back";
+    } else if (scratch_.created && !scratch_.prune_attempted) {
+      EXPECT_THAT(scratch, IsOk()) << "a run whose creation returned OK is lost";
+    }
     // Still writable: a new run takes a save.
     RunRecord record;
     record.id = "after";
@@ -203,10 +216,47 @@ class Machine {
     return s;
   }
 
+  // A completed run with two checkpoints, then pruned whole: deletes, a free list and an
+  // incremental vacuum that shrinks the database.
+  Status ScratchRunPruned(Mode mode) {
+    RunRecord record;
+    record.id = "scratch";
+    record.agent = "a";
+    record.agent_dir = "agents/a";
+    scratch_.create_attempted = true;
+    MEND_RETURN_IF_ERROR(Retry(mode, [&] { return store_->CreateRun(record); }));
+    scratch_.created = true;
+    Result<Lease> lease = store_->Claim(record.id, options_.local, seconds(30));
+    if (!lease.ok() && mode == Mode::kRetryOnce) {
+      lease = store_->Claim(record.id, options_.local, seconds(30));
+    }
+    MEND_RETURN_IF_ERROR(lease.status());
+    for (int64_t step = 1; step <= 2; ++step) {
+      Checkpoint cp;
+      cp.step = step;
+      cp.new_messages = StepMessages(9, step);
+      Status saved = store_->Save(*lease, cp, {});
+      if (!saved.ok() && mode == Mode::kRetryOnce) saved = SaveAgainIfLost(record.id, *lease, cp);
+      MEND_RETURN_IF_ERROR(saved);
+    }
+    RunUpdate done;
+    done.status = RunStatus::kCompleted;
+    MEND_RETURN_IF_ERROR(Retry(mode, [&] { return store_->Update(*lease, done); }));
+    MEND_RETURN_IF_ERROR(Retry(mode, [&] { return store_->Release(*lease); }));
+    clock_.Advance(seconds(10));
+    PruneRequest prune;
+    prune.cutoff = clock_.Now();
+    prune.scope = PruneScope::kWholeRuns;
+    scratch_.prune_attempted = true;
+    MEND_RETURN_IF_ERROR(Retry(mode, [&] { return store_->Prune(prune).status(); }));
+    scratch_.pruned = true;
+    return OkStatus();
+  }
+
   // A failed save may still have been stored (the fault came after its COMMIT reached the WAL,
   // e.g. a failed close); it is saved again only when the run did not move.
-  Status SaveAgainIfLost(int r, const Lease& lease, const Checkpoint& cp) {
-    Result<RunRecord> run = store_->GetRun(RunId(r));
+  Status SaveAgainIfLost(const std::string& id, const Lease& lease, const Checkpoint& cp) {
+    Result<RunRecord> run = store_->GetRun(id);
     if (run.ok() && run->step == cp.step) return OkStatus();
     return store_->Save(lease, cp, {});
   }
@@ -247,6 +297,12 @@ class Machine {
   SqliteStoreOptions options_;
   std::unique_ptr<CheckpointStore> store_;
   std::array<RunModel, kRuns> runs_{};
+  struct {
+    bool create_attempted = false;
+    bool created = false;
+    bool prune_attempted = false;
+    bool pruned = false;
+  } scratch_;
 };
 
 // How many operations of each kind the whole workload makes without faults.
@@ -254,13 +310,14 @@ struct Totals {
   int changing = 0;
   int writes = 0;
   int syncs = 0;
+  int truncates = 0;
 };
 
 Totals CountOperations() {
   Machine machine;
   EXPECT_TRUE(machine.Workload(Mode::kStopAtFirstError).ok());
   return {ChangingOps(machine.fs()), machine.fs().Count(FsOp::kWrite),
-          machine.fs().Count(FsOp::kSync)};
+          machine.fs().Count(FsOp::kSync), machine.fs().Count(FsOp::kTruncate)};
 }
 
 // Cuts the power at every changing operation of the workload in turn: the n-th one and all later
@@ -286,8 +343,8 @@ void CutAtEveryPoint(bool torn_writes) {
     if (::testing::Test::HasFailure()) return;
   }
   std::cout << "power cuts: " << totals.changing + 1 << " points over " << totals.writes
-            << " writes and " << totals.syncs << " syncs; " << failed_workloads
-            << " workloads saw the fault as an error\n";
+            << " writes, " << totals.syncs << " syncs and " << totals.truncates << " truncations; "
+            << failed_workloads << " workloads saw the fault as an error\n";
 }
 
 TEST(SqlitePowerCutTest, EverySaveThatReturnedOkSurvivesACutAtAnyPoint) { CutAtEveryPoint(false); }
