@@ -12,7 +12,7 @@ constexpr size_t kNumOps = static_cast<size_t>(FsOp::kLock) + 1;
 
 std::string_view OpName(FsOp op) {
   static constexpr std::array<std::string_view, kNumOps> kNames = {
-      "open",   "read", "write", "sync", "close", "rename", "fsync directory",
+      "open",   "read", "write", "sync", "truncate", "close", "rename", "fsync directory",
       "unlink", "list", "mkdir", "stat", "lock"};
   return kNames[static_cast<size_t>(op)];
 }
@@ -21,10 +21,20 @@ std::string_view OpName(FsOp op) {
 class FaultPlan {
  public:
   // Counts an attempt of `op` and returns the errno it must fail with, or 0 to let it through.
-  int Attempt(FsOp op) {
+  // `tear` (if given) says whether a failing write leaves part of its data: with SetTornWrites,
+  // every fault does except the operations after a crash point, which never reach the disk.
+  int Attempt(FsOp op, bool* tear = nullptr) {
     std::lock_guard<std::mutex> guard(mu_);
     Rule& rule = rules_[Index(op)];
     ++rule.count;
+    if (tear != nullptr) *tear = torn_writes_ && !crashed_;
+    if (crashed_) return crash_err_;
+    if (crash_countdown_ >= 0 && ChangesTheFileSystem(op)) {
+      if (crash_countdown_-- == 0) {
+        crashed_ = true;
+        return crash_err_;
+      }
+    }
     if (rule.always != 0) return rule.always;
     if (rule.countdown < 0) return 0;
     if (rule.countdown > 0) {
@@ -46,19 +56,28 @@ class FaultPlan {
     rules_[Index(op)].always = err;
   }
 
+  void CrashAfter(int n, int err) {
+    std::lock_guard<std::mutex> guard(mu_);
+    crash_countdown_ = n;
+    crash_err_ = err;
+    crashed_ = false;
+  }
+
+  bool crashed() const {
+    std::lock_guard<std::mutex> guard(mu_);
+    return crashed_;
+  }
+
   void Clear() {
     std::lock_guard<std::mutex> guard(mu_);
     for (Rule& rule : rules_) rule = Rule{.count = rule.count};
+    crash_countdown_ = -1;
+    crashed_ = false;
   }
 
   void SetTornWrites(bool on) {
     std::lock_guard<std::mutex> guard(mu_);
     torn_writes_ = on;
-  }
-
-  bool torn_writes() const {
-    std::lock_guard<std::mutex> guard(mu_);
-    return torn_writes_;
   }
 
   int Count(FsOp op) const {
@@ -74,10 +93,27 @@ class FaultPlan {
     int always = 0;      // Non-zero: every attempt fails with this errno.
   };
   static size_t Index(FsOp op) { return static_cast<size_t>(op); }
+  static bool ChangesTheFileSystem(FsOp op) {
+    switch (op) {
+      case FsOp::kWrite:
+      case FsOp::kSync:
+      case FsOp::kTruncate:
+      case FsOp::kRename:
+      case FsOp::kSyncDir:
+      case FsOp::kUnlink:
+      case FsOp::kCreateDirs:
+        return true;
+      default:
+        return false;
+    }
+  }
 
   mutable std::mutex mu_;
   std::array<Rule, kNumOps> rules_{};
   bool torn_writes_ = false;
+  int crash_countdown_ = -1;  // Changing operations left before the crash point; -1: none armed.
+  int crash_err_ = 0;
+  bool crashed_ = false;
 };
 
 Status Injected(int err, FsOp op, std::string_view path) {
@@ -101,9 +137,10 @@ class FaultWritableFile final : public WritableFile {
       : base_(std::move(base)), plan_(std::move(plan)), path_(std::move(path)) {}
 
   Status Append(std::string_view data) override {
-    if (const int err = plan_->Attempt(FsOp::kWrite); err != 0) {
+    bool tear = false;
+    if (const int err = plan_->Attempt(FsOp::kWrite, &tear); err != 0) {
       // A disk may persist part of a write that reports failure.
-      if (plan_->torn_writes()) base_->Append(data.substr(0, data.size() / 2)).IgnoreError();
+      if (tear) base_->Append(data.substr(0, data.size() / 2)).IgnoreError();
       return Injected(err, FsOp::kWrite, path_);
     }
     return base_->Append(data);
@@ -145,6 +182,55 @@ class FaultReadableFile final : public ReadableFile {
   std::string path_;
 };
 
+class FaultRandomAccessFile final : public RandomAccessFile {
+ public:
+  FaultRandomAccessFile(std::unique_ptr<RandomAccessFile> base, std::shared_ptr<FaultPlan> plan,
+                        std::string path)
+      : base_(std::move(base)), plan_(std::move(plan)), path_(std::move(path)) {}
+
+  Status ReadAt(uint64_t offset, size_t n, std::string* out) override {
+    if (const int err = plan_->Attempt(FsOp::kRead); err != 0) {
+      out->clear();
+      return Injected(err, FsOp::kRead, path_);
+    }
+    return base_->ReadAt(offset, n, out);
+  }
+
+  Status WriteAt(uint64_t offset, std::string_view data) override {
+    bool tear = false;
+    if (const int err = plan_->Attempt(FsOp::kWrite, &tear); err != 0) {
+      if (tear) base_->WriteAt(offset, data.substr(0, data.size() / 2)).IgnoreError();
+      return Injected(err, FsOp::kWrite, path_);
+    }
+    return base_->WriteAt(offset, data);
+  }
+
+  Status Truncate(uint64_t size) override {
+    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kTruncate, path_));
+    return base_->Truncate(size);
+  }
+
+  Result<uint64_t> Size() override {
+    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kStat, path_));
+    return base_->Size();
+  }
+
+  Status Sync() override {
+    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kSync, path_));
+    return base_->Sync();
+  }
+
+  Status Close() override {
+    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kClose, path_));
+    return base_->Close();
+  }
+
+ private:
+  std::unique_ptr<RandomAccessFile> base_;
+  std::shared_ptr<FaultPlan> plan_;
+  std::string path_;
+};
+
 }  // namespace
 
 class FaultInjectionFileSystem::Faults : public FaultPlan {};
@@ -161,6 +247,8 @@ void FaultInjectionFileSystem::FailAlways(FsOp op, int err) { faults_->FailAlway
 void FaultInjectionFileSystem::ClearFaults() { faults_->Clear(); }
 void FaultInjectionFileSystem::SetTornWrites(bool on) { faults_->SetTornWrites(on); }
 int FaultInjectionFileSystem::Count(FsOp op) const { return faults_->Count(op); }
+void FaultInjectionFileSystem::CrashAfter(int n, int err) { faults_->CrashAfter(n, err); }
+bool FaultInjectionFileSystem::Crashed() const { return faults_->crashed(); }
 
 Status FaultInjectionFileSystem::DropUnsyncedData() {
   auto* memory = dynamic_cast<MemoryFileSystem*>(base_);
@@ -190,6 +278,15 @@ Result<std::unique_ptr<ReadableFile>> FaultInjectionFileSystem::OpenReadable(
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<ReadableFile> file, base_->OpenReadable(path));
   return std::unique_ptr<ReadableFile>(
       std::make_unique<FaultReadableFile>(std::move(file), faults_, path));
+}
+
+Result<std::unique_ptr<RandomAccessFile>> FaultInjectionFileSystem::OpenRandomAccess(
+    const std::string& path, bool create) {
+  MEND_RETURN_IF_ERROR(Inject(*faults_, FsOp::kOpen, path));
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file,
+                        base_->OpenRandomAccess(path, create));
+  return std::unique_ptr<RandomAccessFile>(
+      std::make_unique<FaultRandomAccessFile>(std::move(file), faults_, path));
 }
 
 Status FaultInjectionFileSystem::Rename(const std::string& from, const std::string& to) {

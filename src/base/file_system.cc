@@ -17,6 +17,11 @@ std::string_view StripTrailingSlashes(std::string_view path) {
 
 }  // namespace
 
+Result<std::unique_ptr<RandomAccessFile>> FileSystem::OpenRandomAccess(const std::string& path,
+                                                                       bool /*create*/) {
+  return UnimplementedError("random access files are not supported here: " + path);
+}
+
 Status ReadableFile::ReadExactly(size_t n, std::string* out) {
   out->clear();
   std::string chunk;

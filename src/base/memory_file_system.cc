@@ -135,6 +135,70 @@ class MemoryReadableFile final : public ReadableFile {
   size_t offset_ = 0;
 };
 
+// Writes go to `data` in place; Sync() makes the whole of `data` (size included) the durable
+// contents, so a power cut brings the file back to its state at the last Sync().
+class MemoryRandomAccessFile final : public RandomAccessFile {
+ public:
+  MemoryRandomAccessFile(std::shared_ptr<SharedState> state, std::shared_ptr<FileNode> node,
+                         std::string path)
+      : state_(std::move(state)),
+        node_(std::move(node)),
+        path_(std::move(path)),
+        epoch_(state_->epoch) {}
+
+  Status ReadAt(uint64_t offset, size_t n, std::string* out) override {
+    std::lock_guard<std::mutex> guard(state_->mu);
+    out->clear();
+    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, closed_, path_));
+    if (offset < node_->data.size()) out->assign(node_->data, static_cast<size_t>(offset), n);
+    return OkStatus();
+  }
+
+  Status WriteAt(uint64_t offset, std::string_view data) override {
+    std::lock_guard<std::mutex> guard(state_->mu);
+    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, closed_, path_));
+    std::string& bytes = node_->data;
+    const size_t start = static_cast<size_t>(offset);
+    if (bytes.size() < start + data.size()) bytes.resize(start + data.size(), '\0');
+    bytes.replace(start, data.size(), data);
+    return OkStatus();
+  }
+
+  Status Truncate(uint64_t size) override {
+    std::lock_guard<std::mutex> guard(state_->mu);
+    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, closed_, path_));
+    node_->data.resize(static_cast<size_t>(size), '\0');
+    return OkStatus();
+  }
+
+  Result<uint64_t> Size() override {
+    std::lock_guard<std::mutex> guard(state_->mu);
+    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, closed_, path_));
+    return static_cast<uint64_t>(node_->data.size());
+  }
+
+  Status Sync() override {
+    std::lock_guard<std::mutex> guard(state_->mu);
+    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, closed_, path_));
+    node_->durable = node_->data;
+    return OkStatus();
+  }
+
+  Status Close() override {
+    std::lock_guard<std::mutex> guard(state_->mu);
+    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, closed_, path_));
+    closed_ = true;
+    return OkStatus();
+  }
+
+ private:
+  std::shared_ptr<SharedState> state_;
+  std::shared_ptr<FileNode> node_;
+  std::string path_;
+  uint64_t epoch_;
+  bool closed_ = false;
+};
+
 class MemoryFileLock final : public FileLock {
  public:
   MemoryFileLock(std::shared_ptr<SharedState> state, std::string path)
@@ -189,6 +253,25 @@ Result<std::unique_ptr<ReadableFile>> MemoryFileSystem::OpenReadable(const std::
   if (it == state_->live.end()) return Error(ENOENT, "open", path);
   return std::unique_ptr<ReadableFile>(
       std::make_unique<MemoryReadableFile>(state_, it->second.file, path));
+}
+
+Result<std::unique_ptr<RandomAccessFile>> MemoryFileSystem::OpenRandomAccess(
+    const std::string& path, bool create) {
+  const std::string p = Normalize(path);
+  std::lock_guard<std::mutex> guard(state_->mu);
+  if (IsDir(state_->live, p)) return Error(EISDIR, "open", path);
+  auto it = state_->live.find(p);
+  std::shared_ptr<FileNode> node;
+  if (it != state_->live.end()) {
+    node = it->second.file;
+  } else if (!create || !IsDir(state_->live, Parent(p))) {
+    return Error(ENOENT, "open", path);
+  } else {
+    node = std::make_shared<FileNode>();
+    state_->live[p] = Entry{false, node};
+  }
+  return std::unique_ptr<RandomAccessFile>(
+      std::make_unique<MemoryRandomAccessFile>(state_, std::move(node), path));
 }
 
 Status MemoryFileSystem::Rename(const std::string& from, const std::string& to) {

@@ -94,6 +94,83 @@ class PosixReadableFile final : public ReadableFile {
   std::string path_;
 };
 
+class PosixRandomAccessFile final : public RandomAccessFile {
+ public:
+  PosixRandomAccessFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~PosixRandomAccessFile() override {
+    if (fd_ >= 0) CloseIgnoringErrors(fd_);
+  }
+
+  Status ReadAt(uint64_t offset, size_t n, std::string* out) override {
+    out->clear();
+    MEND_RETURN_IF_ERROR(CheckOpen("read"));
+    out->resize(n);
+    size_t got = 0;
+    while (got < n) {  // pread may return less than asked before the end of the file.
+      const ssize_t r = RetryOnEintr([&] {
+        return ::pread(fd_, out->data() + got, n - got, static_cast<off_t>(offset + got));
+      });
+      if (r < 0) {
+        out->clear();
+        return PosixError("pread", path_);
+      }
+      if (r == 0) break;  // End of file.
+      got += static_cast<size_t>(r);
+    }
+    out->resize(got);
+    return OkStatus();
+  }
+
+  Status WriteAt(uint64_t offset, std::string_view data) override {
+    MEND_RETURN_IF_ERROR(CheckOpen("write"));
+    while (!data.empty()) {
+      const ssize_t n = RetryOnEintr(
+          [&] { return ::pwrite(fd_, data.data(), data.size(), static_cast<off_t>(offset)); });
+      if (n < 0) return PosixError("pwrite", path_);
+      data.remove_prefix(static_cast<size_t>(n));
+      offset += static_cast<uint64_t>(n);
+    }
+    return OkStatus();
+  }
+
+  Status Truncate(uint64_t size) override {
+    MEND_RETURN_IF_ERROR(CheckOpen("truncate"));
+    if (RetryOnEintr([&] { return ::ftruncate(fd_, static_cast<off_t>(size)); }) < 0) {
+      return PosixError("ftruncate", path_);
+    }
+    return OkStatus();
+  }
+
+  Result<uint64_t> Size() override {
+    MEND_RETURN_IF_ERROR(CheckOpen("stat"));
+    struct stat st;
+    if (::fstat(fd_, &st) < 0) return PosixError("fstat", path_);
+    return static_cast<uint64_t>(st.st_size);
+  }
+
+  Status Sync() override {
+    MEND_RETURN_IF_ERROR(CheckOpen("sync"));
+    if (RetryOnEintr([&] { return ::fsync(fd_); }) < 0) return PosixError("fsync", path_);
+    return OkStatus();
+  }
+
+  Status Close() override {
+    if (fd_ < 0) return FailedPreconditionError("file already closed: " + path_);
+    const int fd = std::exchange(fd_, -1);
+    if (::close(fd) < 0 && errno != EINTR) return PosixError("close", path_);
+    return OkStatus();
+  }
+
+ private:
+  Status CheckOpen(std::string_view op) const {
+    if (fd_ >= 0) return OkStatus();
+    return FailedPreconditionError(std::string(op) + " of closed file " + path_);
+  }
+
+  int fd_;
+  std::string path_;
+};
+
 // flock(2) locks belong to the open file description, so a second open() of the same path in
 // this process conflicts with the first just as another process would (unlike fcntl locks).
 class PosixFileLock final : public FileLock {
@@ -132,6 +209,14 @@ Result<std::unique_ptr<ReadableFile>> PosixFileSystem::OpenReadable(const std::s
   const int fd = RetryOnEintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); });
   if (fd < 0) return PosixError("open", path);
   return std::unique_ptr<ReadableFile>(std::make_unique<PosixReadableFile>(fd, path));
+}
+
+Result<std::unique_ptr<RandomAccessFile>> PosixFileSystem::OpenRandomAccess(const std::string& path,
+                                                                            bool create) {
+  const int flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0);
+  const int fd = RetryOnEintr([&] { return ::open(path.c_str(), flags, 0600); });
+  if (fd < 0) return PosixError("open", path);
+  return std::unique_ptr<RandomAccessFile>(std::make_unique<PosixRandomAccessFile>(fd, path));
 }
 
 Status PosixFileSystem::Rename(const std::string& from, const std::string& to) {

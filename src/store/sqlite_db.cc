@@ -96,11 +96,13 @@ std::string SqliteStmt::Text(int col) const {
 std::string SqliteStmt::Blob(int col) const { return Text(col); }
 
 Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path,
-                                                 std::chrono::milliseconds busy_timeout) {
-  MEND_RETURN_IF_ERROR(MakePrivate(path));
+                                                 std::chrono::milliseconds busy_timeout,
+                                                 const std::string& vfs) {
+  // A file behind another VFS is not on this machine's filesystem: that VFS creates it.
+  if (vfs.empty()) MEND_RETURN_IF_ERROR(MakePrivate(path));
   sqlite3* db = nullptr;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags, vfs.empty() ? nullptr : vfs.c_str());
   if (rc != SQLITE_OK) {
     Status s = SqliteError(db, rc, "open " + path);
     sqlite3_close_v2(db);

@@ -56,9 +56,11 @@ class SqliteDb {
  public:
   enum class TxKind { kRead, kWrite };  // BEGIN DEFERRED / BEGIN IMMEDIATE
 
-  // Opens or creates `path` with `busy_timeout` applied to lock waits.
+  // Opens or creates `path` with `busy_timeout` applied to lock waits, through the registered VFS
+  // named `vfs` (empty: SQLite's default, and the file is made private to its user).
   static Result<std::unique_ptr<SqliteDb>> Open(const std::string& path,
-                                                std::chrono::milliseconds busy_timeout);
+                                                std::chrono::milliseconds busy_timeout,
+                                                const std::string& vfs = "");
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;

@@ -348,7 +348,8 @@ Result<std::unique_ptr<CheckpointStore>> OpenSqliteStore(const SqliteStoreOption
   if (options.max_write_batch < 1) {
     return FailedPreconditionError("max_write_batch must be at least 1");
   }
-  MEND_ASSIGN_OR_RETURN(auto db, internal::SqliteDb::Open(options.path, options.busy_timeout));
+  MEND_ASSIGN_OR_RETURN(auto db,
+                        internal::SqliteDb::Open(options.path, options.busy_timeout, options.vfs));
   auto store = std::make_unique<internal::SqliteStore>(options, clock, std::move(db));
   MEND_RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<CheckpointStore>(std::move(store));

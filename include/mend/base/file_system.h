@@ -33,6 +33,27 @@ class ReadableFile {
   Status ReadExactly(size_t n, std::string* out);
 };
 
+// A file open for reading and writing at any offset, for storage engines that update pages in
+// place (SQLite through mend's VFS, include/mend/store/sqlite_vfs.h). Like WritableFile, what it
+// writes is durable only after Sync() returns OK: a power cut leaves the file exactly as it was at
+// its last successful Sync() (contents and size), or as it was when opened if it was never synced.
+// Not thread-safe. Destroying an unclosed file closes it; operations on a closed file fail with
+// kFailedPrecondition.
+class RandomAccessFile {
+ public:
+  virtual ~RandomAccessFile() = default;
+  // Reads up to `n` bytes at `offset` into `out` (replacing its contents). Fewer bytes come back
+  // only at the end of the file (none at or past it).
+  virtual Status ReadAt(uint64_t offset, size_t n, std::string* out) = 0;
+  // Writes all of `data` at `offset`; writing past the end extends the file, with zeros in any gap.
+  virtual Status WriteAt(uint64_t offset, std::string_view data) = 0;
+  // Sets the size: shrinking drops the tail, growing appends zeros (ftruncate(2)).
+  virtual Status Truncate(uint64_t size) = 0;
+  virtual Result<uint64_t> Size() = 0;
+  virtual Status Sync() = 0;  // fsync(2): data and metadata (the size) of this file
+  virtual Status Close() = 0;
+};
+
 // An exclusive advisory lock on a file (flock-like: held by this open file, released when the
 // object is destroyed or the process dies).
 class FileLock {
@@ -60,6 +81,12 @@ class FileSystem {
   virtual Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path,
                                                              WriteMode mode) = 0;
   virtual Result<std::unique_ptr<ReadableFile>> OpenReadable(const std::string& path) = 0;
+  // Opens `path` for reading and writing at any offset; with `create`, a missing file is created
+  // empty (like OpenWritable, its directory entry is durable only after SyncDir of the parent).
+  // Without `create` a missing file is kNotFound. The default is kUnimplemented, for filesystems
+  // that only serve append-only users.
+  virtual Result<std::unique_ptr<RandomAccessFile>> OpenRandomAccess(const std::string& path,
+                                                                     bool create);
   // rename(2): atomic replacement of `to`; durable once the parent directory is synced.
   virtual Status Rename(const std::string& from, const std::string& to) = 0;
   // fsync(2) of a directory, making creations, renames and unlinks in it durable.
@@ -101,6 +128,9 @@ class PosixFileSystem final : public FileSystem {
   Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path,
                                                      WriteMode mode) override;
   Result<std::unique_ptr<ReadableFile>> OpenReadable(const std::string& path) override;
+  // pread/pwrite/ftruncate/fstat/fsync on one O_RDWR descriptor; created files are 0600.
+  Result<std::unique_ptr<RandomAccessFile>> OpenRandomAccess(const std::string& path,
+                                                             bool create) override;
   Status Rename(const std::string& from, const std::string& to) override;
   Status SyncDir(const std::string& dir) override;
   Status Unlink(const std::string& path) override;

@@ -15,6 +15,12 @@ namespace mend {
 // synced (SyncDir of its parent) or not. CutPower() keeps only what a real disk would keep after a
 // power cut: synced bytes of files whose entries were synced. Thread-safe.
 //
+// The power-cut model, for every kind of file: a file's durable contents are exactly its contents
+// (bytes and size) at its last successful Sync() — of a WritableFile or a RandomAccessFile — and
+// empty when it was never synced. Writes since then, in place or appended, and truncations are
+// all lost together; a cut never keeps some unsynced writes and drops others (torn writes come
+// from FaultInjectionFileSystem instead).
+//
 // Simplifications: directories made by CreateDirs() are durable at once (as if their parent had
 // been synced); Rename() of a directory is kUnimplemented; a rename between two directories is
 // made durable separately in each (syncing only the target keeps both names after a power cut).
@@ -29,6 +35,8 @@ class MemoryFileSystem final : public FileSystem {
   Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path,
                                                      WriteMode mode) override;
   Result<std::unique_ptr<ReadableFile>> OpenReadable(const std::string& path) override;
+  Result<std::unique_ptr<RandomAccessFile>> OpenRandomAccess(const std::string& path,
+                                                             bool create) override;
   Status Rename(const std::string& from, const std::string& to) override;
   Status SyncDir(const std::string& dir) override;
   Status Unlink(const std::string& path) override;

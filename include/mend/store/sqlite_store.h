@@ -31,6 +31,10 @@ struct SqliteStoreOptions {
   LeaseHolder local;
   // Whether process `pid` on this host is alive. Default: kill(pid, 0) does not fail with ESRCH.
   std::function<bool(int64_t pid)> process_alive;
+  // The name of a registered SQLite VFS to open `path` through (include/mend/store/sqlite_vfs.h),
+  // for tests and the chaos harness, which cut power under the database file itself. Empty (the
+  // default): SQLite's own VFS on the real filesystem, with the file made private (0600).
+  std::string vfs;
 };
 
 // Opens (creating when missing) the SQLite checkpoint store at `options.path`: WAL mode,
