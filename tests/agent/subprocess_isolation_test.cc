@@ -32,7 +32,7 @@ using ::testing::UnorderedElementsAre;
 constexpr char kMendKey[] = "sk-subprocess-MEND-KEY-6161";
 constexpr char kOpenAiKey[] = "sk-subprocess-OPENAI-KEY-6262";
 constexpr char kAnthropicKey[] = "sk-ant-subprocess-KEY-6363";
-constexpr char kStorePassword[] = "pg-subprocess-PASSWORD-6464";
+constexpr char kStorePassword[] = "sk-subprocess-STORE-PASSWORD-6464";
 constexpr char kConfigKey[] = "sk-subprocess-CONFIG-KEY-6565";
 
 std::vector<const char*> EnvArray(const std::vector<std::string>& entries) {
@@ -120,7 +120,7 @@ class SubprocessIsolationTest : public ::testing::Test {
                {"OPENAI_API_KEY", kOpenAiKey},
                {"ANTHROPIC_API_KEY", kAnthropicKey},
                {"MEND_STORE", std::string("postgres://mend:") + kStorePassword + "@db/mend"},
-               {"MEND_SERVE_TOKEN", "serve-token-subprocess-6666"}}),
+               {"MEND_SERVE_TOKEN", "sk-subprocess-SERVE-TOKEN-6666"}}),
         ctx_(ws_.Context()) {
     MEND_EXPECT_OK(RegisterBuiltinTools(registry_, {"run_command"}));
   }
@@ -132,7 +132,7 @@ class SubprocessIsolationTest : public ::testing::Test {
   }
   void ExpectNoSecret(const std::string& output) {
     for (const char* secret : {kMendKey, kOpenAiKey, kAnthropicKey, kStorePassword,
-                               "serve-token-subprocess-6666", "MEND_", "API_KEY"}) {
+                               "sk-subprocess-SERVE-TOKEN-6666", "MEND_", "API_KEY"}) {
       EXPECT_THAT(output, Not(HasSubstr(secret)));
     }
   }
