@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -331,6 +332,11 @@ PreparedLimits PrepareLimits(const ChildLimits& limits, std::chrono::millisecond
 void ApplyPreparedLimits(const PreparedLimits& limits) {
   for (int i = 0; i < limits.count; ++i)
     setrlimit(limits.items[i].resource, &limits.items[i].value);
+}
+
+Status MakeProcessUndumpable() {
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return ErrnoToStatus(errno, "prctl PR_SET_DUMPABLE");
+  return OkStatus();
 }
 
 bool IsSecretVariableName(std::string_view name) {

@@ -67,6 +67,13 @@ bool IsSecretVariableName(std::string_view name);
 // secrets that do not come from the environment, such as a key in config.toml. Thread-safe.
 void AddChildEnvironmentSecret(std::string secret);
 
+// Makes this process non-dumpable (prctl PR_SET_DUMPABLE 0): its /proc files — environ, where
+// the provider keys of the environment stay readable whatever is done to environ, cmdline, mem —
+// become unreadable to other processes of the same user, its own children included, and it leaves
+// no core dump. A child regains the default at exec. Called once by mend's main(). A process with
+// CAP_SYS_PTRACE (root) can still read them.
+Status MakeProcessUndumpable();
+
 struct SubprocessOptions {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH unless it contains a '/'
   std::string cwd;                // the child's working directory

@@ -1,5 +1,6 @@
 // The default CheckCommandRunner: a minimal fork/exec with stdin fed from memory, stdout captured
-// and a deadline after which the child's process group is killed.
+// and a deadline after which the child's process group is killed. The child gets the scrubbed
+// environment and the resource limits of agent/subprocess.h, like the agent's command tools.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -29,6 +30,10 @@ using SteadyClock = std::chrono::steady_clock;
                             const agent::PreparedLimits& limits, const char* cwd, int in, int out,
                             int report) {
   setpgid(0, 0);
+  // `mend serve` blocks SIGINT and SIGTERM in every thread; the command starts with none blocked.
+  sigset_t empty;
+  sigemptyset(&empty);
+  sigprocmask(SIG_SETMASK, &empty, nullptr);
   int null_fd = open("/dev/null", O_WRONLY);
   if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
       (null_fd >= 0 && dup2(null_fd, STDERR_FILENO) < 0) || (cwd[0] != '\0' && chdir(cwd) != 0)) {

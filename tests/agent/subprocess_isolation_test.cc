@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -165,6 +167,30 @@ TEST_F(SubprocessIsolationTest, CommandToolsAndChecksCannotSeeTheKeys) {
   EXPECT_FALSE(r.is_error) << r.content;
   EXPECT_THAT(r.content, HasSubstr("HOME="));
   ExpectNoSecret(r.content);
+}
+
+// The scrubbed environment would not help if a child could read its parent's original one in
+// /proc. A forked copy of this test makes itself undumpable as mend's main() does and checks
+// that its child cannot (without the call it can: the first run shows the test is real).
+TEST_F(SubprocessIsolationTest, ChildCannotReadTheParentsEnvironmentInProc) {
+  if (geteuid() == 0) GTEST_SKIP() << "root reads every /proc/<pid>/environ (CAP_SYS_PTRACE)";
+  const auto parent_environ_readable = [&](bool undumpable) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      if (undumpable && !MakeProcessUndumpable().ok()) _exit(3);
+      SubprocessOptions options;
+      options.argv = {"/bin/sh", "-c", "cat /proc/$PPID/environ"};
+      options.cwd = ws_.path();
+      Result<SubprocessResult> r = RunSubprocess(options);
+      if (!r.ok()) _exit(4);
+      _exit(r->stdout_data.find(kMendKey) != std::string::npos ? 1 : 0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(parent_environ_readable(false), 1);
+  EXPECT_EQ(parent_environ_readable(true), 0);
 }
 
 TEST_F(SubprocessIsolationTest, LimitsAreSetBeforeTheChildRuns) {
