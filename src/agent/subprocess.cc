@@ -346,12 +346,20 @@ bool IsSecretVariableName(std::string_view name) {
   for (std::string_view n : kNamed) {
     if (name == n) return true;
   }
-  static constexpr std::string_view kParts[] = {"KEY",      "TOKEN",  "SECRET",
-                                                "PASSWORD", "PASSWD", "CREDENTIAL"};
+  // Whole words between underscores, so that MONKEY or KEYBOARD_LAYOUT are not secrets.
+  static constexpr std::string_view kWords[] = {"KEY",      "APIKEY", "TOKEN",      "SECRET",
+                                                "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS"};
   std::string upper(name);
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (std::string_view part : kParts) {
-    if (upper.find(part) != std::string::npos) return true;
+  std::size_t start = 0;
+  while (start <= upper.size()) {
+    std::size_t end = upper.find('_', start);
+    if (end == std::string::npos) end = upper.size();
+    const std::string_view word = std::string_view(upper).substr(start, end - start);
+    for (std::string_view w : kWords) {
+      if (word == w) return true;
+    }
+    start = end + 1;
   }
   return false;
 }
@@ -359,7 +367,11 @@ bool IsSecretVariableName(std::string_view name) {
 void AddChildEnvironmentSecret(std::string secret) {
   if (secret.size() < kMinSecretBytes) return;
   std::lock_guard<std::mutex> lock(RegisteredSecretsMutex());
-  RegisteredSecrets().push_back(std::move(secret));
+  std::vector<std::string>& secrets = RegisteredSecrets();
+  // Every runtime a process opens registers its keys; each is kept once.
+  if (std::find(secrets.begin(), secrets.end(), secret) == secrets.end()) {
+    secrets.push_back(std::move(secret));
+  }
 }
 
 std::vector<std::string> ChildEnvironment(const char* const* parent) {

@@ -59,8 +59,8 @@ std::vector<std::string> ChildEnvironment(const char* const* parent);
 
 // True for variables whose value is or may hold a secret: MEND_API_KEY, MEND_EMBEDDINGS_API_KEY,
 // OPENAI_API_KEY, ANTHROPIC_API_KEY, MEND_SERVE_TOKEN, MEND_OTLP_HEADERS, MEND_STORE,
-// MEND_BASE_URL, MEND_EMBEDDINGS_URL, MEND_OTLP_ENDPOINT, and any name containing KEY, TOKEN,
-// SECRET, PASSWORD, PASSWD or CREDENTIAL.
+// MEND_BASE_URL, MEND_EMBEDDINGS_URL, MEND_OTLP_ENDPOINT, and any name with a word (between
+// underscores, any case) KEY, APIKEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL or CREDENTIALS.
 bool IsSecretVariableName(std::string_view name);
 
 // Registers a secret value (for the whole process) that no child's environment may carry; for

@@ -72,12 +72,13 @@ TEST(ChildEnvironmentTest, PassesOnlyTheAllowlistAndDropsValuesCarryingSecrets) 
 }
 
 TEST(ChildEnvironmentTest, SecretNamesAreRecognised) {
-  for (const char* name : {"MEND_API_KEY", "MEND_EMBEDDINGS_API_KEY", "OPENAI_API_KEY",
-                           "ANTHROPIC_API_KEY", "MEND_SERVE_TOKEN", "MEND_OTLP_HEADERS",
-                           "MEND_STORE", "MEND_BASE_URL", "AWS_SECRET_ACCESS_KEY", "db_password"}) {
+  for (const char* name :
+       {"MEND_API_KEY", "MEND_EMBEDDINGS_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+        "MEND_SERVE_TOKEN", "MEND_OTLP_HEADERS", "MEND_STORE", "MEND_BASE_URL",
+        "AWS_SECRET_ACCESS_KEY", "db_password", "GITHUB_TOKEN", "Npm_Token"}) {
     EXPECT_TRUE(IsSecretVariableName(name)) << name;
   }
-  for (const char* name : {"PATH", "HOME", "MEND_HOME", "LANG"}) {
+  for (const char* name : {"PATH", "HOME", "MEND_HOME", "LANG", "MONKEY", "KEYBOARD_LAYOUT"}) {
     EXPECT_FALSE(IsSecretVariableName(name)) << name;
   }
 }
