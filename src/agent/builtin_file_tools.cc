@@ -1,7 +1,5 @@
 // read_file, write_file and edit_file.
 
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -45,8 +43,9 @@ Result<std::string> SelectLines(const std::string& content, std::int64_t offset,
 
 Result<ToolResult> ReadFile(const json& args, const ToolContext& ctx) {
   const std::string path = PathArg(args);
-  Result<std::string> resolved = ResolveInWorkspace(ctx.workspace, path, PathUse::kRead);
-  if (!resolved.ok()) return ErrorResult(resolved.status());
+  Result<WorkspaceTarget> target =
+      WalkWorkspace(ctx.workspace, path, PathUse::kRead, /*create_parents=*/false);
+  if (!target.ok()) return ErrorResult(target.status());
   const Result<std::optional<std::int64_t>> offset = GetOptionalInt64(args, "offset");
   const Result<std::optional<std::int64_t>> limit = GetOptionalInt64(args, "limit");
   if (!offset.ok()) return ErrorResult(offset.status());
@@ -55,38 +54,39 @@ Result<ToolResult> ReadFile(const json& args, const ToolContext& ctx) {
   // Without a line range only the part that can be shown is read; with one, the whole file (up
   // to the edit limit) so lines can be counted.
   const std::size_t max_read = whole ? ctx.max_output_bytes : kMaxEditableBytes;
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(*resolved, ec);
-  if (whole && !ec && size > max_read) {
-    std::ifstream in(*resolved, std::ios::binary);
-    std::string head(max_read, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(max_read));
-    head.resize(static_cast<std::size_t>(in.gcount()));
-    return ToolResult::Ok(CapOutput(head, ctx.max_output_bytes, size));
+  Result<FileContent> file = ReadTargetFile(*target, max_read, /*head_only=*/whole);
+  if (!file.ok()) return ErrorResult(file.status().Annotate(path));
+  if (whole && file->size > max_read) {
+    return ToolResult::Ok(CapOutput(file->data, ctx.max_output_bytes, file->size));
   }
-  Result<std::string> content = ReadWholeFile(*resolved, max_read);
-  if (!content.ok()) return ErrorResult(content.status().Annotate(path));
-  if (whole) return ToolResult::Ok(content->empty() ? "(empty file)" : *std::move(content));
-  Result<std::string> lines = SelectLines(*content, offset->value_or(1), *limit, path);
+  if (whole) return ToolResult::Ok(file->data.empty() ? "(empty file)" : std::move(file->data));
+  Result<std::string> lines = SelectLines(file->data, offset->value_or(1), *limit, path);
   if (!lines.ok()) return ErrorResult(lines.status());
   return ToolResult::Ok(*std::move(lines));
 }
 
 Result<ToolResult> WriteFile(const json& args, const ToolContext& ctx) {
   const std::string path = PathArg(args);
-  Result<std::string> resolved = ResolveInWorkspace(ctx.workspace, path, PathUse::kWrite);
-  if (!resolved.ok()) return ErrorResult(resolved.status());
-  const std::string content = args.value("content", std::string());
-  std::error_code ec;
-  const std::filesystem::path target(*resolved);
-  if (std::filesystem::is_directory(target, ec)) {
-    return ToolResult::Error(path + " is a directory");
+  // Refusals (absolute, "..", symlinks leading out) come before anything is created.
+  if (Result<std::string> checked = ResolveInWorkspace(ctx.workspace, path, PathUse::kWrite);
+      !checked.ok()) {
+    return ErrorResult(checked.status());
   }
-  // The parent was resolved inside the workspace, and the components still missing are plain
-  // names, so creating them cannot leave it.
-  std::filesystem::create_directories(target.parent_path(), ec);
-  if (ec) return ToolResult::Error(path + ": cannot create parent directories: " + ec.message());
-  if (Status s = WriteWholeFile(*resolved, content); !s.ok()) return ErrorResult(s.Annotate(path));
+  const std::string content = args.value("content", std::string());
+  Result<WorkspaceTarget> target =
+      WalkWorkspace(ctx.workspace, path, PathUse::kWrite, /*create_parents=*/true);
+  if (!target.ok()) {
+    if (target.status().code() != StatusCode::kFailedPrecondition &&
+        target.status().code() != StatusCode::kPermissionDenied) {
+      return ToolResult::Error(
+          path + ": cannot create parent directories: " + std::string(target.status().message()));
+    }
+    return ErrorResult(target.status());
+  }
+  if (Status s = WriteTargetFile(*target, content); !s.ok()) {
+    if (s.message() == "is a directory") return ToolResult::Error(path + " is a directory");
+    return ErrorResult(s.Annotate(path));
+  }
   return ToolResult::Ok("wrote " + std::to_string(content.size()) + " bytes to " + path);
 }
 
@@ -104,10 +104,12 @@ Result<ToolResult> EditFile(const json& args, const ToolContext& ctx) {
   const std::string old_string = args.value("old_string", std::string());
   const std::string new_string = args.value("new_string", std::string());
   if (old_string.empty()) return ToolResult::Error("old_string must not be empty");
-  Result<std::string> resolved = ResolveInWorkspace(ctx.workspace, path, PathUse::kRead);
-  if (!resolved.ok()) return ErrorResult(resolved.status());
-  Result<std::string> content = ReadWholeFile(*resolved, kMaxEditableBytes);
-  if (!content.ok()) return ErrorResult(content.status().Annotate(path));
+  Result<WorkspaceTarget> target =
+      WalkWorkspace(ctx.workspace, path, PathUse::kRead, /*create_parents=*/false);
+  if (!target.ok()) return ErrorResult(target.status());
+  Result<FileContent> file = ReadTargetFile(*target, kMaxEditableBytes);
+  if (!file.ok()) return ErrorResult(file.status().Annotate(path));
+  std::string* content = &file->data;
   const std::size_t count = CountOccurrences(*content, old_string);
   if (count == 0) return ToolResult::Error("old_string not found in " + path);
   if (count > 1) {
@@ -115,7 +117,8 @@ Result<ToolResult> EditFile(const json& args, const ToolContext& ctx) {
                              "; include more surrounding text so it matches exactly once");
   }
   content->replace(content->find(old_string), old_string.size(), new_string);
-  if (Status s = WriteWholeFile(*resolved, *content); !s.ok()) return ErrorResult(s.Annotate(path));
+  // Written back through the same directory descriptor the file was read from.
+  if (Status s = WriteTargetFile(*target, *content); !s.ok()) return ErrorResult(s.Annotate(path));
   return ToolResult::Ok("edited " + path + ": replaced 1 occurrence");
 }
 

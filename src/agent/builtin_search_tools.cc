@@ -1,8 +1,12 @@
 // list_dir and grep.
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -29,19 +33,47 @@ std::string OptionalPath(const json& args) {
   return it != args.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// Opens the walk's target as a directory; "is not a directory" for anything else.
+Result<UniqueFd> OpenTargetDir(const WorkspaceTarget& target) {
+  return OpenTarget(target, O_RDONLY | O_DIRECTORY);
+}
+
+// The entries of the open directory `fd` (consumed), without "." and "..", each with whether it
+// is a directory (a symlink is not, whatever it points to).
+Result<std::vector<std::pair<std::string, bool>>> ReadDirectory(UniqueFd fd) {
+  DIR* dir = fdopendir(fd.get());
+  if (dir == nullptr) return ErrnoToStatus(errno, "list");
+  fd.Release();  // owned by `dir` now
+  std::vector<std::pair<std::string, bool>> entries;
+  while (dirent* entry = readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    bool is_dir = entry->d_type == DT_DIR;
+    if (entry->d_type == DT_UNKNOWN) {
+      struct stat st;
+      is_dir =
+          fstatat(dirfd(dir), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    }
+    entries.emplace_back(name, is_dir);
+  }
+  closedir(dir);
+  return entries;
+}
+
 Result<ToolResult> ListDir(const json& args, const ToolContext& ctx) {
   const std::string path = OptionalPath(args);
-  Result<std::string> resolved = ResolveInWorkspace(ctx.workspace, path, PathUse::kRead);
-  if (!resolved.ok()) return ErrorResult(resolved.status());
-  std::error_code ec;
-  if (!fs::is_directory(*resolved, ec)) return ToolResult::Error(path + " is not a directory");
-  std::vector<std::string> names;
-  for (fs::directory_iterator it(*resolved, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code type_ec;
-    const bool dir = it->symlink_status(type_ec).type() == fs::file_type::directory;
-    names.push_back(it->path().filename().string() + (dir ? "/" : ""));
+  Result<WorkspaceTarget> target =
+      WalkWorkspace(ctx.workspace, path, PathUse::kRead, /*create_parents=*/false);
+  if (!target.ok()) return ErrorResult(target.status());
+  Result<UniqueFd> fd = OpenTargetDir(*target);
+  if (!fd.ok()) {
+    if (fd.status().code() == StatusCode::kPermissionDenied) return ErrorResult(fd.status());
+    return ToolResult::Error(path + " is not a directory");
   }
-  if (ec) return ToolResult::Error(path + ": cannot list: " + ec.message());
+  Result<std::vector<std::pair<std::string, bool>>> entries = ReadDirectory(*std::move(fd));
+  if (!entries.ok()) return ToolResult::Error(path + ": cannot " + entries.status().ToString());
+  std::vector<std::string> names;
+  for (const auto& [name, is_dir] : *entries) names.push_back(name + (is_dir ? "/" : ""));
   if (names.empty()) return ToolResult::Ok("(empty directory)");
   std::sort(names.begin(), names.end());
   std::string out;
@@ -52,24 +84,36 @@ Result<ToolResult> ListDir(const json& args, const ToolContext& ctx) {
   return ToolResult::Ok(out);
 }
 
-// Files to search under `root`, sorted. Symlinks are skipped (they may lead out of the
-// workspace), and so are .git directories.
-std::vector<fs::path> FilesUnder(const fs::path& root) {
-  std::error_code ec;
-  if (fs::symlink_status(root, ec).type() == fs::file_type::regular) return {root};
-  std::vector<fs::path> files;
-  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
-  for (fs::recursive_directory_iterator end; !ec && it != end; it.increment(ec)) {
-    std::error_code type_ec;
-    const fs::file_type type = it->symlink_status(type_ec).type();
-    if (type == fs::file_type::directory && it->path().filename() == ".git") {
-      it.disable_recursion_pending();
-    } else if (type == fs::file_type::regular) {
-      files.push_back(it->path());
+// Adds the regular files under the open directory `fd` to `files`, as paths relative to the
+// workspace (`prefix` is the directory's). Directories are entered by openat(O_NOFOLLOW), never by
+// name from the root; symlinks are skipped (they may lead out of the workspace), and so are .git
+// directories and anything that cannot be opened.
+void CollectFiles(UniqueFd fd, const std::string& prefix, std::vector<fs::path>& files) {
+  const int dir = fd.get();
+  UniqueFd listing(fcntl(dir, F_DUPFD_CLOEXEC, 0));
+  DIR* stream = listing.valid() ? fdopendir(listing.get()) : nullptr;
+  if (stream == nullptr) return;
+  listing.Release();  // owned by `stream` now
+  std::vector<std::pair<std::string, bool>> entries;
+  while (dirent* entry = readdir(stream)) {
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st;
+    if (fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISREG(st.st_mode) || (S_ISDIR(st.st_mode) && name != ".git")) {
+      entries.emplace_back(name, S_ISDIR(st.st_mode));
     }
   }
-  std::sort(files.begin(), files.end());
-  return files;
+  closedir(stream);
+  for (const auto& [name, is_dir] : entries) {
+    const std::string shown = prefix.empty() ? name : prefix + "/" + name;
+    if (!is_dir) {
+      files.emplace_back(shown);
+      continue;
+    }
+    UniqueFd sub(openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (sub.valid()) CollectFiles(std::move(sub), shown, files);
+  }
 }
 
 bool LooksBinary(const std::string& content) {
@@ -102,20 +146,33 @@ void GrepFile(const std::regex& re, const std::string& content, const std::strin
 
 Result<ToolResult> Grep(const json& args, const ToolContext& ctx) {
   const std::string path = OptionalPath(args);
-  Result<std::string> resolved = ResolveInWorkspace(ctx.workspace, path, PathUse::kRead);
-  if (!resolved.ok()) return ErrorResult(resolved.status());
+  Result<WorkspaceTarget> target =
+      WalkWorkspace(ctx.workspace, path, PathUse::kRead, /*create_parents=*/false);
+  if (!target.ok()) return ErrorResult(target.status());
   Result<std::regex> re = internal::CompilePattern(args.value("pattern", std::string()));
   if (!re.ok()) return ErrorResult(re.status());
   GrepState state{static_cast<std::size_t>(args.value("max_results", kDefaultGrepResults)), {}};
-  Result<std::string> root = ResolveInWorkspace(ctx.workspace, "", PathUse::kRead);
-  if (!root.ok()) return ErrorResult(root.status());
-  for (const fs::path& file : FilesUnder(*resolved)) {
+  std::vector<fs::path> files;
+  if (Result<UniqueFd> dir = OpenTargetDir(*target); dir.ok()) {
+    CollectFiles(*std::move(dir), target->relative, files);
+  } else {
+    struct stat st;
+    if (fstatat(target->dir.get(), target->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(st.st_mode)) {
+      files.emplace_back(target->relative);
+    }
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& file : files) {
     if (state.more) break;
-    std::error_code ec;
-    if (fs::file_size(file, ec) > kMaxGreppedFileBytes || ec) continue;
-    Result<std::string> content = ReadWholeFile(file.string(), kMaxGreppedFileBytes);
-    if (!content.ok() || LooksBinary(*content)) continue;
-    GrepFile(*re, *content, file.lexically_relative(*root).string(), state);
+    // Each file is reached again by a walk from the root, so a directory swapped for a symlink
+    // since it was listed cannot lead the read out of the workspace.
+    Result<WorkspaceTarget> file_target =
+        WalkWorkspace(ctx.workspace, file.string(), PathUse::kRead, /*create_parents=*/false);
+    if (!file_target.ok()) continue;
+    Result<FileContent> content = ReadTargetFile(*file_target, kMaxGreppedFileBytes);
+    if (!content.ok() || LooksBinary(content->data)) continue;
+    GrepFile(*re, content->data, file.string(), state);
   }
   if (state.hits.empty()) return ToolResult::Ok("no matches");
   std::string out;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "agent/subprocess.h"
+#include "agent/workspace_path.h"
 #include "mend/agent/tool.h"
 #include "mend/base/result.h"
 
@@ -22,13 +23,25 @@ std::unique_ptr<Tool> MakeFunctionTool(ToolSpec spec, ToolFunction fn);
 // An error result carrying a Status's message (path refusals, missing files, ...).
 ToolResult ErrorResult(const Status& status);
 
-// Reads the file at `path` (absolute). kOutOfRange when it is larger than `max_bytes`;
-// kFailedPrecondition for a directory; errno-derived codes otherwise.
-Result<std::string> ReadWholeFile(const std::string& path, std::size_t max_bytes);
+// A file read through a workspace walk: its content (possibly only a head) and its size.
+struct FileContent {
+  std::string data;
+  std::size_t size = 0;  // the file's size when opened
+};
 
-// Replaces the file at `path` (absolute) with `content`, creating it with mode 0644 when new. A
-// symlink as the last component is refused (the path comes already resolved).
-Status WriteWholeFile(const std::string& path, const std::string& content);
+// Opens the walk's target (never following a symlink) and reads it. A file larger than
+// `max_bytes` is kOutOfRange, or with `head_only` its first `max_bytes` are returned;
+// kFailedPrecondition for a directory or anything but a regular file (a FIFO is not waited on);
+// kPermissionDenied when the target became a symlink; errno-derived codes otherwise.
+Result<FileContent> ReadTargetFile(const WorkspaceTarget& target, std::size_t max_bytes,
+                                   bool head_only = false);
+
+// Replaces the walk's target with `content` atomically: a temporary file is created next to it
+// (openat, O_EXCL), written, fsync'd and renamed over the target with renameat, then the
+// directory is fsync'd. A new file gets mode 0644 (before the umask); a replaced file keeps its
+// mode. A directory there is kFailedPrecondition. The rename replaces a symlink that appeared
+// there since the walk rather than following it.
+Status WriteTargetFile(const WorkspaceTarget& target, const std::string& content);
 
 // Shapes the outcome of a process run with `options` into the result the model sees: its stdout
 // (capped, noting the cut), then "[exit code: N]"; an error result for a non-zero exit, a

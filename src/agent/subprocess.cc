@@ -3,20 +3,76 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <ctime>
+#include <mutex>
+#include <string_view>
 
 extern char** environ;
 
+// Sanitizers reserve terabytes of shadow memory, which a data limit would refuse.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define MEND_SANITIZED_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define MEND_SANITIZED_BUILD 1
+#endif
+#endif
+#ifndef MEND_SANITIZED_BUILD
+#define MEND_SANITIZED_BUILD 0
+#endif
+
 namespace mend::agent {
 namespace {
+
+// Secrets shorter than this are not looked for in values: they would match by accident.
+constexpr std::size_t kMinSecretBytes = 8;
+
+std::mutex& RegisteredSecretsMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+std::vector<std::string>& RegisteredSecrets() {
+  static std::vector<std::string> secrets;
+  return secrets;
+}
+
+// The variables a child may see: what programs need to find things, name the user and format
+// text. Everything else, including every MEND_* variable, stays with mend.
+bool IsPassedVariable(std::string_view name) {
+  static constexpr std::string_view kPassed[] = {"PATH", "HOME", "USER",     "LOGNAME", "SHELL",
+                                                 "LANG", "TERM", "LANGUAGE", "TZ",      "TMPDIR"};
+  for (std::string_view p : kPassed) {
+    if (name == p) return true;
+  }
+  return name.substr(0, 3) == "LC_";
+}
+
+// Adds the password of every "scheme://user:password@" in `value` to `secrets`.
+void AddUrlPasswords(std::string_view value, std::vector<std::string>& secrets) {
+  for (std::size_t pos = value.find("://"); pos != std::string_view::npos;
+       pos = value.find("://", pos + 3)) {
+    const std::size_t start = pos + 3;
+    const std::size_t at = value.find('@', start);
+    const std::size_t end = value.find_first_of("/?# ", start);
+    if (at == std::string_view::npos || (end != std::string_view::npos && end < at)) continue;
+    const std::size_t colon = value.find(':', start);
+    if (colon == std::string_view::npos || colon > at) continue;
+    const std::string_view password = value.substr(colon + 1, at - colon - 1);
+    if (password.size() >= kMinSecretBytes) secrets.emplace_back(password);
+  }
+}
 
 // Timeouts of real child processes are measured in real time: poll() sleeps on the host's
 // clock, so an injected Clock could not drive them.
@@ -56,46 +112,104 @@ struct ParentEnds {
   }
 };
 
+// Everything the forked child needs, prepared before fork: after it, the child only makes
+// async-signal-safe calls until exec.
+struct ChildSetup {
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+  const char* cwd = nullptr;
+  int stdin_fd = -1;
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+  PreparedLimits limits;
+};
+
+// Makes `from` the child's descriptor `to`; dup2 onto itself would keep close-on-exec set.
+bool MoveFd(int from, int to) {
+  if (from == to) return fcntl(to, F_SETFD, 0) == 0;
+  return dup2(from, to) == to;
+}
+
+// Runs in the forked child. An exec failure is reported to the parent as the errno value through
+// `report` (close-on-exec, so a successful exec closes it empty).
+[[noreturn]] void ExecChild(const ChildSetup& setup, int report) {
+  // A group of its own, so a timeout can kill everything the child started; default signal
+  // dispositions (the parent's handlers mean nothing here) and an empty mask.
+  setpgid(0, 0);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction current {};
+    if (sigaction(sig, nullptr, &current) != 0) continue;
+    if (sig == SIGPIPE || (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN)) {
+      sigaction(sig, &dfl, nullptr);
+    }
+  }
+  sigset_t empty;
+  sigemptyset(&empty);
+  sigprocmask(SIG_SETMASK, &empty, nullptr);
+  int err = 0;
+  if (!MoveFd(setup.stdin_fd, 0) || !MoveFd(setup.stdout_fd, 1) || !MoveFd(setup.stderr_fd, 2) ||
+      chdir(setup.cwd) != 0) {
+    err = errno;
+  } else {
+    ApplyPreparedLimits(setup.limits);
+    execvpe(setup.argv[0], setup.argv.data(), setup.envp.data());
+    err = errno;
+  }
+  (void)!write(report, &err, sizeof(err));
+  _exit(127);
+}
+
 Result<pid_t> Spawn(const SubprocessOptions& options, ParentEnds& ends) {
-  Pipe in, out, err;
+  Pipe in, out, err, report;
   Status s = MakePipe(in);
   if (s.ok()) s = MakePipe(out);
   if (s.ok() && options.stderr_mode == StderrMode::kSeparate) s = MakePipe(err);
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_adddup2(&actions, in.read_fd, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.write_fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, err.write_fd >= 0 ? err.write_fd : out.write_fd, 2);
-  posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
-  // A group of its own, so a timeout can kill everything the child started; default signal
-  // dispositions and an empty mask, whatever the caller had.
-  sigset_t empty, defaults;
-  sigemptyset(&empty);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setsigmask(&attr, &empty);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> argv;
-  for (const std::string& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
+  if (s.ok()) s = MakePipe(report);
+  ChildSetup setup;
+  for (const std::string& a : options.argv) setup.argv.push_back(const_cast<char*>(a.c_str()));
+  setup.argv.push_back(nullptr);
+  std::vector<std::string> env = ChildEnvironment(environ);
+  for (std::string& e : env) setup.envp.push_back(e.data());
+  setup.envp.push_back(nullptr);
+  setup.cwd = options.cwd.c_str();
+  setup.stdin_fd = in.read_fd;
+  setup.stdout_fd = out.write_fd;
+  setup.stderr_fd = err.write_fd >= 0 ? err.write_fd : out.write_fd;
+  setup.limits = PrepareLimits(options.limits, options.timeout);
   pid_t pid = -1;
   if (s.ok()) {
-    const int rc = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
-    if (rc != 0) s = ErrnoToStatus(rc, "start " + options.argv[0]);
+    // No signal handler may run in the child before it has reset the handlers.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid = fork();
+    if (pid == 0) ExecChild(setup, report.write_fd);
+    const int fork_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (pid < 0) s = ErrnoToStatus(fork_errno, "fork");
   }
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
   CloseFd(in.read_fd);
   CloseFd(out.write_fd);
   CloseFd(err.write_fd);
+  CloseFd(report.write_fd);
   ends.stdin_fd = in.write_fd;
   ends.stdout_fd = out.read_fd;
   ends.stderr_fd = err.read_fd;
+  if (s.ok()) {
+    int exec_errno = 0;
+    ssize_t n;
+    while ((n = read(report.read_fd, &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR) {
+    }
+    if (n == sizeof(exec_errno)) {
+      int status = 0;
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      s = ErrnoToStatus(exec_errno, "start " + options.argv[0]);
+    }
+  }
+  CloseFd(report.read_fd);
   if (!s.ok()) return s;
   for (int fd : {ends.stdin_fd, ends.stdout_fd, ends.stderr_fd}) {
     if (fd >= 0) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -185,6 +299,108 @@ class SigpipeBlock {
 };
 
 }  // namespace
+
+PreparedLimits PrepareLimits(const ChildLimits& limits, std::chrono::milliseconds timeout) {
+  PreparedLimits prepared;
+  const auto add = [&](int resource, std::uint64_t soft, std::uint64_t hard) {
+    rlimit current{};
+    if (getrlimit(resource, &current) != 0) return;
+    const auto clamp = [&](std::uint64_t v) -> rlim_t {
+      const rlim_t value = static_cast<rlim_t>(v);
+      return current.rlim_max != RLIM_INFINITY && value > current.rlim_max ? current.rlim_max
+                                                                           : value;
+    };
+    prepared.items[prepared.count++] = {resource, {clamp(soft), clamp(hard)}};
+  };
+  std::uint64_t cpu = limits.cpu_seconds;
+  if (cpu == 0) {
+    const auto seconds = std::chrono::ceil<std::chrono::seconds>(timeout).count();
+    cpu = std::max<std::uint64_t>(60, 2 * static_cast<std::uint64_t>(std::max<long long>(
+                                              0, static_cast<long long>(seconds))));
+  }
+  add(RLIMIT_CPU, cpu, cpu + 5);
+#if !MEND_SANITIZED_BUILD
+  if (limits.data_bytes != 0) add(RLIMIT_DATA, limits.data_bytes, limits.data_bytes);
+#endif
+  if (limits.file_size_bytes != 0) {
+    add(RLIMIT_FSIZE, limits.file_size_bytes, limits.file_size_bytes);
+  }
+  if (limits.no_core_dumps) add(RLIMIT_CORE, 0, 0);
+  return prepared;
+}
+
+void ApplyPreparedLimits(const PreparedLimits& limits) {
+  for (int i = 0; i < limits.count; ++i)
+    setrlimit(limits.items[i].resource, &limits.items[i].value);
+}
+
+Status MakeProcessUndumpable() {
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return ErrnoToStatus(errno, "prctl PR_SET_DUMPABLE");
+  return OkStatus();
+}
+
+bool IsSecretVariableName(std::string_view name) {
+  static constexpr std::string_view kNamed[] = {"MEND_STORE",          "MEND_BASE_URL",
+                                                "MEND_EMBEDDINGS_URL", "MEND_OTLP_ENDPOINT",
+                                                "MEND_OTLP_HEADERS",   "MEND_SERVE_TOKEN"};
+  for (std::string_view n : kNamed) {
+    if (name == n) return true;
+  }
+  // Whole words between underscores, so that MONKEY or KEYBOARD_LAYOUT are not secrets.
+  static constexpr std::string_view kWords[] = {"KEY",      "APIKEY", "TOKEN",      "SECRET",
+                                                "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS"};
+  std::string upper(name);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::size_t start = 0;
+  while (start <= upper.size()) {
+    std::size_t end = upper.find('_', start);
+    if (end == std::string::npos) end = upper.size();
+    const std::string_view word = std::string_view(upper).substr(start, end - start);
+    for (std::string_view w : kWords) {
+      if (word == w) return true;
+    }
+    start = end + 1;
+  }
+  return false;
+}
+
+void AddChildEnvironmentSecret(std::string secret) {
+  if (secret.size() < kMinSecretBytes) return;
+  std::lock_guard<std::mutex> lock(RegisteredSecretsMutex());
+  std::vector<std::string>& secrets = RegisteredSecrets();
+  // Every runtime a process opens registers its keys; each is kept once.
+  if (std::find(secrets.begin(), secrets.end(), secret) == secrets.end()) {
+    secrets.push_back(std::move(secret));
+  }
+}
+
+std::vector<std::string> ChildEnvironment(const char* const* parent) {
+  std::vector<std::string> secrets;
+  {
+    std::lock_guard<std::mutex> lock(RegisteredSecretsMutex());
+    secrets = RegisteredSecrets();
+  }
+  std::vector<std::pair<std::string_view, std::string_view>> vars;
+  for (const char* const* entry = parent; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string_view text = *entry;
+    const std::size_t eq = text.find('=');
+    if (eq == std::string_view::npos) continue;
+    vars.emplace_back(text.substr(0, eq), text.substr(eq + 1));
+    if (!IsSecretVariableName(vars.back().first)) continue;
+    const std::string_view value = vars.back().second;
+    if (value.size() >= kMinSecretBytes) secrets.emplace_back(value);
+    AddUrlPasswords(value, secrets);
+  }
+  std::vector<std::string> env;
+  for (const auto& [name, value] : vars) {
+    if (!IsPassedVariable(name)) continue;
+    const bool carries_secret = std::any_of(secrets.begin(), secrets.end(), [&](const auto& s) {
+      return value.find(s) != std::string_view::npos;
+    });
+    if (!carries_secret) env.push_back(std::string(name) + "=" + std::string(value));
+  }
+  return env;
+}
 
 Result<SubprocessResult> RunSubprocess(const SubprocessOptions& options) {
   if (options.argv.empty()) return InvalidArgumentError("no command to run");

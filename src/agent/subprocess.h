@@ -1,8 +1,12 @@
 #pragma once
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mend/base/result.h"
@@ -12,6 +16,64 @@ namespace mend::agent {
 // Where the child's stderr goes.
 enum class StderrMode { kSeparate, kMergeWithStdout };
 
+// Resource limits set in the child with setrlimit before exec, so they hold from its first
+// instruction and pass to everything it starts (including what it leaves running in the
+// background). A limit is only ever lowered: one above the inherited hard limit is clamped to it.
+// 0 leaves that limit as inherited.
+struct ChildLimits {
+  // RLIMIT_CPU, per process: SIGXCPU at the soft limit, SIGKILL 5 s later. 0 = derived from the
+  // timeout: twice the timeout, at least 60 s (a timeout bounds wall time; this bounds what a
+  // process that left the process group can burn).
+  std::uint64_t cpu_seconds = 0;
+  // RLIMIT_DATA: writable private memory (heap, anonymous mappings). Reservations without access
+  // (PROT_NONE, as JVMs and JavaScript engines make) do not count. Not applied in sanitizer builds,
+  // whose shadow memory would exceed it.
+  std::uint64_t data_bytes = std::uint64_t{8} << 30;
+  std::uint64_t file_size_bytes = std::uint64_t{4} << 30;  // RLIMIT_FSIZE: SIGXFSZ beyond
+  bool no_core_dumps = true;                               // RLIMIT_CORE = 0
+};
+
+// The limits to set in a child, computed before fork (getrlimit, the timeout) so that the child
+// only has to call setrlimit.
+struct PreparedLimits {
+  struct Item {
+    int resource;
+    rlimit value;
+  };
+  Item items[4];
+  int count = 0;
+};
+PreparedLimits PrepareLimits(const ChildLimits& limits, std::chrono::milliseconds timeout);
+// Applies `limits` to the calling process; async-signal-safe (for a forked child before exec).
+void ApplyPreparedLimits(const PreparedLimits& limits);
+
+// The environment every child mend starts for an agent gets (run_command, command tools, command
+// checks, improve check commands), built from `parent` (a NULL-terminated environ array):
+// - only the variables PATH, HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, TERM, TZ, TMPDIR and
+//   LC_* pass; everything else is dropped (MEND_*, provider keys, tokens, database URLs, ...);
+// - a passing variable is dropped too when its value contains a secret: the value of any parent
+//   variable whose name says it holds one (see IsSecretVariableName), the password of any URL in
+//   one, or a value registered with AddChildEnvironmentSecret (keys read from config.toml).
+// Secrets shorter than 8 bytes are not matched (they would match by accident).
+std::vector<std::string> ChildEnvironment(const char* const* parent);
+
+// True for variables whose value is or may hold a secret: MEND_API_KEY, MEND_EMBEDDINGS_API_KEY,
+// OPENAI_API_KEY, ANTHROPIC_API_KEY, MEND_SERVE_TOKEN, MEND_OTLP_HEADERS, MEND_STORE,
+// MEND_BASE_URL, MEND_EMBEDDINGS_URL, MEND_OTLP_ENDPOINT, and any name with a word (between
+// underscores, any case) KEY, APIKEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL or CREDENTIALS.
+bool IsSecretVariableName(std::string_view name);
+
+// Registers a secret value (for the whole process) that no child's environment may carry; for
+// secrets that do not come from the environment, such as a key in config.toml. Thread-safe.
+void AddChildEnvironmentSecret(std::string secret);
+
+// Makes this process non-dumpable (prctl PR_SET_DUMPABLE 0): its /proc files — environ, where
+// the provider keys of the environment stay readable whatever is done to environ, cmdline, mem —
+// become unreadable to other processes of the same user, its own children included, and it leaves
+// no core dump. A child regains the default at exec. Called once by mend's main(). A process with
+// CAP_SYS_PTRACE (root) can still read them.
+Status MakeProcessUndumpable();
+
 struct SubprocessOptions {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH unless it contains a '/'
   std::string cwd;                // the child's working directory
@@ -19,6 +81,7 @@ struct SubprocessOptions {
   std::chrono::milliseconds timeout{60'000};
   std::size_t max_output_bytes = 256 * 1024;  // per stream; the rest is read and discarded
   StderrMode stderr_mode = StderrMode::kSeparate;
+  ChildLimits limits;
 };
 
 struct SubprocessResult {
@@ -31,8 +94,10 @@ struct SubprocessResult {
   bool timed_out = false;
 };
 
-// Runs a child process to completion and captures its output. The child runs in a process group
-// of its own, with the caller's environment. Its output is drained continuously (beyond the cap
+// Runs a child process to completion and captures its output. The child is started with fork and
+// execvpe; it runs in a process group of its own, with ChildEnvironment(environ) (not the
+// caller's whole environment), options.limits applied before exec, default signal dispositions
+// and an empty signal mask. Its output is drained continuously (beyond the cap
 // it is discarded) and stdin is written without blocking, so a child that floods its output or
 // never reads its input cannot stall the caller. When the timeout passes, the whole process
 // group is killed with SIGKILL and `timed_out` is set. When the child exits, its process group is
@@ -40,8 +105,9 @@ struct SubprocessResult {
 //
 // A child that exits non-zero is a normal result. Errors: kInvalidArgument for an empty argv;
 // the errno-derived Status (kNotFound for a missing program, kPermissionDenied, ...) when the
-// program cannot be started. Thread-safe: SIGPIPE is blocked in the calling thread while stdin
-// is written, so a child that closes its stdin early does not kill the caller.
+// program cannot be started (the child reports exec's errno through a close-on-exec pipe).
+// Thread-safe: SIGPIPE is blocked in the calling thread while stdin is written, so a child that
+// closes its stdin early does not kill the caller.
 Result<SubprocessResult> RunSubprocess(const SubprocessOptions& options);
 
 }  // namespace mend::agent

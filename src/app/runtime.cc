@@ -7,6 +7,7 @@
 #include <system_error>
 #include <utility>
 
+#include "agent/subprocess.h"
 #include "app/event_log.h"
 #include "app/lessons_internal.h"
 #include "app/runtime_metrics_internal.h"
@@ -250,6 +251,12 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
   auto runtime = std::unique_ptr<Runtime>(new Runtime{env, config});
   runtime->home = config.GetString("home");
   MEND_RETURN_IF_ERROR(env.fs->CreateDirs(runtime->home));
+  // Secrets read from config.toml: the environment's are found by name when a child's
+  // environment is built (agent/subprocess.h), these only by value.
+  for (const char* key : {"provider.api_key", "memory.embeddings.api_key", "serve.token",
+                          "observe.otlp.headers", "store.url"}) {
+    agent::AddChildEnvironmentSecret(config.GetString(key));
+  }
   runtime->caller_dir = options.caller_dir.empty() ? CurrentDirectory() : options.caller_dir;
   runtime->holder = store::LocalLeaseHolder(options.holder_prefix);
   runtime->metrics = std::make_unique<obs::MetricsRegistry>();

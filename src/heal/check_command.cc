@@ -1,5 +1,6 @@
 // The default CheckCommandRunner: a minimal fork/exec with stdin fed from memory, stdout captured
-// and a deadline after which the child's process group is killed.
+// and a deadline after which the child's process group is killed. The child gets the scrubbed
+// environment and the resource limits of agent/subprocess.h, like the agent's command tools.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "agent/subprocess.h"
 #include "mend/heal/output_check.h"
+
+extern char** environ;
 
 namespace mend::heal {
 namespace {
@@ -22,8 +26,14 @@ using SteadyClock = std::chrono::steady_clock;
 
 // Runs in the forked child: only async-signal-safe calls until exec. An exec failure is reported
 // to the parent as the errno value through `report` (close-on-exec, so success closes it).
-[[noreturn]] void ExecChild(char* const* argv, const char* cwd, int in, int out, int report) {
+[[noreturn]] void ExecChild(char* const* argv, char* const* envp,
+                            const agent::PreparedLimits& limits, const char* cwd, int in, int out,
+                            int report) {
   setpgid(0, 0);
+  // `mend serve` blocks SIGINT and SIGTERM in every thread; the command starts with none blocked.
+  sigset_t empty;
+  sigemptyset(&empty);
+  sigprocmask(SIG_SETMASK, &empty, nullptr);
   int null_fd = open("/dev/null", O_WRONLY);
   if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
       (null_fd >= 0 && dup2(null_fd, STDERR_FILENO) < 0) || (cwd[0] != '\0' && chdir(cwd) != 0)) {
@@ -31,7 +41,8 @@ using SteadyClock = std::chrono::steady_clock;
     (void)!write(report, &err, sizeof(err));
     _exit(127);
   }
-  execvp(argv[0], argv);
+  agent::ApplyPreparedLimits(limits);
+  execvpe(argv[0], argv, envp);
   int err = errno;
   (void)!write(report, &err, sizeof(err));
   _exit(127);
@@ -123,9 +134,15 @@ Result<CommandRun> SubprocessRunner::Run(const std::vector<std::string>& argv,
     close(in[1]);
     return ErrnoToStatus(err, "pipe");
   }
+  // The same environment and limits as the agent's command tools (agent/subprocess.h).
+  std::vector<std::string> env = agent::ChildEnvironment(environ);
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const agent::PreparedLimits limits = agent::PrepareLimits(agent::ChildLimits{}, timeout);
   SteadyClock::time_point deadline = SteadyClock::now() + timeout;
   pid_t pid = fork();
-  if (pid == 0) ExecChild(args.data(), cwd.c_str(), in[0], out[1], report[1]);
+  if (pid == 0) ExecChild(args.data(), envp.data(), limits, cwd.c_str(), in[0], out[1], report[1]);
   close(in[0]);
   close(out[1]);
   close(report[1]);

@@ -2,9 +2,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -197,6 +199,23 @@ TEST(SubprocessRunnerTest, TimeoutKillsTheChild) {
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_TRUE(run->timed_out);
   EXPECT_EQ(run->exit_code, -1);
+}
+
+// A command check is a child like a command tool: no keys in its environment, limits set.
+TEST(SubprocessRunnerTest, ChildGetsTheScrubbedEnvironmentAndLimits) {
+  const char* old = getenv("MEND_API_KEY");
+  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  setenv("MEND_API_KEY", "sk-heal-check-KEY-7171", 1);
+  auto runner = MakeSubprocessRunner();
+  auto run = runner->Run({"sh", "-c", "echo \"[$MEND_API_KEY]\"; env | grep -c MEND_; ulimit -t"},
+                         "", "", std::chrono::seconds(10));
+  if (saved) {
+    setenv("MEND_API_KEY", saved->c_str(), 1);
+  } else {
+    unsetenv("MEND_API_KEY");
+  }
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->stdout_data, "[]\n0\n60\n");
 }
 
 TEST(SubprocessRunnerTest, MissingProgramIsNotFound) {
