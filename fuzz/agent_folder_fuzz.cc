@@ -22,11 +22,11 @@ void CheckError(const Status& s) {
              s.ToString());
 }
 
-void CheckSpec(const AgentSpec& spec) {
+void CheckLoaded(const AgentSpec& spec) {
   FUZZ_CHECK(!spec.name.empty(), "a spec without a name");
   for (const std::string& tool : spec.tools) {
     bool defined = IsBuiltinTool(tool);
-    for (const CommandToolSpec& c : spec.command_tools) defined = defined || c.name == tool;
+    for (const CommandToolSpec& c : spec.command_tools) defined = defined || c.spec.name == tool;
     FUZZ_CHECK(defined, "tool " + tool + " is neither built-in nor defined");
   }
   for (const SkillSpec& skill : spec.skills) FUZZ_CHECK(!skill.name.empty(), "an unnamed skill");
@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   Result<agent::AgentSpec> spec = agent::LoadAgentFolder(fs, "/agent");
   if (spec.ok()) {
-    agent::CheckSpec(*spec);
+    agent::CheckLoaded(*spec);
   } else {
     agent::CheckError(spec.status());
   }

@@ -26,12 +26,11 @@ void CheckFact(const Fact& f) {
 }
 
 bool SameFact(const Fact& a, const Fact& b) {
-  return a.id == b.id && a.content == b.content && a.category == b.category &&
-         a.tags == b.tags && a.workspace == b.workspace && a.source == b.source &&
-         a.confidence == b.confidence && a.created_at == b.created_at &&
-         a.last_accessed == b.last_accessed && a.access_count == b.access_count &&
-         a.helped == b.helped && a.hurt == b.hurt && a.superseded_by == b.superseded_by &&
-         a.provenance == b.provenance;
+  return a.id == b.id && a.content == b.content && a.category == b.category && a.tags == b.tags &&
+         a.workspace == b.workspace && a.source == b.source && a.confidence == b.confidence &&
+         a.created_at == b.created_at && a.last_accessed == b.last_accessed &&
+         a.access_count == b.access_count && a.helped == b.helped && a.hurt == b.hurt &&
+         a.superseded_by == b.superseded_by && a.provenance == b.provenance;
 }
 
 }  // namespace
@@ -60,7 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(mend::IsValidUtf8(exported), "the export is not valid UTF-8");
   mend::Result<ChatcliImport> again = ParseChatcliJson(exported, now);
   FUZZ_CHECK(again.ok(), "the export does not import: " + again.status().ToString());
-  FUZZ_CHECK(again->unusable.empty(), "the export has unusable facts: " + again->unusable[0].reason);
+  FUZZ_CHECK(again->unusable.empty(),
+             "the export has unusable facts: " + again->unusable[0].reason);
   FUZZ_CHECK(again->facts.size() == parsed->facts.size(), "the export lost facts");
   for (size_t i = 0; i < again->facts.size(); ++i) {
     FUZZ_CHECK(SameFact(again->facts[i], parsed->facts[i]),

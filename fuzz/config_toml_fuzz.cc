@@ -20,8 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sources.user_home = "/home/u";
   Result<Config> config = LoadConfig(sources, fs);
   if (!config.ok()) {
-    FUZZ_CHECK(config.status().code() == StatusCode::kInvalidArgument,
-               config.status().ToString());
+    FUZZ_CHECK(config.status().code() == StatusCode::kInvalidArgument, config.status().ToString());
     return 0;
   }
   const std::vector<ConfigKeySpec>& schema = DefaultConfigSchema();

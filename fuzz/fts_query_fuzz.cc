@@ -37,8 +37,8 @@ sqlite3* Db() {
 void CheckMatches(const std::string& query) {
   if (query.empty()) return;
   sqlite3_stmt* stmt = nullptr;
-  FUZZ_CHECK(sqlite3_prepare_v2(Db(), "SELECT rowid FROM t WHERE t MATCH ?", -1, &stmt,
-                                nullptr) == SQLITE_OK,
+  FUZZ_CHECK(sqlite3_prepare_v2(Db(), "SELECT rowid FROM t WHERE t MATCH ?", -1, &stmt, nullptr) ==
+                 SQLITE_OK,
              "prepare");
   sqlite3_bind_text(stmt, 1, query.data(), static_cast<int>(query.size()), SQLITE_TRANSIENT);
   int rc = SQLITE_ROW;
@@ -112,7 +112,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const std::string& line : lines) {
       if (!line.empty()) expected.push_back(line);
     }
-    FUZZ_CHECK(UnquotePg(PgWordQuery(lines, op), op) == expected, "PgWordQuery is not reversible");
+    FUZZ_CHECK(UnquotePg(memory::internal::PgWordQuery(lines, op), op) == expected,
+               "PgWordQuery is not reversible");
   }
   return 0;
 }

@@ -14,13 +14,13 @@
 
 // Aborts with the failed condition and a note when `cond` is false; libFuzzer then keeps the
 // input as a crash.
-#define FUZZ_CHECK(cond, note)                                                             \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
+#define FUZZ_CHECK(cond, note)                                                              \
+  do {                                                                                      \
+    if (!(cond)) {                                                                          \
       std::fprintf(stderr, "%s:%d: FUZZ_CHECK(%s) failed: %s\n", __FILE__, __LINE__, #cond, \
-                   std::string(note).c_str());                                             \
-      std::abort();                                                                        \
-    }                                                                                      \
+                   std::string(note).c_str());                                              \
+      std::abort();                                                                         \
+    }                                                                                       \
   } while (false)
 
 namespace mend::fuzz {

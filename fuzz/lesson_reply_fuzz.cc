@@ -31,8 +31,7 @@ void CheckLesson(const Lesson& lesson) {
   FUZZ_CHECK(lesson.tags.size() <= kMaxTags, "too many tags");
   for (size_t i = 0; i < lesson.tags.size(); ++i) {
     const std::string& tag = lesson.tags[i];
-    FUZZ_CHECK(!tag.empty() && IsValidUtf8(tag) && CountUtf8Chars(tag) <= kMaxTagChars,
-               "bad tag");
+    FUZZ_CHECK(!tag.empty() && IsValidUtf8(tag) && CountUtf8Chars(tag) <= kMaxTagChars, "bad tag");
     FUZZ_CHECK(ToLowerAscii(tag) == tag, "a tag with upper-case ASCII");
     for (size_t j = 0; j < i; ++j) FUZZ_CHECK(lesson.tags[j] != tag, "a duplicate tag");
   }

@@ -85,8 +85,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body = mend::fuzz::AsText(data + 1, size - 1);
   OtlpDecodeLimits limits;
   // Small limits so that the fuzzer reaches them with small inputs.
-  if ((data[0] & 2) != 0) limits = {.max_spans = 4, .max_values = 16, .max_string_bytes = 256,
-                                    .max_depth = 3};
+  if ((data[0] & 2) != 0)
+    limits = {.max_spans = 4, .max_values = 16, .max_string_bytes = 256, .max_depth = 3};
   mend::Result<std::vector<SpanData>> spans = DecodeOtlpTraces(body, protocol, limits);
   if (!spans.ok()) {
     FUZZ_CHECK(spans.status().code() == mend::StatusCode::kInvalidArgument,

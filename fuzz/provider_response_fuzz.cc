@@ -20,8 +20,8 @@
 namespace mend::llm {
 namespace {
 
-constexpr int kStatuses[] = {200, 200, 200, 201, 400, 401, 403, 404, 408, 413, 429, 500, 502,
-                             503, 504, 529};
+constexpr int kStatuses[] = {200, 200, 200, 201, 400, 401, 403, 404,
+                             408, 413, 429, 500, 502, 503, 504, 529};
 
 void Check(const Result<Completion>& r, const HttpResponse& response) {
   const bool success = response.status >= 200 && response.status < 300;
@@ -38,8 +38,7 @@ void Check(const Result<Completion>& r, const HttpResponse& response) {
     FUZZ_CHECK(IsValidUtf8(call.name) && IsValidUtf8(call.arguments) && IsValidUtf8(call.id),
                "a tool call is not valid UTF-8");
   }
-  FUZZ_CHECK(std::isfinite(r->cost_usd) && r->cost_usd >= 0,
-             "cost " + std::to_string(r->cost_usd));
+  FUZZ_CHECK(std::isfinite(r->cost_usd) && r->cost_usd >= 0, "cost " + std::to_string(r->cost_usd));
 }
 
 }  // namespace

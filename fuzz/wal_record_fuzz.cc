@@ -19,7 +19,8 @@ namespace mend::lessonq {
 namespace {
 
 void AppendU32(std::string& out, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out.push_back(static_cast<char>((v >> shift) & 0xff));
 }
 
 std::string RecordOf(std::string_view payload) {
