@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "mend/base/utf8.h"
+
 namespace mend {
 namespace {
 
@@ -125,11 +127,13 @@ Result<json> ParseJson(std::string_view text) {
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
+    // nlohmann quotes the bytes it read last as they are; they may be invalid UTF-8 (found by
+    // fuzz/tool_args_fuzz), and messages end up in JSON, tool results and logs.
     return InvalidArgumentError("malformed JSON at byte " + std::to_string(e.byte) + ": " +
-                                e.what());
+                                SanitizeUtf8(e.what()));
   } catch (const json::exception& e) {
     // Numbers too large for a double are reported as out_of_range rather than parse_error.
-    return InvalidArgumentError(std::string("malformed JSON: ") + e.what());
+    return InvalidArgumentError("malformed JSON: " + SanitizeUtf8(e.what()));
   }
 }
 

@@ -130,6 +130,15 @@ Result<Completion> ParseCompletion(const HttpResponse& response, const Json& j,
 
 }  // namespace
 
+Result<Completion> ParseAnthropicResponse(const HttpResponse& response, const std::string& model,
+                                          const PriceTable& prices, Time now) {
+  if (response.status < 200 || response.status >= 300) {
+    return HttpErrorToStatus(kProvider, response, now);
+  }
+  MEND_ASSIGN_OR_RETURN(Json j, ParseSuccessBody(kProvider, response));
+  return ParseCompletion(response, j, model, prices);
+}
+
 AnthropicProvider::AnthropicProvider(HttpProviderConfig config)
     : config_(std::move(config)), http_(config_.http) {
   if (config_.prices == nullptr) config_.prices = std::make_shared<PriceTable>();
@@ -149,11 +158,7 @@ Result<Completion> AnthropicProvider::CompleteUnguarded(const CompletionRequest&
   MEND_ASSIGN_OR_RETURN(
       HttpResponse response,
       http_.PostJson(EndpointUrl(config_.base_url, "/v1/messages"), headers, body, request.cancel));
-  if (response.status < 200 || response.status >= 300) {
-    return HttpErrorToStatus(kProvider, response, NowOf(config_.clock));
-  }
-  MEND_ASSIGN_OR_RETURN(Json j, ParseSuccessBody(kProvider, response));
-  return ParseCompletion(response, j, model, *config_.prices);
+  return ParseAnthropicResponse(response, model, *config_.prices, NowOf(config_.clock));
 }
 
 }  // namespace mend::llm

@@ -26,4 +26,11 @@ class AnthropicProvider final : public LlmProvider {
   HttpClient http_;
 };
 
+// The completion in one response of the API, or the error it stands for: a non-2xx status as
+// HttpErrorToStatus maps it, an unusable 2xx body as BadResponseError. `model` is the one asked for
+// (used when the body names none), `now` resolves a Retry-After date. Called inside Guarded() by
+// Complete(); kept apart so the response parsing can be tested and fuzzed without a server.
+Result<Completion> ParseAnthropicResponse(const HttpResponse& response, const std::string& model,
+                                          const PriceTable& prices, Time now);
+
 }  // namespace mend::llm

@@ -118,7 +118,15 @@ std::optional<std::chrono::milliseconds> ParseRetryAfter(std::string_view value,
   std::string text(value);
   const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
   if (end == nullptr || *end != '\0') return std::nullopt;
-  Time when = std::chrono::system_clock::from_time_t(timegm(&tm));
+  const time_t at = timegm(&tm);
+  // A year far off (0215, 9999) is beyond what Time holds (int64 nanoseconds): converting it
+  // overflowed (found by fuzz/provider_response_fuzz), so it is compared in seconds first.
+  const time_t now_seconds = std::chrono::system_clock::to_time_t(now);
+  if (at < now_seconds) return std::chrono::milliseconds(0);
+  if (at - now_seconds > std::chrono::duration_cast<std::chrono::seconds>(kMaxRetryAfter).count()) {
+    return kMaxRetryAfter;
+  }
+  Time when = std::chrono::system_clock::from_time_t(at);
   if (when <= now) return std::chrono::milliseconds(0);
   auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(when - now);
   return std::min(delay, kMaxRetryAfter);

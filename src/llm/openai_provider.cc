@@ -136,6 +136,15 @@ Result<Completion> ParseCompletion(const HttpResponse& response, const Json& j,
 
 }  // namespace
 
+Result<Completion> ParseOpenAiResponse(const HttpResponse& response, const std::string& model,
+                                       const PriceTable& prices, Time now) {
+  if (response.status < 200 || response.status >= 300) {
+    return HttpErrorToStatus(kProvider, response, now);
+  }
+  MEND_ASSIGN_OR_RETURN(Json j, ParseSuccessBody(kProvider, response));
+  return ParseCompletion(response, j, model, prices);
+}
+
 OpenAiProvider::OpenAiProvider(HttpProviderConfig config)
     : config_(std::move(config)), http_(config_.http) {
   if (config_.prices == nullptr) config_.prices = std::make_shared<PriceTable>();
@@ -155,11 +164,7 @@ Result<Completion> OpenAiProvider::CompleteUnguarded(const CompletionRequest& re
   MEND_ASSIGN_OR_RETURN(HttpResponse response,
                         http_.PostJson(EndpointUrl(config_.base_url, "/v1/chat/completions"),
                                        headers, body, request.cancel));
-  if (response.status < 200 || response.status >= 300) {
-    return HttpErrorToStatus(kProvider, response, NowOf(config_.clock));
-  }
-  MEND_ASSIGN_OR_RETURN(Json j, ParseSuccessBody(kProvider, response));
-  return ParseCompletion(response, j, model, *config_.prices);
+  return ParseOpenAiResponse(response, model, *config_.prices, NowOf(config_.clock));
 }
 
 }  // namespace mend::llm

@@ -154,6 +154,8 @@ std::optional<Duration> ParseRetryAfter(std::string_view value, Time now) {
   const int64_t ahead = static_cast<int64_t>(timegm(&parts)) -
                         static_cast<int64_t>(std::chrono::system_clock::to_time_t(now));
   if (ahead > kLongestWait.count()) return kLongestWait;
+  // ... and so does a far-past one (year 0215): the sum below would overflow.
+  if (ahead <= 0) return Duration::zero();
   const Time when = std::chrono::floor<std::chrono::seconds>(now) + std::chrono::seconds(ahead);
   if (when <= now) return Duration::zero();
   return std::chrono::duration_cast<Duration>(when - now);

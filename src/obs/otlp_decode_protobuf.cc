@@ -381,7 +381,9 @@ class ProtoDecoder {
           std::memcpy(&out.double_value, &bits, sizeof bits);
           break;
         }
-        default:
+        case kAnyArray:
+        case kAnyKvList:
+        default:  // the fields outside 1..7 were skipped above
           MEND_RETURN_IF_ERROR(List(r, tag, at, depth + 1, out));
       }
     }

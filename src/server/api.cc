@@ -100,8 +100,6 @@ void WriteError(httplib::Response& res, const Status& status) {
   WriteJson(res, ErrorBody(status), HttpStatusOf(status));
 }
 
-namespace {
-
 Result<ApiRequest> ToApiRequest(const httplib::Request& req, const std::string& body_text) {
   ApiRequest request;
   request.method = req.method;
@@ -119,6 +117,8 @@ Result<ApiRequest> ToApiRequest(const httplib::Request& req, const std::string& 
   }
   return request;
 }
+
+namespace {
 
 void Handle(const ApiHandler& handler, const httplib::Request& req, const std::string& body,
             httplib::Response& res) {

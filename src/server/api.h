@@ -87,6 +87,11 @@ class ApiRoutes {
 // are read this way.
 Status ReadBoundedBody(const httplib::ContentReader& reader, size_t max_bytes, std::string& out);
 
+// The request a handler sees: method, path, the route's capture groups, the query and the body
+// (`body_text`, already read and bounded) parsed as JSON. kInvalidArgument (a 400 before the
+// handler runs) for a body that is not JSON or not an object; an empty body is a null one.
+Result<ApiRequest> ToApiRequest(const httplib::Request& req, const std::string& body_text);
+
 // Writes `status` as the JSON error body of `res`.
 void WriteError(httplib::Response& res, const Status& status);
 void WriteJson(httplib::Response& res, const nlohmann::json& body, int status = 200);

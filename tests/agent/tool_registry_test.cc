@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "mend/base/utf8.h"
 #include "tests/agent/tool_test_util.h"
 #include "tests/support/status_matchers.h"
 
@@ -116,6 +117,17 @@ TEST_F(ToolRegistryTest, MalformedJsonQuotesABoundedSanitizedPrefix) {
   EXPECT_THAT(r.content, StartsWith("invalid JSON arguments for tool t: "));
   EXPECT_THAT(r.content, HasSubstr("arguments began: \"{\\\"path\\\": \\\"\xEF\xBF\xBD"));
   EXPECT_LT(r.content.size(), 600u);
+  EXPECT_EQ(tool->calls, 0);
+}
+
+// Found by fuzz/tool_args_fuzz (crash-12e05e3e...): invalid UTF-8 before any JSON value reached
+// the result through the parser's message, breaking "every result is valid UTF-8".
+TEST_F(ToolRegistryTest, MalformedJsonWithInvalidUtf8GivesAValidUtf8Result) {
+  FakeTool* tool = Add("t", Returning("x"));
+  const ToolResult r = Invoke("t", "\x85\xdd\x8f\x9bth\": \"a.txt\"}");
+  EXPECT_TRUE(r.is_error);
+  EXPECT_THAT(r.content, StartsWith("invalid JSON arguments for tool t: "));
+  EXPECT_TRUE(IsValidUtf8(r.content)) << r.content;
   EXPECT_EQ(tool->calls, 0);
 }
 

@@ -49,6 +49,15 @@ TEST(ParseJsonTest, InvalidUtf8InStringIsInvalidArgument) {
   EXPECT_THAT(ParseJson("{\"a\":\"\xFF\"}"), StatusIs(StatusCode::kInvalidArgument));
 }
 
+// Found by fuzz/tool_args_fuzz: the error quoted the invalid bytes it read last as they were.
+TEST(ParseJsonTest, ErrorMessageIsValidUtf8ForInvalidBytesOutsideStrings) {
+  for (const char* text : {"\x85\xdd\x8f\x9bth", "{\"a\":\"\xFF\"}", "[1, \xC3]"}) {
+    Result<json> parsed = ParseJson(text);
+    ASSERT_FALSE(parsed.ok()) << text;
+    EXPECT_TRUE(IsValidUtf8(parsed.status().message())) << parsed.status().message();
+  }
+}
+
 TEST(ParseJsonTest, NumberOverflowIsInvalidArgument) {
   EXPECT_THAT(ParseJson("1e999"), StatusIs(StatusCode::kInvalidArgument));
 }

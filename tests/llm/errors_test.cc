@@ -95,6 +95,12 @@ TEST(HttpErrorToStatusTest, RetryAfterSecondsAndDate) {
   EXPECT_EQ(HttpErrorToStatus("openai", r, kNow).retry_after(), std::nullopt);
 }
 
+// Found by fuzz/provider_response_fuzz: years outside Time's range overflowed the conversion.
+TEST(ParseRetryAfterTest, DatesBeyondTimesRangeArePastOrCapped) {
+  EXPECT_EQ(ParseRetryAfter("Wed, 21 Oct 215 07:28:00 GMT", kNow), std::chrono::milliseconds(0));
+  EXPECT_EQ(ParseRetryAfter("Fri, 31 Dec 9999 23:59:59 GMT", kNow), std::chrono::hours(1));
+}
+
 TEST(ParseRetryAfterTest, CapsAbsurdValuesAndPastDates) {
   EXPECT_EQ(ParseRetryAfter("999999999999", kNow), std::chrono::hours(1));
   EXPECT_EQ(ParseRetryAfter("86400", kNow), std::chrono::hours(1));

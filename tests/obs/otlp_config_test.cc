@@ -73,5 +73,12 @@ TEST(RetryAfterTest, ParsesSecondsAndHttpDates) {
             std::chrono::hours(24 * 365));
 }
 
+// The same overflow as llm's ParseRetryAfter, found there by fuzz/provider_response_fuzz: a date
+// long before what a nanosecond time point holds.
+TEST(RetryAfterTest, FarPastDateIsNoWaitNotAnOverflow) {
+  const Time now = std::chrono::system_clock::from_time_t(784111777);
+  EXPECT_EQ(ParseRetryAfter("Wed, 21 Oct 215 07:28:00 GMT", now), Duration::zero());
+}
+
 }  // namespace
 }  // namespace mend::obs
