@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -45,32 +46,38 @@ inline LessonRequest Request(int i) {
 
 // A processor whose behaviour a test scripts; it records every call before running the script,
 // so a test can wait for the n-th call to have started.
+//
+// Its state is shared with the functions processor() hands out: a test that declares the queue
+// first destroys the ScriptedProcessor first, while a worker may still be finishing a call (the
+// queue's destructor waits for it), and the worker must not touch freed memory then.
 class ScriptedProcessor {
  public:
   using Step = std::function<Result<ProcessResult>(const Job&, const JobContext&)>;
 
-  explicit ScriptedProcessor(Step step = nullptr) : step_(std::move(step)) {}
+  explicit ScriptedProcessor(Step step = nullptr) : state_(std::make_shared<State>()) {
+    state_->step = std::move(step);
+  }
 
   Processor processor() {
-    return [this](const Job& job, const JobContext& context) -> Result<ProcessResult> {
+    return [state = state_](const Job& job, const JobContext& context) -> Result<ProcessResult> {
       {
-        std::lock_guard<std::mutex> lock(mu_);
-        calls_.push_back(job);
-        contexts_.push_back(context);
+        std::lock_guard<std::mutex> lock(state->mu);
+        state->calls.push_back(job);
+        state->contexts.push_back(context);
       }
-      cv_.notify_all();
-      if (!step_) return ProcessResult::kSuccess;
-      return step_(job, context);
+      state->cv.notify_all();
+      if (!state->step) return ProcessResult::kSuccess;
+      return state->step(job, context);
     };
   }
 
   void WaitForCalls(size_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return calls_.size() >= n; });
+    std::unique_lock<std::mutex> lock(state_->mu);
+    state_->cv.wait(lock, [&] { return state_->calls.size() >= n; });
   }
   std::vector<Job> calls() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return calls_;
+    std::lock_guard<std::mutex> lock(state_->mu);
+    return state_->calls;
   }
   std::vector<std::string> ids() {
     std::vector<std::string> out;
@@ -78,16 +85,19 @@ class ScriptedProcessor {
     return out;
   }
   std::vector<JobContext> contexts() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return contexts_;
+    std::lock_guard<std::mutex> lock(state_->mu);
+    return state_->contexts;
   }
 
  private:
-  Step step_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Job> calls_;
-  std::vector<JobContext> contexts_;
+  struct State {
+    Step step;  // set before processor() is first called; read-only afterwards
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<Job> calls;
+    std::vector<JobContext> contexts;
+  };
+  std::shared_ptr<State> state_;
 };
 
 // A gate a processor waits at until the test opens it.
