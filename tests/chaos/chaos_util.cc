@@ -1,0 +1,99 @@
+#include "tests/chaos/chaos_util.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <iostream>
+
+namespace mend::chaos {
+
+std::string Tag(const std::string& prefix, int i) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%02d", i);
+  return prefix + "-" + buf;
+}
+
+std::string Words(int i, int count) {
+  static const char* const kSyllables[] = {"ka", "to", "mi", "ru", "se", "no", "pa", "li",
+                                           "ve", "do", "zu", "fi", "go", "he", "ja", "qu"};
+  uint32_t state = 2654435761u * static_cast<uint32_t>(i + 1);
+  std::string out;
+  for (int w = 0; w < count; ++w) {
+    if (!out.empty()) out += ' ';
+    for (int k = 0; k < 3; ++k) {
+      state = state * 1664525u + 1013904223u;
+      out += kSyllables[(state >> 24) % 16];
+    }
+  }
+  return out;
+}
+
+Status WriteText(const std::string& path, const std::string& contents) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return ErrnoToStatus(errno, "open " + path);
+  size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return ErrnoToStatus(err, "write " + path);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) return ErrnoToStatus(errno, "close " + path);
+  return OkStatus();
+}
+
+void Say(const ChaosOptions& options, const std::string& line) {
+  if (options.verbose) std::cerr << "chaos: " << line << "\n";
+}
+
+std::vector<std::string> MendArgv(const ChaosOptions& options, const std::string& home,
+                                  std::vector<std::string> args) {
+  std::vector<std::string> argv = {options.mend_binary, "--home", home, "--json"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+Result<MendResult> RunMend(const ChaosOptions& options, const std::string& home,
+                           const std::vector<std::string>& env, std::vector<std::string> args,
+                           std::chrono::milliseconds timeout) {
+  auto output = testing::RunProcess(MendArgv(options, home, std::move(args)), env, timeout);
+  if (!output.ok()) return output.status();
+  MendResult result;
+  result.output = std::move(*output);
+  result.json = nlohmann::json::parse(result.output.out, nullptr, false);
+  if (result.json.is_discarded()) result.json = nullptr;
+  return result;
+}
+
+Result<testing::FakeServerProcess> StartFake(const ChaosOptions& options,
+                                             const std::vector<std::string>& args) {
+  return testing::StartFakeServer(options.fake_server_binary, args, kBound);
+}
+
+Result<std::vector<int>> CountFacts(const ChaosOptions& options, const std::string& home,
+                                    const std::vector<std::string>& env,
+                                    const std::vector<std::string>& needles, int64_t* total) {
+  auto listed = RunMend(options, home, env, {"memory", "list"});
+  if (!listed.ok()) return listed.status();
+  if (!listed->json.is_object() || !listed->json.contains("facts")) {
+    return InternalError("mend memory list: " + listed->output.err + listed->output.out);
+  }
+  std::vector<int> counts(needles.size(), 0);
+  *total = 0;
+  for (const nlohmann::json& fact : listed->json["facts"]) {
+    ++*total;
+    const std::string content = fact.value("content", "");
+    for (size_t i = 0; i < needles.size(); ++i) {
+      if (content.find(needles[i]) != std::string::npos) ++counts[i];
+    }
+  }
+  return counts;
+}
+
+}  // namespace mend::chaos

@@ -1,0 +1,57 @@
+#pragma once
+
+// What the process scenarios of mend_chaos share: running `mend`, the fake server, words that make
+// each run's lesson its own, and polling without sleeping for correctness.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mend/base/result.h"
+#include "tests/chaos/chaos.h"
+#include "tests/e2e/child_process.h"
+
+namespace mend::chaos {
+
+// A bound on every single wait, so a hang becomes a problem in the row instead of a stuck run.
+inline constexpr std::chrono::seconds kBound(60);
+
+// `prefix`-NN, two digits at least.
+std::string Tag(const std::string& prefix, int i);
+
+// `count` made-up words of item `i`'s own: texts built from them share almost nothing across
+// items, so no lesson is a near duplicate of another's (those would merge, as they should).
+std::string Words(int i, int count);
+
+// Writes `contents` to `path`, replacing it; mode 0600.
+Status WriteText(const std::string& path, const std::string& contents);
+
+// Progress on stderr when options.verbose.
+void Say(const ChaosOptions& options, const std::string& line);
+
+// `mend --home <home> --json args...` with `env`, run to completion.
+struct MendResult {
+  testing::ChildOutput output;
+  nlohmann::json json;  // stdout parsed; discarded when it is not JSON
+};
+Result<MendResult> RunMend(const ChaosOptions& options, const std::string& home,
+                           const std::vector<std::string>& env, std::vector<std::string> args,
+                           std::chrono::milliseconds timeout = kBound);
+
+// The `mend` argv of RunMend, for children the scenario kills.
+std::vector<std::string> MendArgv(const ChaosOptions& options, const std::string& home,
+                                  std::vector<std::string> args);
+
+// Starts the fake LLM server with `args` (e.g. --routes FILE).
+Result<testing::FakeServerProcess> StartFake(const ChaosOptions& options,
+                                             const std::vector<std::string>& args);
+
+// The lesson facts of a home's memory (`mend memory list`), by how many contain each needle.
+Result<std::vector<int>> CountFacts(const ChaosOptions& options, const std::string& home,
+                                    const std::vector<std::string>& env,
+                                    const std::vector<std::string>& needles, int64_t* total);
+
+}  // namespace mend::chaos

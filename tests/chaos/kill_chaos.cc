@@ -1,0 +1,7 @@
+#include "tests/chaos/chaos.h"
+
+namespace mend::chaos {
+
+Result<ChaosRow> RunKillChaos(const ChaosOptions&) { return UnimplementedError("not written yet"); }
+
+}  // namespace mend::chaos
