@@ -5,7 +5,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <set>
+#include <sstream>
+#include <thread>
 
 namespace mend::chaos {
 
@@ -46,6 +50,14 @@ Status WriteText(const std::string& path, const std::string& contents) {
   }
   if (::close(fd) != 0) return ErrnoToStatus(errno, "close " + path);
   return OkStatus();
+}
+
+Result<std::string> ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError("cannot read " + path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
 }
 
 void Say(const ChaosOptions& options, const std::string& line) {
@@ -94,6 +106,57 @@ Result<std::vector<int>> CountFacts(const ChaosOptions& options, const std::stri
     }
   }
   return counts;
+}
+
+Status Settle(const ChaosOptions& options, const std::string& home,
+              const std::vector<std::string>& env, const std::vector<std::string>& ids,
+              std::chrono::seconds deadline, int64_t* resumed_by_hand) {
+  const std::set<std::string> wanted(ids.begin(), ids.end());
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  for (;;) {
+    auto pending = RunMend(options, home, env, {"pending"});
+    if (!pending.ok()) return pending.status();
+    if (!pending->json.is_object() || !pending->json.contains("runs")) {
+      return InternalError("mend pending: " + pending->output.err + pending->output.out);
+    }
+    std::vector<std::string> left;
+    std::vector<std::string> stuck;
+    for (const nlohmann::json& run : pending->json["runs"]) {
+      const std::string id = run.value("id", "");
+      if (wanted.count(id) == 0) continue;
+      left.push_back(id);
+      const nlohmann::json& error = run["last_error"];
+      if (run.value("status", "") == "failed" && error.is_object() &&
+          !error.value("retryable", true)) {
+        stuck.push_back(id);
+      }
+    }
+    if (left.empty()) break;
+    if (std::chrono::steady_clock::now() > end) {
+      std::string names;
+      for (const std::string& id : left) names += " " + id;
+      return DeadlineExceededError("still pending after " + std::to_string(deadline.count()) +
+                                   " s:" + names);
+    }
+    for (const std::string& id : stuck) {
+      Say(options, "resuming " + id + " by hand (its error is not retryable)");
+      auto resumed = RunMend(options, home, env, {"resume", id});
+      if (!resumed.ok()) return resumed.status();
+      ++*resumed_by_hand;
+    }
+    auto pass = RunMend(options, home, env, {"recover", "--once"});
+    if (!pass.ok()) return pass.status();
+    if (stuck.empty() && pass->json.is_object() && pass->json["resumed"].empty()) {
+      // Every pending run is in backoff: wait for the earliest (polling, 100 ms apart).
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  auto drained = RunMend(options, home, env, {"reflect", "drain"});
+  if (!drained.ok()) return drained.status();
+  if (!drained->output.status.exited || drained->output.status.code != 0) {
+    return InternalError("mend reflect drain: " + drained->output.err);
+  }
+  return OkStatus();
 }
 
 }  // namespace mend::chaos

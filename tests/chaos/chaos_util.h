@@ -29,6 +29,9 @@ std::string Words(int i, int count);
 // Writes `contents` to `path`, replacing it; mode 0600.
 Status WriteText(const std::string& path, const std::string& contents);
 
+// The whole file; kNotFound when it cannot be read.
+Result<std::string> ReadText(const std::string& path);
+
 // Progress on stderr when options.verbose.
 void Say(const ChaosOptions& options, const std::string& line);
 
@@ -53,5 +56,13 @@ Result<testing::FakeServerProcess> StartFake(const ChaosOptions& options,
 Result<std::vector<int>> CountFacts(const ChaosOptions& options, const std::string& home,
                                     const std::vector<std::string>& env,
                                     const std::vector<std::string>& needles, int64_t* total);
+
+// Drives every run of `ids` to its end through `home`: `mend recover --once` passes, and `mend
+// resume` of a run whose error is not retryable (what a person does once the cause is fixed), until
+// none of them is pending or `deadline` passes; then `mend reflect drain`. Polls, never relies on
+// timing for correctness. kDeadlineExceeded names the runs still pending.
+Status Settle(const ChaosOptions& options, const std::string& home,
+              const std::vector<std::string>& env, const std::vector<std::string>& ids,
+              std::chrono::seconds deadline, int64_t* resumed_by_hand);
 
 }  // namespace mend::chaos

@@ -1,0 +1,70 @@
+#pragma once
+
+// The runs the process scenarios drive: one agent folder whose only tool appends a marker to a
+// log in its workspace, and a routes file for the fake LLM server that answers each run by where
+// its conversation stands, so a run killed or failed at any point gets the right next turn when it
+// is resumed. Every run takes three model turns: two calls of the tool, then its final answer.
+// Faults scripted for a turn are answered before its good response, in order.
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mend/base/result.h"
+#include "tests/chaos/chaos.h"
+
+namespace mend::chaos {
+
+inline constexpr int kTurns = 3;
+
+struct RunPlan {
+  std::string id;  // also in its task, which the routes match on
+  std::array<std::vector<nlohmann::json>, kTurns> faults;
+  // Whether a fault above leaves the run failed for good (400, 401) until a person resumes it.
+  bool permanent = false;
+  int FaultCount() const;
+};
+
+// A random provider fault as a fake server response; `permanent` says whether it is 400 or 401.
+// Transient ones: 429 with Retry-After, 500, 503, a proxy's 502 HTML page, a truncated body, a
+// dropped connection, a body that is not JSON, an empty body, an answer later than the request
+// timeout (`timeout_ms` from now: ChaosEnv sets provider.timeout to 1 s).
+nlohmann::json RandomFault(std::mt19937& rng, bool allow_permanent, bool* permanent);
+
+class RunFleet {
+ public:
+  // Writes the agent folder (`dir`/agent) and the routes (`dir`/routes.json). `latency_ms` is the
+  // delay of every good answer and `tool_ms` how long each tool call takes, so kills land inside
+  // model requests and tool calls.
+  static Result<RunFleet> Create(const std::string& dir, std::vector<RunPlan> plans, int latency_ms,
+                                 int tool_ms);
+
+  const std::string& agent_dir() const { return agent_dir_; }
+  const std::string& routes_path() const { return routes_path_; }
+  const std::vector<RunPlan>& plans() const { return plans_; }
+  std::string Task(const RunPlan& plan) const { return "Carry out job " + plan.id + "."; }
+
+  // The environment of every mend process: the fake server at `base_url`, short timeouts and
+  // recovery intervals, and `extra` entries.
+  std::vector<std::string> Env(const std::string& home_root, const std::string& base_url,
+                               const std::vector<std::string>& extra = {}) const;
+
+  // Checks the end state through `home` (after the scenario drove every run to the end and
+  // drained the lessons) and fills the row's runs_completed, lessons_stored, lost, duplicated and
+  // problems. A tool call may run again only when a kill hit it in flight: at most `kills` extra
+  // runs of tool calls in all.
+  Status Verify(const ChaosOptions& options, const std::string& home,
+                const std::vector<std::string>& env, int64_t kills, ChaosRow* row) const;
+
+ private:
+  RunFleet() = default;
+  std::string dir_;
+  std::string agent_dir_;
+  std::string routes_path_;
+  std::vector<RunPlan> plans_;
+};
+
+}  // namespace mend::chaos
