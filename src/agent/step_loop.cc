@@ -443,12 +443,19 @@ Result<RunResult> StepLoop::Stopped() {
 
 Result<RunResult> StepLoop::Fail(const Status& error) {
   store::RunError run_error = ToRunError(error);
+  // The post-run hooks see the failure before it is recorded. Once the run is recorded failed,
+  // nothing comes back to it (recovery leaves a non-retryable failure alone, and a retried one
+  // may complete), so a process killed between the two would lose the reflexion hook's lesson
+  // job for good. In this order a kill leaves the run running: recovery resumes it, and a failure
+  // that happens again gives a job with the same id (deduplicated) or the same lesson
+  // (reinforced). The lease is renewed first, so the hooks do not run once it is lost.
+  MEND_RETURN_IF_ERROR(Renew());
+  RunOutcome outcome = RunPostRunHooks(error);
   store::RunUpdate update;
   update.status = store::RunStatus::kFailed;
   update.waiting = "";
   update.last_error = run_error;
   MEND_RETURN_IF_ERROR(deps_.options->store->Update(run_.lease, update));
-  RunOutcome outcome = RunPostRunHooks(error);
   SaveFlags(outcome.flags);
   deps_.options->store->Release(run_.lease).IgnoreError();
   RunResult r = BaseResult();

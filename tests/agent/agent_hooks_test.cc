@@ -167,6 +167,26 @@ TEST(AgentHooksTest, PostRunHooksSeeEarlierFlagsAndTheError) {
   EXPECT_THAT(seen, Contains("verified::UNAVAILABLE"));
 }
 
+// A process killed between a failure and its record: the hooks (the reflexion hook writes the
+// lesson job there) have seen the failure, and the run is still running, so recovery resumes it.
+// Recorded first, a failed run would never come back to its hooks and the lesson would be lost.
+TEST(AgentHooksTest, PostRunHooksSeeAFailureBeforeItIsRecorded) {
+  Harness h;
+  TurnProvider model{{Result<llm::Completion>(InvalidArgumentError("the request is malformed"))}};
+  CrashingStore dying(h.store, /*crash_at=*/1000, CrashPoint::kBeforeSave);
+  dying.CrashWhenRecordingFailure();
+  auto agent = std::move(Agent::Create(Harness::Spec(), h.Options(model, "A", &dying))).value();
+  std::vector<std::string> seen;
+  agent->AddPostRunHook(std::make_shared<FlagHook>("reflected", &seen));
+  auto result = agent->Send("t", SendOptions{.run_id = "r1"});
+  EXPECT_FALSE(result.ok());
+  ASSERT_TRUE(dying.crashed());
+  EXPECT_THAT(seen, ElementsAre("reflected::INVALID_ARGUMENT"));
+  auto record = h.store.GetRun("r1");
+  MEND_ASSERT_OK(record);
+  EXPECT_EQ(record->status, store::RunStatus::kRunning);
+}
+
 // The event of type `type`, or null.
 const obs::Event* FindEvent(const std::vector<obs::Event>& events, std::string_view type) {
   for (const obs::Event& e : events) {

@@ -143,6 +143,9 @@ class CrashingStore final : public store::CheckpointStore {
 
   int saves() const { return saves_; }
   bool crashed() const { return dead_; }
+  // The process also dies when it is about to record the run as failed (that Update never
+  // reaches the store).
+  void CrashWhenRecordingFailure() { crash_on_failure_ = true; }
 
   Status Save(const store::Lease& lease, const store::Checkpoint& cp,
               const store::RunUpdate& update) override {
@@ -185,6 +188,7 @@ class CrashingStore final : public store::CheckpointStore {
   }
   Status Release(const store::Lease& l) override { return dead_ ? Dead() : inner_.Release(l); }
   Status Update(const store::Lease& l, const store::RunUpdate& u) override {
+    if (!dead_ && crash_on_failure_ && u.status == store::RunStatus::kFailed) dead_ = true;
     return dead_ ? Dead() : inner_.Update(l, u);
   }
   Status UpdateUnleased(const std::string& id, const store::RunUpdate& u) override {
@@ -216,6 +220,7 @@ class CrashingStore final : public store::CheckpointStore {
   const CrashPoint point_;
   int saves_ = 0;
   bool dead_ = false;
+  bool crash_on_failure_ = false;
 };
 
 // Which CheckpointStore a Harness runs on.

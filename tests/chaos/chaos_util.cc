@@ -108,9 +108,23 @@ Result<std::vector<int>> CountFacts(const ChaosOptions& options, const std::stri
   return counts;
 }
 
+Status NoteFailedRuns(const ChaosOptions& options, const std::string& home,
+                      const std::vector<std::string>& env, std::set<std::string>* seen_failed) {
+  auto pending = RunMend(options, home, env, {"pending"});
+  if (!pending.ok()) return pending.status();
+  if (!pending->json.is_object() || !pending->json.contains("runs")) {
+    return InternalError("mend pending: " + pending->output.err + pending->output.out);
+  }
+  for (const nlohmann::json& run : pending->json["runs"]) {
+    if (run.value("status", "") == "failed") seen_failed->insert(run.value("id", ""));
+  }
+  return OkStatus();
+}
+
 Status Settle(const ChaosOptions& options, const std::string& home,
               const std::vector<std::string>& env, const std::vector<std::string>& ids,
-              std::chrono::seconds deadline, int64_t* resumed_by_hand) {
+              std::chrono::seconds deadline, int64_t* resumed_by_hand,
+              std::set<std::string>* seen_failed) {
   const std::set<std::string> wanted(ids.begin(), ids.end());
   const auto end = std::chrono::steady_clock::now() + deadline;
   for (;;) {
@@ -125,6 +139,7 @@ Status Settle(const ChaosOptions& options, const std::string& home,
       const std::string id = run.value("id", "");
       if (wanted.count(id) == 0) continue;
       left.push_back(id);
+      if (run.value("status", "") == "failed") seen_failed->insert(id);
       const nlohmann::json& error = run["last_error"];
       if (run.value("status", "") == "failed" && error.is_object() &&
           !error.value("retryable", true)) {

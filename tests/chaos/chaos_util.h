@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -60,9 +61,15 @@ Result<std::vector<int>> CountFacts(const ChaosOptions& options, const std::stri
 // Drives every run of `ids` to its end through `home`: `mend recover --once` passes, and `mend
 // resume` of a run whose error is not retryable (what a person does once the cause is fixed), until
 // none of them is pending or `deadline` passes; then `mend reflect drain`. Polls, never relies on
-// timing for correctness. kDeadlineExceeded names the runs still pending.
+// timing for correctness. kDeadlineExceeded names the runs still pending. Every run seen failed
+// is added to `seen_failed`.
 Status Settle(const ChaosOptions& options, const std::string& home,
               const std::vector<std::string>& env, const std::vector<std::string>& ids,
-              std::chrono::seconds deadline, int64_t* resumed_by_hand);
+              std::chrono::seconds deadline, int64_t* resumed_by_hand,
+              std::set<std::string>* seen_failed);
+
+// Adds to `seen_failed` the runs `mend pending` lists as failed now.
+Status NoteFailedRuns(const ChaosOptions& options, const std::string& home,
+                      const std::vector<std::string>& env, std::set<std::string>* seen_failed);
 
 }  // namespace mend::chaos

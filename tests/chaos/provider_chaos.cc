@@ -52,16 +52,18 @@ Result<ChaosRow> RunProviderChaos(const ChaosOptions& options) {
     }
   }
   int64_t by_hand = 0;
+  std::set<std::string> seen_failed;
   ChaosRow row;
   row.faults = faults;
-  const Status settled =
-      Settle(options, home, env, ids, std::chrono::seconds(120 * options.scale), &by_hand);
+  const Status settled = Settle(options, home, env, ids, std::chrono::seconds(120 * options.scale),
+                                &by_hand, &seen_failed);
   if (!settled.ok()) row.problems.push_back(settled.ToString());
   row.detail =
       std::to_string(runs) + " runs, " + std::to_string(faults) +
       " provider faults; recovery resumed the transient ones, " + std::to_string(by_hand) +
       " resumes by hand after 400/401; every run completed once, one lesson per failed run";
-  MEND_RETURN_IF_ERROR(fleet.Verify(options, home, env, /*kills=*/0, &row));
+  MEND_RETURN_IF_ERROR(
+      fleet.Verify(options, home, env, /*kills=*/0, {home + "/events.jsonl"}, seen_failed, &row));
   return row;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 #include <system_error>
 
@@ -157,7 +158,21 @@ std::vector<std::string> RunFleet::Env(const std::string& home_root, const std::
 }
 
 Status RunFleet::Verify(const ChaosOptions& options, const std::string& home,
-                        const std::vector<std::string>& env, int64_t kills, ChaosRow* row) const {
+                        const std::vector<std::string>& env, int64_t kills,
+                        const std::vector<std::string>& event_logs,
+                        const std::set<std::string>& seen_failed, ChaosRow* row) const {
+  // Runs whose failure was recorded (each line is one write(2), so a kill -9 keeps it).
+  std::set<std::string> failed_runs = seen_failed;
+  for (const std::string& path : event_logs) {
+    auto log = ReadText(path);
+    std::istringstream in(log.ok() ? *log : "");
+    for (std::string line; std::getline(in, line);) {
+      const nlohmann::json event = nlohmann::json::parse(line, nullptr, false);
+      if (event.is_object() && event.value("type", "") == "run.failed") {
+        failed_runs.insert(event.value("run", ""));
+      }
+    }
+  }
   // Tool calls that ran, by marker.
   std::map<std::string, int> effects;
   {
@@ -228,15 +243,16 @@ Status RunFleet::Verify(const ChaosOptions& options, const std::string& home,
   for (size_t i = 0; i < plans_.size(); ++i) {
     const int n = (*counts)[i];
     matched += n;
-    const bool failed = plans_[i].FaultCount() > 0;
+    const bool failed = failed_runs.count(plans_[i].id) != 0;
+    const bool may_have_failed = failed || plans_[i].FaultCount() > 0;
     if (n > 0) ++row->lessons_stored;
     if (failed && n == 0) {
       ++row->lost;
       row->problems.push_back(plans_[i].id + ": failed but left no lesson");
-    } else if (n > 1 || (!failed && n > 0)) {
-      row->duplicated += failed ? n - 1 : n;
+    } else if (n > 1 || (!may_have_failed && n > 0)) {
+      row->duplicated += may_have_failed ? n - 1 : n;
       row->problems.push_back(plans_[i].id + ": " + std::to_string(n) + " lesson facts" +
-                              (failed ? "" : " for a run that never failed"));
+                              (may_have_failed ? "" : " for a run that never failed"));
     }
   }
   if (total != matched) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,9 +56,15 @@ class RunFleet {
   // Checks the end state through `home` (after the scenario drove every run to the end and
   // drained the lessons) and fills the row's runs_completed, lessons_stored, lost, duplicated and
   // problems. A tool call may run again only when a kill hit it in flight: at most `kills` extra
-  // runs of tool calls in all.
+  // runs of tool calls in all. `event_logs` are the events.jsonl files of every home that ran the
+  // runs: a run with a `run.failed` event there must have exactly one lesson; one whose scripted
+  // fault went to a request a kill cut short may have one or none (the hooks may have seen the
+  // failure before the kill); one without faults none. `seen_failed` adds the runs the scenario
+  // saw recorded as failed at rest (a kill can come between that record and the event).
   Status Verify(const ChaosOptions& options, const std::string& home,
-                const std::vector<std::string>& env, int64_t kills, ChaosRow* row) const;
+                const std::vector<std::string>& env, int64_t kills,
+                const std::vector<std::string>& event_logs,
+                const std::set<std::string>& seen_failed, ChaosRow* row) const;
 
  private:
   RunFleet() = default;
