@@ -297,20 +297,24 @@ PosixFileSystem* PosixFileSystem::Default() {
 }
 
 Status PosixFileSystem::MakePrivateFile(const std::string& path) {
-  int fd;
-  do {
-    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return ErrnoToStatus(errno, "open " + path);
-  struct stat st;
-  Status status = OkStatus();
-  if (::fstat(fd, &st) < 0) {
-    status = ErrnoToStatus(errno, "stat " + path);
-  } else if ((st.st_mode & 077) != 0 && ::fchmod(fd, 0600) < 0) {
-    status = ErrnoToStatus(errno, "chmod " + path);
+  // A file that is missing cannot be open (or locked) anywhere in this process, so creating it
+  // with O_EXCL and closing it is safe. An existing one is narrowed by path: a close() of a
+  // descriptor of it would release the locks of every SQLite connection of this process on it,
+  // and another process closing its own connection would then believe it was the last one, and
+  // checkpoint and delete the WAL that this process goes on writing into.
+  const int fd = RetryOnEintr(
+      [&] { return ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600); });
+  if (fd >= 0) {
+    ::close(fd);
+    return OkStatus();
   }
-  ::close(fd);
-  return status;
+  if (errno != EEXIST) return ErrnoToStatus(errno, "open " + path);
+  struct stat st;
+  if (::stat(path.c_str(), &st) < 0) return ErrnoToStatus(errno, "stat " + path);
+  if ((st.st_mode & 077) != 0 && ::chmod(path.c_str(), 0600) < 0) {
+    return ErrnoToStatus(errno, "chmod " + path);
+  }
+  return OkStatus();
 }
 
 }  // namespace mend
