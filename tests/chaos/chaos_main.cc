@@ -182,7 +182,7 @@ int Main(int argc, char** argv) {
       continue;
     }
     row->scenario = s.name;
-    if (row->lost != 0 || row->duplicated != 0) failed = true;
+    if (row->lost != 0 || row->duplicated != 0 || !row->problems.empty()) failed = true;
     rows.push_back(std::move(*row));
   }
   if (!rows.empty()) PrintTable(rows);

@@ -121,6 +121,36 @@ Status NoteFailedRuns(const ChaosOptions& options, const std::string& home,
   return OkStatus();
 }
 
+Status AwaitQuiet(const ChaosOptions& options, const std::string& home,
+                  const std::vector<std::string>& env, const std::vector<std::string>& ids,
+                  std::chrono::seconds deadline, std::set<std::string>* seen_failed) {
+  const std::set<std::string> wanted(ids.begin(), ids.end());
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  for (;;) {
+    auto pending = RunMend(options, home, env, {"pending"});
+    if (!pending.ok()) return pending.status();
+    if (!pending->json.is_object() || !pending->json.contains("runs")) {
+      return InternalError("mend pending: " + pending->output.err + pending->output.out);
+    }
+    int busy = 0;
+    for (const nlohmann::json& run : pending->json["runs"]) {
+      const std::string id = run.value("id", "");
+      if (wanted.count(id) == 0) continue;
+      const bool failed = run.value("status", "") == "failed";
+      if (failed) seen_failed->insert(id);
+      const nlohmann::json& error = run["last_error"];
+      const bool for_good = failed && error.is_object() && !error.value("retryable", true);
+      if (!for_good) ++busy;
+    }
+    if (busy == 0) return OkStatus();
+    if (std::chrono::steady_clock::now() > end) {
+      return DeadlineExceededError(std::to_string(busy) + " runs still unfinished after " +
+                                   std::to_string(deadline.count()) + " s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // polling only
+  }
+}
+
 Status Settle(const ChaosOptions& options, const std::string& home,
               const std::vector<std::string>& env, const std::vector<std::string>& ids,
               std::chrono::seconds deadline, int64_t* resumed_by_hand,

@@ -68,6 +68,13 @@ Status Settle(const ChaosOptions& options, const std::string& home,
               std::chrono::seconds deadline, int64_t* resumed_by_hand,
               std::set<std::string>* seen_failed);
 
+// Polls `mend pending` through `home` until every run of `ids` is finished or failed for good
+// (waiting for a person), adding the failed ones to `seen_failed`; kDeadlineExceeded after
+// `deadline`. For a server that recovers the runs itself.
+Status AwaitQuiet(const ChaosOptions& options, const std::string& home,
+                  const std::vector<std::string>& env, const std::vector<std::string>& ids,
+                  std::chrono::seconds deadline, std::set<std::string>* seen_failed);
+
 // Adds to `seen_failed` the runs `mend pending` lists as failed now.
 Status NoteFailedRuns(const ChaosOptions& options, const std::string& home,
                       const std::vector<std::string>& env, std::set<std::string>* seen_failed);

@@ -1,9 +1,83 @@
+// Serve chaos: runs started over the HTTP API of `mend serve`, which is killed with SIGKILL at
+// random moments and started again; its recovery loop must finish every accepted run, once.
+#include <random>
+#include <set>
+#include <thread>
+
 #include "tests/chaos/chaos.h"
+#include "tests/chaos/chaos_util.h"
+#include "tests/chaos/run_fleet.h"
+#include "tests/chaos/serve_fleet.h"
 
 namespace mend::chaos {
 
-Result<ChaosRow> RunServeKillChaos(const ChaosOptions&) {
-  return UnimplementedError("not written yet");
+Result<ChaosRow> RunServeKillChaos(const ChaosOptions& options) {
+  std::mt19937 rng(options.seed * 15485863u + 3);
+  std::vector<RunPlan> plans;
+  const int runs = 8 * options.scale;
+  int64_t provider_faults = 0;
+  for (int i = 0; i < runs; ++i) {
+    RunPlan plan;
+    plan.id = Tag("served-run", i);
+    if (std::bernoulli_distribution(0.25)(rng)) {
+      bool permanent = false;
+      plan.faults[1].push_back(RandomFault(rng, /*allow_permanent=*/true, &permanent));
+      plan.permanent = permanent;
+    }
+    provider_faults += plan.FaultCount();
+    plans.push_back(std::move(plan));
+  }
+  MEND_ASSIGN_OR_RETURN(RunFleet fleet,
+                        RunFleet::Create(options.work_dir, std::move(plans), /*latency_ms=*/250,
+                                         /*tool_ms=*/300));
+  MEND_ASSIGN_OR_RETURN(testing::FakeServerProcess fake,
+                        StartFake(options, {"--routes", fleet.routes_path()}));
+  const std::vector<std::string> env =
+      fleet.Env(options.work_dir, "http://127.0.0.1:" + std::to_string(fake.port),
+                {"MEND_SERVE_AGENTS_DIR=" + options.work_dir});
+  ServeFleet serve(options, env, 1, /*shared_home=*/true);
+  MEND_RETURN_IF_ERROR(serve.Start(0));
+
+  int64_t kills = 0;
+  std::vector<std::string> ids;
+  std::uniform_int_distribution<int> delay_ms(0, 900);
+  auto kill = [&]() -> Status {
+    // The fault schedule: a random moment while runs are under way.
+    const std::chrono::milliseconds delay(delay_ms(rng));
+    std::this_thread::sleep_for(delay);
+    MEND_ASSIGN_OR_RETURN(bool hit, serve.KillAndRestart(0));
+    kills += hit ? 1 : 0;
+    Say(options, "serve killed after " + std::to_string(delay.count()) + " ms");
+    return OkStatus();
+  };
+  for (const RunPlan& plan : fleet.plans()) {
+    ids.push_back(plan.id);
+    MEND_RETURN_IF_ERROR(serve.Submit(0, "agent", fleet.Task(plan), plan.id));
+    if (std::bernoulli_distribution(0.5)(rng)) MEND_RETURN_IF_ERROR(kill());
+  }
+  for (int k = 0; k < 2 * options.scale; ++k) MEND_RETURN_IF_ERROR(kill());
+
+  ChaosRow row;
+  row.faults = kills + provider_faults;
+  std::set<std::string> seen_failed;
+  const std::string home = serve.Home(0);
+  Status quiet =
+      AwaitQuiet(options, home, env, ids, std::chrono::seconds(90 * options.scale), &seen_failed);
+  if (!quiet.ok()) row.problems.push_back("the server did not finish: " + quiet.ToString());
+  MEND_RETURN_IF_ERROR(serve.StopAll());
+  int64_t by_hand = 0;
+  const Status settled = Settle(options, home, env, ids, std::chrono::seconds(60 * options.scale),
+                                &by_hand, &seen_failed);
+  if (!settled.ok()) row.problems.push_back(settled.ToString());
+  row.detail = std::to_string(runs) + " runs started over HTTP, " + std::to_string(kills) +
+               " kill -9 of mend serve, " + std::to_string(provider_faults) + " provider faults, " +
+               std::to_string(by_hand) +
+               " resumes by hand after 400/401; every accepted run completed once, one lesson per "
+               "failed run";
+  MEND_RETURN_IF_ERROR(
+      fleet.Verify(options, home, env, kills, serve.EventLogs(), seen_failed, &row));
+  if (!row.problems.empty()) row.problems.push_back(serve.LogTails());
+  return row;
 }
 
 }  // namespace mend::chaos
