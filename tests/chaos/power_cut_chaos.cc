@@ -87,8 +87,11 @@ Result<ChaosRow> RunPowerCutChaos(const ChaosOptions& options) {
   row.runs_completed = db.completed;
   row.lost = wal.lost + db.lost;
   row.duplicated = wal.duplicated + db.duplicated;
-  Say(options, "power-cut: lesson WAL: " + wal.summary);
-  Say(options, "power-cut: mend.db: " + db.summary);
+  for (const auto& [half, tally] : {std::pair{"lesson WAL", &wal}, std::pair{"mend.db", &db}}) {
+    Say(options, std::string("power-cut: ") + half + ": " + std::to_string(tally->mid_workload) +
+                     " of " + std::to_string(tally->cuts) + " cuts inside the workload; " +
+                     tally->summary);
+  }
   row.detail = std::to_string(wal.cuts) + " cuts (" + std::to_string(wal.torn) +
                " torn) of the lesson WAL and " + std::to_string(db.cuts) + " cuts (" +
                std::to_string(db.torn) +
