@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <charconv>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -95,6 +96,15 @@ TEST_F(LessonE2eTest, FailedRunLeavesALessonThatSurvivesAKillAndIsRecalled) {
     auto line = server_->ReadStdoutLine(kBound);
     MEND_ASSERT_OK(line);
     ASSERT_EQ(*line, "request " + std::to_string(n) + " POST /v1/chat/completions");
+  }
+  // The lesson job is written before the failure is recorded (docs/hooks.md), so the worker's
+  // request can arrive first: wait until the run is recorded failed, then kill the process while
+  // the lesson request is still in flight.
+  const auto deadline = std::chrono::steady_clock::now() + kBound;
+  for (;;) {
+    const nlohmann::json polled = MendJson({"pending"}, false);
+    if (polled["runs"].size() == 1 && polled["runs"][0]["status"] == "failed") break;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << polled;
   }
   MEND_ASSERT_OK((*run)->Kill(SIGKILL));
   auto killed = (*run)->Finish(kBound);
