@@ -144,10 +144,6 @@ class PosixFileSystem final : public FileSystem {
   // For files another library opens itself (SQLite databases, which it would create 0644 and whose
   // -wal and -shm files get the database's mode): creates `path` empty with mode 0600 when it is
   // missing, and narrows an existing file that others may read or write to 0600.
-  //
-  // An existing file is never opened: closing any descriptor of a file drops every POSIX lock the
-  // process holds on it, so opening and closing a database this process already has open would
-  // take SQLite's locks away from its connections.
   static Status MakePrivateFile(const std::string& path);
 };
 
