@@ -106,8 +106,41 @@ Status LessonQueue::Impl::Start(Processor processor) {
   return OkStatus();
 }
 
+namespace {
+
+// A job in both wal/ and dlq/ is what a crash between the two writes of a move leaves (both moves
+// write the destination first). A WAL copy with no attempt and no error is a dead letter retried
+// by hand (RetryDeadLetter), so it is the newer; any other WAL copy is the state before the job
+// became a dead letter. (A job dead-lettered at its first attempt also has such a WAL copy: it is
+// then processed once more, which at-least-once allows.)
+bool IsRetriedCopy(const Job& wal_copy) {
+  return wal_copy.attempts == 0 && wal_copy.last_error.empty();
+}
+
+}  // namespace
+
 Status LessonQueue::Impl::Replay() {
   MEND_ASSIGN_OR_RETURN(WalScan scan, wal_->Scan());
+  // Settle the jobs a crash left in both directories, so a dead letter is not processed again
+  // (nor comes back after a purge) and a retried one is not listed dead as well.
+  MEND_ASSIGN_OR_RETURN(std::vector<std::string> dead_ids, dlq_->ListIds());
+  if (!dead_ids.empty()) {
+    std::sort(dead_ids.begin(), dead_ids.end());
+    std::vector<std::string> superseded;
+    std::vector<Job> live;
+    live.reserve(scan.jobs.size());
+    for (Job& job : scan.jobs) {
+      const bool in_both = std::binary_search(dead_ids.begin(), dead_ids.end(), job.id);
+      if (in_both && !IsRetriedCopy(job)) {
+        superseded.push_back(job.id);
+        continue;
+      }
+      if (in_both) dlq_->Remove(job.id).IgnoreError();  // a failure leaves it for the next start
+      live.push_back(std::move(job));
+    }
+    scan.jobs = std::move(live);
+    wal_->RemoveMany(superseded).IgnoreError();
+  }
   metrics_.wal_corruption_total.Inc(static_cast<double>(scan.corrupt_removed));
   std::sort(scan.jobs.begin(), scan.jobs.end(),
             [](const Job& a, const Job& b) { return a.enqueued_at < b.enqueued_at; });
@@ -166,6 +199,11 @@ Status LessonQueue::Impl::RetryDeadLetter(const std::string& id) {
 Status LessonQueue::Impl::PurgeDeadLetter(const std::string& id) {
   MEND_RETURN_IF_ERROR(CheckId(id));
   MEND_RETURN_IF_ERROR(dlq_->Remove(id));
+  // A WAL copy left by a crash while the job became a dead letter would bring the purged job back
+  // at the next start; one retried by hand is a job of its own now and stays.
+  if (Result<Job> wal_copy = wal_->Read(id); wal_copy.ok() && !IsRetriedCopy(*wal_copy)) {
+    MEND_RETURN_IF_ERROR(wal_->Remove(id));
+  }
   RefreshGauges();
   return OkStatus();
 }

@@ -148,7 +148,7 @@ Result<PowerCutTally> WalMachine::Run() {
                    " acks cut before their sync redelivered, " + std::to_string(in_both_) +
                    " dead letters found in both wal/ and dlq/, " + std::to_string(purged_) +
                    " purged (" + std::to_string(purged_still_pending_) +
-                   " more whose wal/ record, left by a cut, kept them pending)";
+                   " more kept pending by a wal/ copy a cut left, retried-looking)";
   return std::move(tally_);
 }
 
@@ -227,11 +227,12 @@ Status WalMachine::TendOneDeadLetter(LessonQueue& queue) {
   const std::string id = ids[Pick(rng_, static_cast<int>(ids.size()))];
   JobModel& m = jobs_[id];
   if (Pick(rng_, 2) == 0) {
-    // A cut between a dead letter's two writes leaves it in wal/ as well (docs/lesson_queue.md);
-    // a purge deletes only the dlq/ record, so such a job is still pending and fails again.
-    const bool in_wal = fs_.Exists(JoinPath(kQueueDir, "wal/" + id + ".wal"));
+    // A cut between a dead letter's two writes leaves it in wal/ as well (docs/lesson_queue.md).
+    // The purge deletes that copy too, unless it looks retried by hand (no attempt, no error: a
+    // job dead at its first attempt), which stays pending and fails again.
     m.state = JobState::kPurging;
     MEND_RETURN_IF_ERROR(queue.PurgeDeadLetter(id));
+    const bool in_wal = fs_.Exists(JoinPath(kQueueDir, "wal/" + id + ".wal"));
     m.state = in_wal ? JobState::kDead : JobState::kGone;
     ++(in_wal ? purged_still_pending_ : purged_);
     return OkStatus();

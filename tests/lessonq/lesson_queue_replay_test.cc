@@ -7,6 +7,7 @@
 
 #include "mend/base/fault_injection_file_system.h"
 #include "mend/lessonq/lesson_queue.h"
+#include "mend/lessonq/wal_dir.h"
 #include "mend/obs/metrics.h"
 #include "tests/lessonq/queue_test_util.h"
 #include "tests/support/status_matchers.h"
@@ -99,6 +100,81 @@ TEST(LessonQueueReplayTest, CorruptRecordIsRemovedAndCounted) {
   EXPECT_EQ(registry.counter("mend_lessonq_wal_corruption_total", "").value(), 1.0);
   EXPECT_FALSE(world.fs.Exists(path));
   EXPECT_TRUE(processor.calls().empty());
+}
+
+// A crash between the two writes of a move between wal/ and dlq/ leaves a job in both (the
+// destination is written first). `wal_copy` and `dead_copy` are what each directory then holds.
+void LeaveInBoth(QueueWorld& world, const Job& wal_copy, const Job& dead_copy) {
+  auto wal = WalDir::Open(world.fs, "/q/wal");
+  MEND_ASSERT_OK(wal);
+  auto dlq = WalDir::Open(world.fs, "/q/dlq");
+  MEND_ASSERT_OK(dlq);
+  MEND_ASSERT_OK((*wal)->Update(wal_copy));
+  MEND_ASSERT_OK((*dlq)->Update(dead_copy));
+}
+
+Job JobOf(QueueWorld& world, int i, int64_t attempts, std::string error) {
+  Job job;
+  job.request = Request(i);
+  job.id = JobIdFor(job.request);
+  job.enqueued_at = world.clock.Now();
+  job.next_attempt_at = world.clock.Now();
+  job.attempts = attempts;
+  job.last_error = std::move(error);
+  return job;
+}
+
+TEST(LessonQueueReplayTest, ADeadLetterAlsoLeftInTheWalIsNotProcessedAgain) {
+  QueueWorld world;
+  const Job dead = JobOf(world, 1, 3, "the model refused");
+  ASSERT_NO_FATAL_FAILURE(LeaveInBoth(world, JobOf(world, 1, 2, "timeout"), dead));
+  auto queue = OpenQueue(world, nullptr);
+  ScriptedProcessor processor;
+  MEND_ASSERT_OK(queue->Start(processor.processor()));
+  ASSERT_TRUE(queue->Enqueue(Request(2)).ok());
+  processor.WaitForCalls(1);
+  EXPECT_THAT(processor.ids(), ElementsAre(JobIdFor(Request(2))));
+  EXPECT_THAT(queue->DeadLetters(), IsOkAndHolds(ElementsAre(dead)));
+  EXPECT_THAT(queue->Pending(), IsOkAndHolds(IsEmpty()));
+}
+
+TEST(LessonQueueReplayTest, ARetriedDeadLetterAlsoLeftInTheDlqIsProcessedAndNoLongerDead) {
+  QueueWorld world;
+  ASSERT_NO_FATAL_FAILURE(
+      LeaveInBoth(world, JobOf(world, 1, 0, ""), JobOf(world, 1, 3, "the model refused")));
+  auto queue = OpenQueue(world, nullptr);
+  ScriptedProcessor processor;
+  MEND_ASSERT_OK(queue->Start(processor.processor()));
+  processor.WaitForCalls(1);
+  EXPECT_THAT(processor.ids(), ElementsAre(JobIdFor(Request(1))));
+  EXPECT_THAT(queue->DeadLetters(), IsOkAndHolds(IsEmpty()));
+}
+
+TEST(LessonQueueReplayTest, APurgedDeadLetterDoesNotComeBackFromItsWalCopy) {
+  QueueWorld world;
+  const Job dead = JobOf(world, 1, 3, "the model refused");
+  ASSERT_NO_FATAL_FAILURE(LeaveInBoth(world, JobOf(world, 1, 2, "timeout"), dead));
+  {
+    auto admin = OpenQueue(world, nullptr);  // e.g. `mend reflect purge`: never started
+    MEND_ASSERT_OK(admin->PurgeDeadLetter(dead.id));
+    EXPECT_THAT(admin->Pending(), IsOkAndHolds(IsEmpty()));
+  }
+  auto queue = OpenQueue(world, nullptr);
+  ScriptedProcessor processor;
+  MEND_ASSERT_OK(queue->Start(processor.processor()));
+  ASSERT_TRUE(queue->Enqueue(Request(2)).ok());
+  processor.WaitForCalls(1);
+  EXPECT_THAT(processor.ids(), ElementsAre(JobIdFor(Request(2))));
+  EXPECT_THAT(queue->DeadLetters(), IsOkAndHolds(IsEmpty()));
+}
+
+TEST(LessonQueueReplayTest, PurgingADeadLetterKeepsAWalCopyRetriedByHand) {
+  QueueWorld world;
+  const Job dead = JobOf(world, 1, 3, "the model refused");
+  ASSERT_NO_FATAL_FAILURE(LeaveInBoth(world, JobOf(world, 1, 0, ""), dead));
+  auto admin = OpenQueue(world, nullptr);
+  MEND_ASSERT_OK(admin->PurgeDeadLetter(dead.id));
+  EXPECT_THAT(admin->Pending(), IsOkAndHolds(ElementsAre(Field(&Job::id, dead.id))));
 }
 
 TEST(LessonQueueOwnerTest, SecondOwnerIsUnavailableAndItsRecordsArePickedUp) {
