@@ -13,7 +13,8 @@ namespace mend::chaos {
 
 struct ChaosOptions {
   uint32_t seed = 1;
-  // 1 is the short configuration CI runs; larger values scale the number of runs, jobs and cuts.
+  // 1 is the short configuration CI runs; larger values (up to 100) scale the number of runs,
+  // jobs and cuts.
   int scale = 1;
   std::string work_dir;  // an empty 0700 directory the scenario may fill
   std::string mend_binary;

@@ -111,7 +111,7 @@ int Main(int argc, char** argv) {
   app.add_option("--seed", options.seed, "seed of every random choice (default 1)");
   app.add_option("--scale", options.scale,
                  "size of each scenario: 1 is the short configuration CI runs (default 1)")
-      ->check(CLI::Range(1, 1000));
+      ->check(CLI::Range(1, 100));
   app.add_option("--only", only, "comma-separated scenarios to run (default: all)");
   app.add_option("--skip", skip, "comma-separated scenarios to leave out");
   app.add_option("--json", json_path, "also write the rows as JSON to this file");

@@ -108,14 +108,21 @@ Result<std::vector<int>> CountFacts(const ChaosOptions& options, const std::stri
   return counts;
 }
 
-Status NoteFailedRuns(const ChaosOptions& options, const std::string& home,
-                      const std::vector<std::string>& env, std::set<std::string>* seen_failed) {
-  auto pending = RunMend(options, home, env, {"pending"});
+// The runs `mend pending` lists: one page of 1,000, more than a scenario starts at --scale 100.
+Result<nlohmann::json> PendingRuns(const ChaosOptions& options, const std::string& home,
+                                   const std::vector<std::string>& env) {
+  auto pending = RunMend(options, home, env, {"pending", "--limit", "1000"});
   if (!pending.ok()) return pending.status();
   if (!pending->json.is_object() || !pending->json.contains("runs")) {
     return InternalError("mend pending: " + pending->output.err + pending->output.out);
   }
-  for (const nlohmann::json& run : pending->json["runs"]) {
+  return pending->json["runs"];
+}
+
+Status NoteFailedRuns(const ChaosOptions& options, const std::string& home,
+                      const std::vector<std::string>& env, std::set<std::string>* seen_failed) {
+  MEND_ASSIGN_OR_RETURN(const nlohmann::json runs, PendingRuns(options, home, env));
+  for (const nlohmann::json& run : runs) {
     if (run.value("status", "") == "failed") seen_failed->insert(run.value("id", ""));
   }
   return OkStatus();
@@ -127,13 +134,9 @@ Status AwaitQuiet(const ChaosOptions& options, const std::string& home,
   const std::set<std::string> wanted(ids.begin(), ids.end());
   const auto end = std::chrono::steady_clock::now() + deadline;
   for (;;) {
-    auto pending = RunMend(options, home, env, {"pending"});
-    if (!pending.ok()) return pending.status();
-    if (!pending->json.is_object() || !pending->json.contains("runs")) {
-      return InternalError("mend pending: " + pending->output.err + pending->output.out);
-    }
+    MEND_ASSIGN_OR_RETURN(const nlohmann::json runs, PendingRuns(options, home, env));
     int busy = 0;
-    for (const nlohmann::json& run : pending->json["runs"]) {
+    for (const nlohmann::json& run : runs) {
       const std::string id = run.value("id", "");
       if (wanted.count(id) == 0) continue;
       const bool failed = run.value("status", "") == "failed";
@@ -158,14 +161,10 @@ Status Settle(const ChaosOptions& options, const std::string& home,
   const std::set<std::string> wanted(ids.begin(), ids.end());
   const auto end = std::chrono::steady_clock::now() + deadline;
   for (;;) {
-    auto pending = RunMend(options, home, env, {"pending"});
-    if (!pending.ok()) return pending.status();
-    if (!pending->json.is_object() || !pending->json.contains("runs")) {
-      return InternalError("mend pending: " + pending->output.err + pending->output.out);
-    }
+    MEND_ASSIGN_OR_RETURN(const nlohmann::json runs, PendingRuns(options, home, env));
     std::vector<std::string> left;
     std::vector<std::string> stuck;
-    for (const nlohmann::json& run : pending->json["runs"]) {
+    for (const nlohmann::json& run : runs) {
       const std::string id = run.value("id", "");
       if (wanted.count(id) == 0) continue;
       left.push_back(id);

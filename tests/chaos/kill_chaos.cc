@@ -31,22 +31,10 @@ Result<bool> RunAndKill(const std::vector<std::string>& argv, const std::vector<
 
 Result<ChaosRow> RunKillChaos(const ChaosOptions& options) {
   std::mt19937 rng(options.seed * 104729u + 2);
-  std::vector<RunPlan> plans;
   const int runs = 6 * options.scale;
   int64_t provider_faults = 0;
-  for (int i = 0; i < runs; ++i) {
-    RunPlan plan;
-    plan.id = Tag("killed-run", i);
-    // A third of the runs fail once on their second turn (a lesson to learn, and a failed run for
-    // recovery or a person), half of those for good.
-    if (std::bernoulli_distribution(1.0 / 3)(rng)) {
-      bool permanent = false;
-      plan.faults[1].push_back(RandomFault(rng, /*allow_permanent=*/true, &permanent));
-      plan.permanent = permanent;
-    }
-    provider_faults += plan.FaultCount();
-    plans.push_back(std::move(plan));
-  }
+  std::vector<RunPlan> plans =
+      PlansWithOccasionalFault(rng, "killed-run", runs, 1.0 / 3, &provider_faults);
   MEND_ASSIGN_OR_RETURN(RunFleet fleet,
                         RunFleet::Create(options.work_dir, std::move(plans), /*latency_ms=*/250,
                                          /*tool_ms=*/300));

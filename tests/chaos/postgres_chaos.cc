@@ -40,20 +40,10 @@ Result<ChaosRow> RunPostgresChaos(const ChaosOptions& options) {
   MEND_ASSIGN_OR_RETURN(testing::ScratchDatabase db,
                         testing::ScratchDatabase::Create(options.postgres_url, "mend_chaos"));
   std::mt19937 rng(options.seed * 32452843u + 4);
-  std::vector<RunPlan> plans;
   const int runs = 9 * options.scale;
   int64_t provider_faults = 0;
-  for (int i = 0; i < runs; ++i) {
-    RunPlan plan;
-    plan.id = Tag("replicated-run", i);
-    if (std::bernoulli_distribution(1.0 / 3)(rng)) {
-      bool permanent = false;
-      plan.faults[1].push_back(RandomFault(rng, /*allow_permanent=*/true, &permanent));
-      plan.permanent = permanent;
-    }
-    provider_faults += plan.FaultCount();
-    plans.push_back(std::move(plan));
-  }
+  std::vector<RunPlan> plans =
+      PlansWithOccasionalFault(rng, "replicated-run", runs, 1.0 / 3, &provider_faults);
   MEND_ASSIGN_OR_RETURN(RunFleet fleet,
                         RunFleet::Create(options.work_dir, std::move(plans), /*latency_ms=*/250,
                                          /*tool_ms=*/300));
@@ -110,14 +100,8 @@ Result<ChaosRow> RunPostgresChaos(const ChaosOptions& options) {
   row.faults = kills + restarts + provider_faults;
   std::set<std::string> seen_failed;
   const std::string home = options.work_dir + "/home-check";
-  Status quiet =
-      AwaitQuiet(options, home, env, ids, std::chrono::seconds(90 * options.scale), &seen_failed);
-  if (!quiet.ok()) row.problems.push_back("the replicas did not finish: " + quiet.ToString());
-  MEND_RETURN_IF_ERROR(serve.StopAll());
   int64_t by_hand = 0;
-  const Status settled = Settle(options, home, env, ids, std::chrono::seconds(60 * options.scale),
-                                &by_hand, &seen_failed);
-  if (!settled.ok()) row.problems.push_back(settled.ToString());
+  MEND_RETURN_IF_ERROR(serve.Finish(home, ids, &row, &seen_failed, &by_hand));
   row.detail = std::to_string(runs) + " runs over " + std::to_string(kReplicas) +
                " replicas on one database, " + std::to_string(kills) + " kill -9 of a replica, " +
                std::to_string(restarts) +

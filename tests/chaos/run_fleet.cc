@@ -82,6 +82,21 @@ nlohmann::json RandomFault(std::mt19937& rng, bool allow_permanent, bool* perman
   }
 }
 
+std::vector<RunPlan> PlansWithOccasionalFault(std::mt19937& rng, const std::string& prefix,
+                                              int count, double fault_share, int64_t* faults) {
+  std::vector<RunPlan> plans;
+  for (int i = 0; i < count; ++i) {
+    RunPlan plan;
+    plan.id = Tag(prefix, i);
+    if (std::bernoulli_distribution(fault_share)(rng)) {
+      plan.faults[1].push_back(RandomFault(rng, /*allow_permanent=*/true, &plan.permanent));
+    }
+    *faults += plan.FaultCount();
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
 Result<RunFleet> RunFleet::Create(const std::string& dir, std::vector<RunPlan> plans,
                                   int latency_ms, int tool_ms) {
   RunFleet fleet;

@@ -35,6 +35,12 @@ struct RunPlan {
 // timeout (`timeout_ms` from now: ChaosEnv sets provider.timeout to 1 s).
 nlohmann::json RandomFault(std::mt19937& rng, bool allow_permanent, bool* permanent);
 
+// `count` runs named `prefix`-NN. Each, with probability `fault_share`, fails once on its second
+// turn on a RandomFault (400 and 401 included): a lesson to learn, and a failed run for recovery
+// or a person. Adds the faults to `*faults`.
+std::vector<RunPlan> PlansWithOccasionalFault(std::mt19937& rng, const std::string& prefix,
+                                              int count, double fault_share, int64_t* faults);
+
 class RunFleet {
  public:
   // Writes the agent folder (`dir`/agent) and the routes (`dir`/routes.json). `latency_ms` is the

@@ -88,6 +88,20 @@ Status ServeFleet::StopAll() {
   return OkStatus();
 }
 
+Status ServeFleet::Finish(const std::string& home, const std::vector<std::string>& ids,
+                          ChaosRow* row, std::set<std::string>* seen_failed,
+                          int64_t* resumed_by_hand) {
+  const Status quiet =
+      AwaitQuiet(options_, home, env_, ids, std::chrono::seconds(90 * options_.scale), seen_failed);
+  if (!quiet.ok()) row->problems.push_back("the servers did not finish: " + quiet.ToString());
+  MEND_RETURN_IF_ERROR(StopAll());
+  const Status settled =
+      Settle(options_, home, env_, ids, std::chrono::seconds(60 * options_.scale), resumed_by_hand,
+             seen_failed);
+  if (!settled.ok()) row->problems.push_back(settled.ToString());
+  return OkStatus();
+}
+
 Status ServeFleet::Submit(int k, const std::string& agent, const std::string& task,
                           const std::string& id) {
   httplib::Client client("127.0.0.1", replicas_[k].port);

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ class ServeFleet {
   Result<bool> KillAndRestart(int k);
   // SIGTERM to every replica, then waits for each to stop.
   Status StopAll();
+  // The end of a served scenario: waits (through `home`, with the replicas' `env`) until the
+  // replicas have finished every run of `ids` or failed it for good, stops them, and settles
+  // what is left as Settle does. A deadline passed is a problem in `row`, not an error.
+  Status Finish(const std::string& home, const std::vector<std::string>& ids, ChaosRow* row,
+                std::set<std::string>* seen_failed, int64_t* resumed_by_hand);
 
   // POST /api/v1/runs to replica k. OK when the run was accepted (202) or already exists (409);
   // kUnavailable when the replica did not answer (it may have been killed meanwhile).

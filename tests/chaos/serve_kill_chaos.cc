@@ -13,20 +13,10 @@ namespace mend::chaos {
 
 Result<ChaosRow> RunServeKillChaos(const ChaosOptions& options) {
   std::mt19937 rng(options.seed * 15485863u + 3);
-  std::vector<RunPlan> plans;
   const int runs = 8 * options.scale;
   int64_t provider_faults = 0;
-  for (int i = 0; i < runs; ++i) {
-    RunPlan plan;
-    plan.id = Tag("served-run", i);
-    if (std::bernoulli_distribution(0.25)(rng)) {
-      bool permanent = false;
-      plan.faults[1].push_back(RandomFault(rng, /*allow_permanent=*/true, &permanent));
-      plan.permanent = permanent;
-    }
-    provider_faults += plan.FaultCount();
-    plans.push_back(std::move(plan));
-  }
+  std::vector<RunPlan> plans =
+      PlansWithOccasionalFault(rng, "served-run", runs, 0.25, &provider_faults);
   MEND_ASSIGN_OR_RETURN(RunFleet fleet,
                         RunFleet::Create(options.work_dir, std::move(plans), /*latency_ms=*/250,
                                          /*tool_ms=*/300));
@@ -61,14 +51,8 @@ Result<ChaosRow> RunServeKillChaos(const ChaosOptions& options) {
   row.faults = kills + provider_faults;
   std::set<std::string> seen_failed;
   const std::string home = serve.Home(0);
-  Status quiet =
-      AwaitQuiet(options, home, env, ids, std::chrono::seconds(90 * options.scale), &seen_failed);
-  if (!quiet.ok()) row.problems.push_back("the server did not finish: " + quiet.ToString());
-  MEND_RETURN_IF_ERROR(serve.StopAll());
   int64_t by_hand = 0;
-  const Status settled = Settle(options, home, env, ids, std::chrono::seconds(60 * options.scale),
-                                &by_hand, &seen_failed);
-  if (!settled.ok()) row.problems.push_back(settled.ToString());
+  MEND_RETURN_IF_ERROR(serve.Finish(home, ids, &row, &seen_failed, &by_hand));
   row.detail = std::to_string(runs) + " runs started over HTTP, " + std::to_string(kills) +
                " kill -9 of mend serve, " + std::to_string(provider_faults) + " provider faults, " +
                std::to_string(by_hand) +
