@@ -392,12 +392,13 @@ std::vector<std::string> ChildEnvironment(const char* const* parent) {
     AddUrlPasswords(value, secrets);
   }
   std::vector<std::string> env;
-  for (const auto& [name, value] : vars) {
-    if (!IsPassedVariable(name)) continue;
+  for (const auto& var : vars) {
+    if (!IsPassedVariable(var.first)) continue;
+    const std::string_view value = var.second;
     const bool carries_secret = std::any_of(secrets.begin(), secrets.end(), [&](const auto& s) {
       return value.find(s) != std::string_view::npos;
     });
-    if (!carries_secret) env.push_back(std::string(name) + "=" + std::string(value));
+    if (!carries_secret) env.push_back(std::string(var.first) + "=" + std::string(value));
   }
   return env;
 }
