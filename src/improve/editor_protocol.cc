@@ -133,7 +133,9 @@ std::string_view EditRefusalName(EditRefusal refusal) {
 
 std::optional<EditRefusal> RefusalForPath(std::string_view path) {
   const bool drive = path.size() >= 2 && path[1] == ':';
-  if (path.empty()) return EditRefusal::kNonCanonicalPath;
+  // Bytes that are not UTF-8 are refused before any other rule: the path is reported sanitized,
+  // and a rule read from the raw bytes (a drive letter, a "..") would not match what is shown.
+  if (path.empty() || !IsValidUtf8(path)) return EditRefusal::kNonCanonicalPath;
   if (path.front() == '/' || path.front() == '\\' || drive) return EditRefusal::kAbsolutePath;
   const std::vector<std::string_view> parts = SplitComponents(path);
   for (std::string_view part : parts) {

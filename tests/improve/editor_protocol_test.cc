@@ -119,6 +119,19 @@ TEST(RefusalForPathTest, AllowsOnlyTheEditableSet) {
   EXPECT_EQ(RefusalForPath(""), EditRefusal::kNonCanonicalPath);
 }
 
+// Found by editor_reply_fuzz: "\xA3:x" was refused as a drive path from its raw bytes, but reported
+// as "\uFFFD:x", which no rule calls absolute. Invalid UTF-8 is refused first, as non-canonical.
+TEST(RefusalForPathTest, APathThatIsNotUtf8IsNonCanonical) {
+  EXPECT_EQ(RefusalForPath("\xA3:tsuc//2ts.md"), EditRefusal::kNonCanonicalPath);
+  EXPECT_EQ(RefusalForPath("skills/\xFF.md"), EditRefusal::kNonCanonicalPath);
+  const auto parsed = ParseEditorReply(FileBlock("\xA3:skills.md", "text\n"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_THAT(parsed->edits, IsEmpty());
+  ASSERT_EQ(parsed->refused.size(), 1u);
+  EXPECT_EQ(parsed->refused[0].refusal, EditRefusal::kNonCanonicalPath);
+  EXPECT_EQ(parsed->refused[0].path, "\xEF\xBF\xBD:skills.md");
+}
+
 TEST(ParseEditorReplyTest, InvalidUtf8ContentIsRefused) {
   const auto parsed = ParseEditorReply(FileBlock("skills/x.md", "bad \xFF byte\n"));
   ASSERT_TRUE(parsed.ok()) << parsed.status();

@@ -28,7 +28,8 @@ namespace mend::improve {
 enum class EditRefusal {
   kAbsolutePath,      // "/etc/passwd", "C:/x"
   kParentReference,   // a ".." component: "../x.md", "skills/../agent.toml"
-  kNonCanonicalPath,  // a "." or empty component ("./x", "skills//x.md") or a backslash
+  kNonCanonicalPath,  // a "." or empty component ("./x", "skills//x.md"), a backslash, or bytes
+                      // that are not UTF-8
   kProtectedPath,     // agent.toml, tools/..., or any path outside the editable set
   kNestedDirectory,   // skills/a/b.md
   kWrongExtension,    // skills/x.txt
