@@ -19,21 +19,6 @@ std::string Tag(const std::string& prefix, int i) {
   return prefix + "-" + buf;
 }
 
-std::string Words(int i, int count) {
-  static const char* const kSyllables[] = {"ka", "to", "mi", "ru", "se", "no", "pa", "li",
-                                           "ve", "do", "zu", "fi", "go", "he", "ja", "qu"};
-  uint32_t state = 2654435761u * static_cast<uint32_t>(i + 1);
-  std::string out;
-  for (int w = 0; w < count; ++w) {
-    if (!out.empty()) out += ' ';
-    for (int k = 0; k < 3; ++k) {
-      state = state * 1664525u + 1013904223u;
-      out += kSyllables[(state >> 24) % 16];
-    }
-  }
-  return out;
-}
-
 Status WriteText(const std::string& path, const std::string& contents) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return ErrnoToStatus(errno, "open " + path);

@@ -23,10 +23,6 @@ inline constexpr std::chrono::seconds kBound(60);
 // `prefix`-NN, two digits at least.
 std::string Tag(const std::string& prefix, int i);
 
-// `count` made-up words of item `i`'s own: texts built from them share almost nothing across
-// items, so no lesson is a near duplicate of another's (those would merge, as they should).
-std::string Words(int i, int count);
-
 // Writes `contents` to `path`, replacing it; mode 0600.
 Status WriteText(const std::string& path, const std::string& contents);
 

@@ -32,6 +32,7 @@
 #include "mend/store/sqlite_vfs.h"
 #include "tests/chaos/chaos_util.h"
 #include "tests/chaos/power_cut_chaos_parts.h"
+#include "tests/support/made_up_words.h"
 
 namespace mend::chaos {
 namespace {
@@ -48,8 +49,8 @@ constexpr int kMaxActiveRuns = 4;
 // writes several pages.
 std::vector<std::string> StepMessages(int index, int64_t step) {
   const std::string tag = std::to_string(index) + "." + std::to_string(step);
-  return {"user " + tag,
-          "assistant " + tag + " " + Words(index * 1000 + static_cast<int>(step), 700)};
+  return {"user " + tag, "assistant " + tag + " " +
+                             testing::MadeUpWords(index * 1000 + static_cast<int>(step), 700)};
 }
 
 std::string StepState(int index, int64_t step) {
@@ -225,7 +226,7 @@ Status StoreMachine::CreateRun() {
   record.id = m.id;
   record.agent = "chaos";
   record.agent_dir = "agents/chaos";
-  record.task = "task " + std::to_string(m.index) + ": " + Words(m.index, 5);
+  record.task = "task " + std::to_string(m.index) + ": " + testing::MadeUpWords(m.index, 5);
   m.create_attempted = true;
   MEND_RETURN_IF_ERROR(store_->CreateRun(record));
   m.created = true;

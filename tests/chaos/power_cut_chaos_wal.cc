@@ -34,6 +34,7 @@
 #include "mend/lessonq/lesson_queue.h"
 #include "tests/chaos/chaos_util.h"
 #include "tests/chaos/power_cut_chaos_parts.h"
+#include "tests/support/made_up_words.h"
 
 namespace mend::chaos {
 namespace {
@@ -185,9 +186,9 @@ Status WalMachine::Batch() {
 Status WalMachine::EnqueueOne(LessonQueue& queue) {
   const int index = next_index_++;
   const std::string n = std::to_string(index);
-  LessonRequest request{"chaos task " + n + " " + Words(index, 4),
-                        "attempt " + n + ": " + Words(index + 100000, 60), "ERROR: failure " + n,
-                        "error"};
+  LessonRequest request{"chaos task " + n + " " + testing::MadeUpWords(index, 4),
+                        "attempt " + n + ": " + testing::MadeUpWords(index + 100000, 60),
+                        "ERROR: failure " + n, "error"};
   request.run_id = "run-" + std::to_string(index % 7);
   JobModel m;
   m.request = request;

@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "tests/chaos/chaos_util.h"
+#include "tests/support/made_up_words.h"
 
 namespace mend::chaos {
 namespace {
@@ -19,7 +20,7 @@ std::string Marker(const RunPlan& plan, int turn) {
   return "mark-" + plan.id + "-" + std::to_string(turn);
 }
 std::string FinalText(const RunPlan& plan) { return "finished " + plan.id; }
-std::string Remedy(int i) { return "Apply " + Words(i, 6) + " before retrying"; }
+std::string Remedy(int i) { return "Apply " + testing::MadeUpWords(i, 6) + " before retrying"; }
 
 nlohmann::json ToolCall(const RunPlan& plan, int turn) {
   return {{"tool_calls",
@@ -135,10 +136,10 @@ Result<RunFleet> RunFleet::Create(const std::string& dir, std::vector<RunPlan> p
   for (size_t i = 0; i < fleet.plans_.size(); ++i) {
     const RunPlan& plan = fleet.plans_[i];
     const int n = static_cast<int>(i);
-    const std::string lesson = "<situation>Carrying out job " + plan.id + " " + Words(n + 100, 5) +
-                               "</situation>\n<mistake>" + Words(n + 200, 6) +
-                               "</mistake>\n<correction>" + Remedy(n) + "</correction>\n<tags>" +
-                               plan.id + "</tags>";
+    const std::string lesson = "<situation>Carrying out job " + plan.id + " " +
+                               testing::MadeUpWords(n + 100, 5) + "</situation>\n<mistake>" +
+                               testing::MadeUpWords(n + 200, 6) + "</mistake>\n<correction>" +
+                               Remedy(n) + "</correction>\n<tags>" + plan.id + "</tags>";
     routes.push_back({{"name", "lesson-" + plan.id},
                       {"contains", {"<situation>when this lesson applies", plan.id}},
                       {"responses", {{{"text", lesson}}}},

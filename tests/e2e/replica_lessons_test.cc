@@ -27,6 +27,7 @@
 #include "tests/e2e/child_process.h"
 #include "tests/e2e/scratch_database.h"
 #include "tests/e2e/temp_dir.h"
+#include "tests/support/made_up_words.h"
 #include "tests/support/status_matchers.h"
 
 namespace mend::testing {
@@ -50,23 +51,7 @@ std::string JobTag(int i) {
   std::snprintf(buf, sizeof(buf), "lesson-job-%02d", i);
   return buf;
 }
-// Words of job i's own: lessons of different jobs share almost nothing, so none is a near duplicate
-// of another (those would merge into one fact, as they should).
-std::string Words(int i, int count) {
-  static const char* const kSyllables[] = {"ka", "to", "mi", "ru", "se", "no", "pa", "li",
-                                           "ve", "do", "zu", "fi", "go", "he", "ja", "qu"};
-  uint32_t state = 2654435761u * static_cast<uint32_t>(i + 1);
-  std::string out;
-  for (int w = 0; w < count; ++w) {
-    if (!out.empty()) out += ' ';
-    for (int k = 0; k < 3; ++k) {
-      state = state * 1664525u + 1013904223u;
-      out += kSyllables[(state >> 24) % 16];
-    }
-  }
-  return out;
-}
-std::string Remedy(int i) { return "Apply " + Words(i, 6) + " before retrying"; }
+std::string Remedy(int i) { return "Apply " + MadeUpWords(i, 6) + " before retrying"; }
 
 // One route per job: the lesson request for job i (its task names JobTag(i)) gets lesson i after a
 // second, so the work (24 s of answers over 6 workers) outlasts the kills (6 gaps of at most
@@ -74,8 +59,8 @@ std::string Remedy(int i) { return "Apply " + Words(i, 6) + " before retrying"; 
 std::string RoutesJson() {
   nlohmann::json routes = nlohmann::json::array();
   for (int i = 0; i < kJobs; ++i) {
-    const std::string lesson = "<situation>Running " + JobTag(i) + " " + Words(i + 100, 5) +
-                               "</situation>\n<mistake>" + Words(i + 200, 6) +
+    const std::string lesson = "<situation>Running " + JobTag(i) + " " + MadeUpWords(i + 100, 5) +
+                               "</situation>\n<mistake>" + MadeUpWords(i + 200, 6) +
                                "</mistake>\n<correction>" + Remedy(i) + "</correction>\n<tags>" +
                                JobTag(i) + "</tags>";
     routes.push_back({{"name", JobTag(i)},
