@@ -133,6 +133,7 @@ TEST(LessonQueueReplayTest, ADeadLetterAlsoLeftInTheWalIsNotProcessedAgain) {
   MEND_ASSERT_OK(queue->Start(processor.processor()));
   ASSERT_TRUE(queue->Enqueue(Request(2)).ok());
   processor.WaitForCalls(1);
+  world.clock.BlockUntilWaiters(2);  // the job is acknowledged and the workers wait again
   EXPECT_THAT(processor.ids(), ElementsAre(JobIdFor(Request(2))));
   EXPECT_THAT(queue->DeadLetters(), IsOkAndHolds(ElementsAre(dead)));
   EXPECT_THAT(queue->Pending(), IsOkAndHolds(IsEmpty()));
