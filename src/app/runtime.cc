@@ -203,16 +203,18 @@ Status OpenMemory(Runtime& runtime, std::unique_ptr<memory::FactStore> injected)
           facts.status().Annotate("long-term memory unavailable"));
     }
   }
+  runtime.embed_options.batch = static_cast<size_t>(config.GetInt("memory.embeddings.batch"));
+  runtime.embed_options.max_attempts =
+      static_cast<int>(config.GetInt("memory.embeddings.max_attempts"));
+  runtime.embed_options.first_delay = config.GetDuration("memory.embeddings.retry_delay");
   if (!config.GetString("memory.embeddings.url").empty()) {
-    llm::EmbedderOptions options;
-    options.kind = "openai";
-    options.base_url = config.GetString("memory.embeddings.url");
-    options.model = config.GetString("memory.embeddings.model");
-    options.api_key = EmbeddingsApiKey(config);
-    options.dimension = 0;  // whatever the endpoint returns
-    MEND_ASSIGN_OR_RETURN(runtime.embedder, llm::CreateEmbedder(options, runtime.env));
+    MEND_ASSIGN_OR_RETURN(
+        runtime.embedder,
+        CreateConfiguredEmbedder(runtime, config.GetString("memory.embeddings.model")));
+    memory::BackfillOptions backfill;
+    backfill.batch = runtime.embed_options.batch;
     runtime.backfill = std::make_unique<memory::EmbeddingBackfill>(
-        runtime.facts.get(), runtime.embedder.get(), runtime.env.clock);
+        runtime.facts.get(), runtime.embedder.get(), runtime.env.clock, backfill);
   }
   memory::RetrieverOptions options;
   options.max_facts = static_cast<size_t>(config.GetInt("memory.max_facts"));
@@ -227,6 +229,22 @@ Status OpenMemory(Runtime& runtime, std::unique_ptr<memory::FactStore> injected)
 }
 
 }  // namespace
+
+Result<std::unique_ptr<llm::Embedder>> CreateConfiguredEmbedder(const Runtime& runtime,
+                                                                const std::string& model) {
+  const Config& config = runtime.config;
+  if (config.GetString("memory.embeddings.url").empty()) {
+    return FailedPreconditionError(
+        "no embeddings endpoint is configured (set memory.embeddings.url)");
+  }
+  llm::EmbedderOptions options;
+  options.kind = "openai";
+  options.base_url = config.GetString("memory.embeddings.url");
+  options.model = model;
+  options.api_key = EmbeddingsApiKey(config);
+  options.dimension = 0;  // whatever the endpoint returns
+  return llm::CreateEmbedder(options, runtime.env);
+}
 
 llm::ProviderOptions ProviderOptionsFromConfig(const Config& config,
                                                const std::string& fallback_model) {

@@ -43,10 +43,22 @@ class UnavailableFactStore final : public memory::FactStore {
   Status RecordOutcome(const std::string&, bool) override { return error_; }
   Status PutEmbedding(const memory::FactVector&, const std::string&) override { return error_; }
   Result<std::vector<memory::FactVector>> Embeddings(const std::string&) override { return error_; }
-  Result<std::vector<memory::EmbeddingWork>> MissingEmbeddings(const std::string&,
-                                                               size_t) override {
+  Result<int64_t> PutEmbeddings(const std::vector<memory::FactVector>&,
+                                const std::string&) override {
     return error_;
   }
+  Result<std::vector<memory::EmbeddingWork>> MissingEmbeddings(const std::string&, size_t,
+                                                               int64_t) override {
+    return error_;
+  }
+  Result<std::vector<memory::EmbeddingWork>> MissingEmbeddingsOf(
+      const std::string&, const std::vector<std::string>&) override {
+    return error_;
+  }
+  Result<std::vector<memory::EmbeddingCoverage>> Coverage(const std::string&) override {
+    return error_;
+  }
+  Result<memory::FactCounts> CountFacts() override { return error_; }
 
  private:
   const Status error_;

@@ -275,6 +275,13 @@ void AddMemoryKeys(std::vector<ConfigKeySpec>& keys) {
                              "embeddings API key (secret); empty = provider.api_key");
   key.sensitivity = Sensitivity::kSecret;
   keys.push_back(std::move(key));
+  keys.push_back(Int("memory.embeddings.batch", 128, 1, 2048, "MEND_EMBEDDINGS_BATCH",
+                     "texts per embeddings request (OpenAI's endpoint takes up to 2048)"));
+  keys.push_back(Int("memory.embeddings.max_attempts", 4, 1, 20, "MEND_EMBEDDINGS_MAX_ATTEMPTS",
+                     "attempts per embeddings request when its error is transient"));
+  keys.push_back(Duration("memory.embeddings.retry_delay", "1s", milliseconds(0), minutes(1),
+                          "MEND_EMBEDDINGS_RETRY_DELAY", "",
+                          "pause after a failed embeddings request; doubles, at most 30s"));
 }
 
 void AddObserveKeys(std::vector<ConfigKeySpec>& keys) {

@@ -18,6 +18,7 @@
 
 #include "cli/command.h"
 #include "cli/improve_cli.h"
+#include "cli/progress_line.h"
 #include "mend/agent/agent_spec.h"
 #include "mend/app/check_hooks.h"
 #include "mend/app/runtime.h"
@@ -80,30 +81,6 @@ Status ValidateArgs(const ImproveArgs& a) {
   }
   return OkStatus();
 }
-
-// Progress on a terminal: one line rewritten in place on stderr.
-class ProgressLine {
- public:
-  ProgressLine(std::ostream& err, bool enabled) : err_(err), enabled_(enabled) {}
-  ~ProgressLine() { Finish(); }
-  void Show(const std::string& text) {
-    if (!enabled_) return;
-    std::lock_guard<std::mutex> lock(mu_);
-    err_ << "\r\033[K" << text << std::flush;
-    shown_ = true;
-  }
-  void Finish() {
-    if (!enabled_ || !shown_) return;
-    err_ << "\r\033[K" << std::flush;
-    shown_ = false;
-  }
-
- private:
-  std::ostream& err_;
-  bool enabled_;
-  bool shown_ = false;
-  std::mutex mu_;
-};
 
 constexpr char kScratchPrefix[] = "improve-scratch-";
 

@@ -23,7 +23,9 @@
 namespace mend::cli {
 namespace {
 
-using memory_cli::EmbedNewFacts;
+using memory_cli::EmbedSummary;
+using memory_cli::EmbedWritten;
+using memory_cli::WarnIfUncovered;
 
 struct AddArgs {
   std::vector<std::string> text;
@@ -80,10 +82,15 @@ Status AddFact(CliContext& ctx, const AddArgs& args) {
   fact.source = "user";
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
   MEND_ASSIGN_OR_RETURN(memory::AddResult added, runtime->facts->Add(fact));
-  EmbedNewFacts(ctx, *runtime);
+  const EmbedSummary embedded = EmbedWritten(ctx, *runtime, {added.id});
   const std::string kind(memory::AddResultKindName(added.kind));
   if (ctx.json) {
-    ctx.out << DumpJson({{"id", added.id}, {"result", kind}}) << "\n";
+    nlohmann::json result = {{"id", added.id}, {"result", kind}};
+    if (embedded.attempted) {
+      result["embedded"] = embedded.embedded;
+      result["not_embedded"] = embedded.not_embedded;
+    }
+    ctx.out << DumpJson(result) << "\n";
   } else if (added.kind == memory::AddResult::Kind::kMerged) {
     ctx.out << "merged into " << added.id << "\n";
   } else {
@@ -110,6 +117,7 @@ Status SearchFacts(CliContext& ctx, const SearchArgs& args) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
   MEND_ASSIGN_OR_RETURN(std::vector<memory::ScoredFact> hits,
                         runtime->retriever->Search(query, args.k));
+  WarnIfUncovered(ctx, *runtime);
   if (ctx.json) {
     ctx.out << DumpJson(app::SearchResultsJson(hits)) << "\n";
     return OkStatus();
@@ -141,6 +149,7 @@ Status Recall(CliContext& ctx, const RecallArgs& args) {
   // scoped by that workspace; ExplainRecall takes the runtime's caller_dir for it.
   MEND_ASSIGN_OR_RETURN(app::RecallAnswer answer,
                         app::ExplainRecall(*runtime, task, spec.workspace, spec.model));
+  WarnIfUncovered(ctx, *runtime);
   if (ctx.json) {
     ctx.out << DumpJson(app::RecallAnswerJson(answer)) << "\n";
     return OkStatus();
@@ -260,6 +269,28 @@ void AddTransferSubcommands(CLI::App& memory, CliContext& ctx) {
   });
 }
 
+void AddVectorSubcommands(CLI::App& memory, CliContext& ctx) {
+  auto model = std::make_shared<std::string>();
+  CLI::App* embed = memory.add_subcommand(
+      "embed",
+      "give every fact the vectors it lacks for the embedding model (memory.embeddings.*); "
+      "stopped and run again, it sends only what is still missing");
+  embed->add_option("--model", *model,
+                    "embed for this model of the endpoint instead of memory.embeddings.model "
+                    "(vectors of other models are kept)");
+  embed->callback([&ctx, model] {
+    ctx.action = WithRuntime(ctx, [&ctx, model](app::Runtime& runtime) {
+      return memory_cli::EmbedFacts(ctx, runtime, *model);
+    });
+  });
+  CLI::App* stats = memory.add_subcommand(
+      "stats", "facts by category, and how many have vectors of each embedding model");
+  stats->callback([&ctx] {
+    ctx.action = WithRuntime(
+        ctx, [&ctx](app::Runtime& runtime) { return memory_cli::ShowStats(ctx, runtime); });
+  });
+}
+
 }  // namespace
 
 void AddMemoryCommand(CLI::App& app, CliContext& ctx) {
@@ -273,6 +304,7 @@ void AddMemoryCommand(CLI::App& app, CliContext& ctx) {
   AddRecall(*memory, ctx);
   AddFactSubcommands(*memory, ctx);
   AddTransferSubcommands(*memory, ctx);
+  AddVectorSubcommands(*memory, ctx);
 }
 
 }  // namespace mend::cli

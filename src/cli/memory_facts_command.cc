@@ -22,7 +22,6 @@ namespace {
 
 constexpr char kStdio[] = "-";
 constexpr size_t kPreviewChars = 60;
-constexpr size_t kEmbedBatch = 64;
 
 std::string JoinTags(const std::vector<std::string>& tags) {
   std::string text;
@@ -108,15 +107,6 @@ Result<std::string> ReadInput(CliContext& ctx, const std::string& file) {
 
 }  // namespace
 
-void EmbedNewFacts(CliContext& ctx, app::Runtime& runtime) {
-  if (runtime.backfill == nullptr) return;
-  Result<int64_t> embedded = runtime.backfill->RunOnce(kEmbedBatch);
-  if (!embedded.ok()) {
-    ctx.err << "mend: warning: facts were stored but not embedded yet ("
-            << embedded.status().message() << ")\n";
-  }
-}
-
 Status ListFacts(CliContext& ctx, app::Runtime& runtime, const ListArgs& args) {
   memory::ListOptions options;
   options.include_superseded = args.all;
@@ -183,20 +173,33 @@ Status ImportFacts(CliContext& ctx, app::Runtime& runtime, const std::string& fi
             [](const memory::UnusableFact& a, const memory::UnusableFact& b) {
               return a.index < b.index;
             });
-  EmbedNewFacts(ctx, runtime);
+  // Every fact of the file that is in the store now (imported, or there already) gets its
+  // vectors.
+  std::vector<std::string> ids;
+  ids.reserve(parsed->facts.size());
+  for (const memory::Fact& fact : parsed->facts) ids.push_back(fact.id);
+  const EmbedSummary embedded = EmbedWritten(ctx, runtime, ids);
   if (ctx.json) {
     nlohmann::json left_out = nlohmann::json::array();
     for (const memory::UnusableFact& u : unusable) {
       left_out.push_back({{"index", u.index}, {"id", u.id}, {"reason", u.reason}});
     }
-    ctx.out << DumpJson({{"imported", counts.imported},
-                         {"skipped", counts.skipped},
-                         {"unusable", std::move(left_out)}})
-            << "\n";
+    nlohmann::json summary = {{"imported", counts.imported},
+                              {"skipped", counts.skipped},
+                              {"unusable", std::move(left_out)}};
+    if (embedded.attempted) {
+      summary["embedded"] = embedded.embedded;
+      summary["not_embedded"] = embedded.not_embedded;
+    }
+    ctx.out << DumpJson(summary) << "\n";
     return OkStatus();
   }
   ctx.out << "imported " << counts.imported << ", skipped " << counts.skipped << " already present";
   if (!unusable.empty()) ctx.out << ", left out " << unusable.size() << " unusable";
+  if (embedded.attempted) {
+    ctx.out << "; embedded " << embedded.embedded;
+    if (embedded.not_embedded > 0) ctx.out << ", not embedded " << embedded.not_embedded;
+  }
   ctx.out << "\n";
   for (const memory::UnusableFact& u : unusable) {
     ctx.out << "  fact " << u.index << (u.id.empty() ? "" : " (" + u.id + ")") << ": " << u.reason

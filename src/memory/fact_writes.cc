@@ -133,24 +133,48 @@ Status ReadTagPostings(std::vector<TagMatch>& matches, size_t max_postings,
   return OkStatus();
 }
 
-void AppendMissingParts(const std::string& id, std::string_view content, std::string_view tags,
-                        const std::vector<Episode>& episodes,
+void AppendMissingParts(const std::string& id, int64_t position, std::string_view content,
+                        std::string_view tags, const std::vector<Episode>& episodes,
                         const std::function<bool(int part)>& has_part, size_t limit,
                         std::vector<EmbeddingWork>& out) {
-  if (out.size() < limit && !has_part(0)) {
-    // An imported fact may be longer than any fact mend writes itself (kMaxImportedFactBytes);
-    // its vector is taken over the first kMaxFactBytes, so the embedding endpoint is never sent
-    // a longer text than before and one long fact cannot fail every batch it is in.
-    std::string text = TruncateUtf8Bytes(content, kMaxFactBytes);
-    if (!tags.empty()) text += "\n" + std::string(tags);
-    out.push_back(EmbeddingWork{id, 0, std::move(text)});
+  const size_t first = out.size();
+  bool left_out = false;
+  if (!has_part(0)) {
+    if (out.size() < limit) {
+      // An imported fact may be longer than any fact mend writes itself (kMaxImportedFactBytes);
+      // its vector is taken over the first kMaxFactBytes, so the embedding endpoint is never sent
+      // a longer text than before and one long fact cannot fail every batch it is in.
+      std::string text = TruncateUtf8Bytes(content, kMaxFactBytes);
+      if (!tags.empty()) text += "\n" + std::string(tags);
+      out.push_back(EmbeddingWork{id, 0, std::move(text), position, false});
+    } else {
+      left_out = true;
+    }
   }
-  for (size_t i = 0; i < episodes.size() && out.size() < limit; ++i) {
+  for (size_t i = 0; i < episodes.size() && !left_out; ++i) {
     const int part = static_cast<int>(i) + 1;
     if (has_part(part)) continue;
+    if (out.size() >= limit) {
+      left_out = true;
+      break;
+    }
     const Episode& e = episodes[i];
-    out.push_back(EmbeddingWork{id, part, e.outcome.empty() ? e.task : e.task + "\n" + e.outcome});
+    out.push_back(EmbeddingWork{id, part, e.outcome.empty() ? e.task : e.task + "\n" + e.outcome,
+                                position, false});
   }
+  if (!left_out && out.size() > first) out.back().completes_fact = true;
+}
+
+bool PartListHas(std::string_view parts, int part) {
+  const std::string wanted = std::to_string(part);
+  size_t start = 0;
+  while (start <= parts.size()) {
+    size_t comma = parts.find(',', start);
+    if (comma == std::string_view::npos) comma = parts.size();
+    if (parts.substr(start, comma - start) == wanted) return true;
+    start = comma + 1;
+  }
+  return false;
 }
 
 }  // namespace mend::memory::internal

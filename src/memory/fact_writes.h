@@ -76,12 +76,17 @@ ImportSelection SelectImported(const std::vector<Fact>& facts);
 Status ReadTagPostings(std::vector<TagMatch>& matches, size_t max_postings,
                        const std::function<Status(TagMatch& match)>& read_postings);
 
-// Appends to `out`, while it holds fewer than `limit`, the parts of fact `id` that `has_part`
-// says have no vector yet: part 0 its content (the first kMaxFactBytes) with its tags, part i its
-// i-th episode's task and outcome.
-void AppendMissingParts(const std::string& id, std::string_view content, std::string_view tags,
-                        const std::vector<Episode>& episodes,
+// Appends to `out`, while it holds fewer than `limit`, the parts of fact `id` (at `position` in
+// the store's order) that `has_part` says have no vector yet: part 0 its content (the first
+// kMaxFactBytes) with its tags, part i its i-th episode's task and outcome. The last part appended
+// is marked `completes_fact` when no missing part was left out.
+void AppendMissingParts(const std::string& id, int64_t position, std::string_view content,
+                        std::string_view tags, const std::vector<Episode>& episodes,
                         const std::function<bool(int part)>& has_part, size_t limit,
                         std::vector<EmbeddingWork>& out);
+
+// Whether `parts`, a comma-separated list of part numbers (SQL's group_concat or string_agg; empty
+// or absent: none), holds `part`.
+bool PartListHas(std::string_view parts, int part);
 
 }  // namespace mend::memory::internal

@@ -38,18 +38,6 @@ constexpr char kTagKeyFacts[] =
     "AND ($2 = '' OR workspace = '' OR workspace = $2) ORDER BY key, fact_rowid";
 constexpr char kMeta[] = "SELECT value FROM meta WHERE key = $1";
 constexpr char kInjected[] = "SELECT fact_id FROM fact_injections WHERE run_id = $1 ORDER BY seq";
-constexpr char kVectors[] =
-    "SELECT f.id, v.part, v.vector, f.workspace FROM fact_vectors v JOIN facts f "
-    "ON f.rowid = v.fact_rowid "
-    "WHERE v.model = $1 AND f.superseded_by IS NULL ORDER BY f.rowid, v.part";
-// Active facts with fewer vectors for the model than parts (content + one per episode), and the
-// parts they have.
-constexpr char kMissing[] =
-    "SELECT f.id, f.content, f.tags, f.episodes, have.parts FROM facts f "
-    "LEFT JOIN LATERAL (SELECT count(*) AS n, string_agg(v.part::text, ',') AS parts "
-    "FROM fact_vectors v WHERE v.fact_rowid = f.rowid AND v.model = $1) have ON true "
-    "WHERE f.superseded_by IS NULL AND have.n < 1 + json_array_length(f.episodes::json) "
-    "ORDER BY f.rowid LIMIT $2";
 
 int64_t NonNegative(std::optional<int64_t> v) { return std::max<int64_t>(0, v.value_or(0)); }
 
@@ -250,49 +238,6 @@ Result<std::vector<std::string>> PgFactStore::InjectedInto(const std::string& ru
     return OkStatus();
   }));
   return ids;
-}
-
-Result<std::vector<FactVector>> PgFactStore::Embeddings(const std::string& model_id) {
-  std::vector<FactVector> out;
-  MEND_RETURN_IF_ERROR(ReadOne([&](PgConn& conn) -> Status {
-    out.clear();
-    MEND_ASSIGN_OR_RETURN(PgResult res,
-                          conn.Exec(kVectors, {PgParam::Text(model_id)}, PgConn::Plan::kPrepared));
-    out.reserve(static_cast<size_t>(res.rows()));
-    for (int r = 0; r < res.rows(); ++r) {
-      std::optional<std::string> blob = res.Bytes(r, 2);
-      if (!blob) return DataLossError("an unreadable vector of fact " + res.Text(r, 0));
-      out.push_back(FactVector{res.Text(r, 0), static_cast<int>(res.Int(r, 1).value_or(0)),
-                               DecodeVector(*blob), res.Text(r, 3)});
-    }
-    return OkStatus();
-  }));
-  return out;
-}
-
-Result<std::vector<EmbeddingWork>> PgFactStore::MissingEmbeddings(const std::string& model_id,
-                                                                  size_t limit) {
-  std::vector<EmbeddingWork> out;
-  if (limit == 0) return out;
-  MEND_RETURN_IF_ERROR(ReadOne([&](PgConn& conn) -> Status {
-    out.clear();
-    MEND_ASSIGN_OR_RETURN(
-        PgResult res,
-        conn.Exec(kMissing, {PgParam::Text(model_id), PgParam::Int(static_cast<int64_t>(limit))},
-                  PgConn::Plan::kPrepared));
-    for (int r = 0; r < res.rows() && out.size() < limit; ++r) {
-      const std::string have = res.IsNull(r, 4) ? "" : "," + res.Text(r, 4) + ",";
-      MEND_ASSIGN_OR_RETURN(std::vector<Episode> episodes, DecodeEpisodes(res.Text(r, 3)));
-      AppendMissingParts(
-          res.Text(r, 0), res.Text(r, 1), res.Text(r, 2), episodes,
-          [&](int part) {
-            return have.find("," + std::to_string(part) + ",") != std::string::npos;
-          },
-          limit, out);
-    }
-    return OkStatus();
-  }));
-  return out;
 }
 
 }  // namespace mend::memory::internal

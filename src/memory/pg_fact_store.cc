@@ -554,24 +554,6 @@ Status PgFactStore::RecordOutcome(const std::string& run_id, bool completed) {
   });
 }
 
-Status PgFactStore::PutEmbedding(const FactVector& vector, const std::string& model_id) {
-  if (vector.vector.empty()) return InvalidArgumentError("an embedding needs at least one value");
-  return store::internal::PgTransact(pool_, "BEGIN", [&](PgConn& conn) -> Status {
-    MEND_ASSIGN_OR_RETURN(
-        PgResult put,
-        conn.Exec("INSERT INTO fact_vectors (fact_rowid, part, model, dimension, vector) "
-                  "SELECT rowid, $2, $3, $4, $5 FROM facts WHERE id = $1 "
-                  "ON CONFLICT (fact_rowid, part, model) DO UPDATE SET "
-                  "dimension = excluded.dimension, vector = excluded.vector",
-                  {PgParam::Text(vector.id), PgParam::Int(vector.part), PgParam::Text(model_id),
-                   PgParam::Int(static_cast<int64_t>(vector.vector.size())),
-                   PgParam::Bytes(EncodeVector(vector.vector))},
-                  PgConn::Plan::kPrepared));
-    if (put.affected() == 0) return NotFoundError("no fact " + vector.id);
-    return Bump(conn, "memory.vector_generation");
-  });
-}
-
 }  // namespace internal
 
 Result<std::unique_ptr<FactStore>> OpenPostgresFactStore(const PostgresFactStoreOptions& options,

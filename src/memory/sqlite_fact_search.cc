@@ -32,8 +32,6 @@ constexpr char kTagKeyFacts[] =
 constexpr char kGeneration[] = "SELECT value FROM meta WHERE key = 'memory.generation'";
 constexpr char kVectorGeneration[] =
     "SELECT value FROM meta WHERE key = 'memory.vector_generation'";
-constexpr char kBumpVectorGeneration[] =
-    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memory.vector_generation'";
 constexpr char kCount[] = "SELECT count(*) FROM facts WHERE superseded_by IS NULL";
 constexpr char kInjected[] = "SELECT fact_id FROM fact_injections WHERE run_id = ?1 ORDER BY rowid";
 constexpr char kRecordInjection[] =
@@ -48,17 +46,6 @@ constexpr char kHelped[] =
 constexpr char kHurt[] =
     "UPDATE facts SET hurt = hurt + 1 WHERE id IN "
     "(SELECT fact_id FROM fact_injections WHERE run_id = ?1)";
-constexpr char kPutVector[] =
-    "INSERT OR REPLACE INTO fact_vectors (fact_rowid, part, model, dimension, vector) "
-    "SELECT rowid, ?2, ?3, ?4, ?5 FROM facts WHERE id = ?1";
-constexpr char kVectors[] =
-    "SELECT f.id, v.part, v.vector, f.workspace FROM fact_vectors v JOIN facts f "
-    "ON f.rowid = v.fact_rowid "
-    "WHERE v.model = ?1 AND f.superseded_by IS NULL ORDER BY f.rowid, v.part";
-constexpr char kVectorParts[] =
-    "SELECT f.id, f.content, f.tags, f.episodes, "
-    "(SELECT group_concat(v.part) FROM fact_vectors v WHERE v.fact_rowid = f.rowid AND "
-    "v.model = ?1) FROM facts f WHERE f.superseded_by IS NULL ORDER BY f.rowid";
 
 }  // namespace
 
@@ -213,56 +200,6 @@ Status SqliteFactStore::RecordOutcome(const std::string& run_id, bool completed)
     MEND_ASSIGN_OR_RETURN(SqliteStmt update, db_->Prepare(completed ? kHelped : kHurt));
     return update.BindText(1, run_id).Run();
   });
-}
-
-Status SqliteFactStore::PutEmbedding(const FactVector& vector, const std::string& model_id) {
-  if (vector.vector.empty()) return InvalidArgumentError("an embedding needs at least one value");
-  std::lock_guard<std::mutex> lock(mu_);
-  return WriteTx([&]() -> Status {
-    MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kPutVector));
-    stmt.BindText(1, vector.id)
-        .Bind(2, vector.part)
-        .BindText(3, model_id)
-        .Bind(4, static_cast<int64_t>(vector.vector.size()))
-        .BindBlob(5, EncodeVector(vector.vector));
-    MEND_RETURN_IF_ERROR(stmt.Run());
-    if (db_->Changes() == 0) return NotFoundError("no fact " + vector.id);
-    MEND_ASSIGN_OR_RETURN(SqliteStmt bump, db_->Prepare(kBumpVectorGeneration));
-    return bump.Run();
-  });
-}
-
-Result<std::vector<FactVector>> SqliteFactStore::Embeddings(const std::string& model_id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kVectors));
-  stmt.BindText(1, model_id);
-  std::vector<FactVector> out;
-  while (true) {
-    MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
-    if (!more) break;
-    out.push_back(FactVector{stmt.Text(0), static_cast<int>(stmt.Int(1)),
-                             DecodeVector(stmt.Blob(2)), stmt.Text(3)});
-  }
-  return out;
-}
-
-Result<std::vector<EmbeddingWork>> SqliteFactStore::MissingEmbeddings(const std::string& model_id,
-                                                                      size_t limit) {
-  std::lock_guard<std::mutex> lock(mu_);
-  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kVectorParts));
-  stmt.BindText(1, model_id);
-  std::vector<EmbeddingWork> out;
-  while (out.size() < limit) {
-    MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
-    if (!more) break;
-    const std::string have = stmt.IsNull(4) ? "" : "," + stmt.Text(4) + ",";
-    MEND_ASSIGN_OR_RETURN(std::vector<Episode> episodes, DecodeEpisodes(stmt.Text(3)));
-    AppendMissingParts(
-        stmt.Text(0), stmt.Text(1), stmt.Text(2), episodes,
-        [&](int part) { return have.find("," + std::to_string(part) + ",") != std::string::npos; },
-        limit, out);
-  }
-  return out;
 }
 
 }  // namespace mend::memory::internal

@@ -39,8 +39,14 @@ class SqliteFactStore final : public FactStore {
   Status RecordOutcome(const std::string& run_id, bool completed) override;
   Status PutEmbedding(const FactVector& vector, const std::string& model_id) override;
   Result<std::vector<FactVector>> Embeddings(const std::string& model_id) override;
-  Result<std::vector<EmbeddingWork>> MissingEmbeddings(const std::string& model_id,
-                                                       size_t limit) override;
+  Result<int64_t> PutEmbeddings(const std::vector<FactVector>& vectors,
+                                const std::string& model_id) override;
+  Result<std::vector<EmbeddingWork>> MissingEmbeddings(const std::string& model_id, size_t limit,
+                                                       int64_t from) override;
+  Result<std::vector<EmbeddingWork>> MissingEmbeddingsOf(
+      const std::string& model_id, const std::vector<std::string>& ids) override;
+  Result<std::vector<EmbeddingCoverage>> Coverage(const std::string& model_id) override;
+  Result<FactCounts> CountFacts() override;
 
  private:
   struct Row {

@@ -85,10 +85,23 @@ class InjectionFailsStore final : public memory::FactStore {
   Result<std::vector<memory::FactVector>> Embeddings(const std::string& model) override {
     return real_->Embeddings(model);
   }
-  Result<std::vector<memory::EmbeddingWork>> MissingEmbeddings(const std::string& model,
-                                                               size_t limit) override {
-    return real_->MissingEmbeddings(model, limit);
+  Result<int64_t> PutEmbeddings(const std::vector<memory::FactVector>& v,
+                                const std::string& model) override {
+    return real_->PutEmbeddings(v, model);
   }
+  Result<std::vector<memory::EmbeddingWork>> MissingEmbeddings(const std::string& model,
+                                                               size_t limit,
+                                                               int64_t from) override {
+    return real_->MissingEmbeddings(model, limit, from);
+  }
+  Result<std::vector<memory::EmbeddingWork>> MissingEmbeddingsOf(
+      const std::string& model, const std::vector<std::string>& ids) override {
+    return real_->MissingEmbeddingsOf(model, ids);
+  }
+  Result<std::vector<memory::EmbeddingCoverage>> Coverage(const std::string& model) override {
+    return real_->Coverage(model);
+  }
+  Result<memory::FactCounts> CountFacts() override { return real_->CountFacts(); }
 
  private:
   std::unique_ptr<memory::FactStore> real_;

@@ -110,7 +110,7 @@ TEST_P(FactStoreConformanceTest, ImportKeepsAFactOfTwentyKibWhole) {
   // Add keeps its own limit.
   EXPECT_THAT(store_->Add({big.content}).status(), StatusIs(StatusCode::kInvalidArgument));
   // Its vector is taken over what a fact of mend's own may hold.
-  auto work = store_->MissingEmbeddings("m1", 10);
+  auto work = store_->MissingEmbeddings("m1", 10, 0);
   ASSERT_THAT(work.status(), IsOk());
   ASSERT_THAT(*work, SizeIs(1));
   EXPECT_EQ((*work)[0].text, big.content.substr(0, kMaxFactBytes));

@@ -357,7 +357,7 @@ TEST_P(FactStoreConformanceTest, EmbeddingsArePerModelAndPartAndBackfillFindsThe
   f.episode = Episode{"rename photos", "not a directory", clock_.Now()};
   AddResult a = MustAdd(f);
   AddResult b = MustAdd({"beta fact"});
-  auto missing = store_->MissingEmbeddings("m1", 10);
+  auto missing = store_->MissingEmbeddings("m1", 10, 0);
   ASSERT_THAT(missing.status(), IsOk());
   ASSERT_THAT(*missing, SizeIs(3));
   EXPECT_EQ((*missing)[0].id, a.id);
@@ -371,11 +371,11 @@ TEST_P(FactStoreConformanceTest, EmbeddingsArePerModelAndPartAndBackfillFindsThe
   MEND_ASSERT_OK(store_->PutEmbedding({a.id, 1, {1.0f, 0.0f}}, "m1"));
   EXPECT_THAT(store_->VectorGeneration(), IsOkAndHolds(*v0 + 2));
   EXPECT_THAT(store_->PutEmbedding({"nope", 0, {1.0f}}, "m1"), StatusIs(StatusCode::kNotFound));
-  auto still = store_->MissingEmbeddings("m1", 10);
+  auto still = store_->MissingEmbeddings("m1", 10, 0);
   ASSERT_THAT(still.status(), IsOk());
   ASSERT_THAT(*still, SizeIs(1));
   EXPECT_EQ((*still)[0].id, b.id);
-  EXPECT_THAT(store_->MissingEmbeddings("m2", 10), IsOkAndHolds(SizeIs(3)));
+  EXPECT_THAT(store_->MissingEmbeddings("m2", 10, 0), IsOkAndHolds(SizeIs(3)));
   auto vectors = store_->Embeddings("m1");
   ASSERT_THAT(vectors.status(), IsOk());
   ASSERT_THAT(*vectors, SizeIs(2));

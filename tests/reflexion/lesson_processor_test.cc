@@ -61,10 +61,22 @@ class FailingFactStore final : public memory::FactStore {
   Result<std::vector<memory::FactVector>> Embeddings(const std::string&) override {
     return Unimplemented();
   }
-  Result<std::vector<memory::EmbeddingWork>> MissingEmbeddings(const std::string&,
-                                                               size_t) override {
+  Result<int64_t> PutEmbeddings(const std::vector<memory::FactVector>&,
+                                const std::string&) override {
     return Unimplemented();
   }
+  Result<std::vector<memory::EmbeddingWork>> MissingEmbeddings(const std::string&, size_t,
+                                                               int64_t) override {
+    return Unimplemented();
+  }
+  Result<std::vector<memory::EmbeddingWork>> MissingEmbeddingsOf(
+      const std::string&, const std::vector<std::string>&) override {
+    return Unimplemented();
+  }
+  Result<std::vector<memory::EmbeddingCoverage>> Coverage(const std::string&) override {
+    return Unimplemented();
+  }
+  Result<memory::FactCounts> CountFacts() override { return Unimplemented(); }
 
  private:
   static Status Unimplemented() { return UnimplementedError("not in this fake"); }

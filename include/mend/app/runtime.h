@@ -119,6 +119,9 @@ struct Runtime {
   std::unique_ptr<memory::Retriever> retriever;
   // Present with `embedder`; runs only after StartBackgroundWork.
   std::unique_ptr<memory::EmbeddingBackfill> backfill;
+  // How `mend memory` commands send texts to the embedder (memory.embeddings.batch, max_attempts,
+  // retry_delay).
+  memory::EmbedOptions embed_options;
 
   DeferredProvider* deferred = nullptr;  // `provider` when it is built on demand; else null
 
@@ -151,6 +154,11 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
 // backfill, when there is an embedder, and the lesson workers when this process can own them
 // (StartLessonWorkers; another owner is fine). Short commands never call it. Call it once.
 void StartBackgroundWork(Runtime& runtime);
+
+// An embedder like the runtime's (memory.embeddings.*) for `model` instead of
+// memory.embeddings.model. kFailedPrecondition when memory.embeddings.url is empty.
+Result<std::unique_ptr<llm::Embedder>> CreateConfiguredEmbedder(const Runtime& runtime,
+                                                                const std::string& model);
 
 // The provider options the provider.* keys describe. `fallback_model` is used when
 // provider.model is empty (an agent folder that names its model).

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "mend/base/clock.h"
@@ -77,6 +78,27 @@ struct EmbeddingWork {
   std::string id;
   int part = 0;
   std::string text;
+  // The fact's place in the store's order: MissingEmbeddings(model, limit, position) lists on
+  // from this fact.
+  int64_t position = 0;
+  // No other part of this fact is missing: once this vector is stored, the fact is covered.
+  bool completes_fact = false;
+};
+
+// How well one embedding model covers the active facts. A fact is covered when every part of it
+// (FactStore::PutEmbedding) has a vector for the model.
+struct EmbeddingCoverage {
+  std::string model_id;
+  int64_t covered = 0;    // active facts with a vector for every part
+  int64_t uncovered = 0;  // active facts missing at least one
+  int dimension = 0;      // of the model's stored vectors; 0 when it has none
+};
+
+struct FactCounts {
+  int64_t active = 0;
+  int64_t superseded = 0;
+  // Active facts per category, most first (ties by name).
+  std::vector<std::pair<std::string, int64_t>> categories;
 };
 
 struct FactStoreOptions {
@@ -161,11 +183,25 @@ class FactStore {
   // has one vector per part: part 0 is its content (with tags), part i ≥ 1 its i-th episode's task
   // and outcome, so a new task can match an old failed task (DESIGN.md §8).
   virtual Status PutEmbedding(const FactVector& vector, const std::string& model_id) = 0;
+  // Stores `vectors` in one transaction and returns how many were stored: a vector of a fact that
+  // no longer exists is skipped. kInvalidArgument for an empty vector (nothing is stored).
+  virtual Result<int64_t> PutEmbeddings(const std::vector<FactVector>& vectors,
+                                        const std::string& model_id) = 0;
   // Every vector of active facts for `model_id`, with the fact's workspace.
   virtual Result<std::vector<FactVector>> Embeddings(const std::string& model_id) = 0;
-  // Up to `limit` parts of active facts without a vector for `model_id`.
+  // Up to `limit` parts of active facts without a vector for `model_id`, in the store's order of
+  // facts, starting at the fact at `from` (an EmbeddingWork::position; 0: the first fact). A fact
+  // whose parts did not all fit is listed again from its position once the others are stored.
   virtual Result<std::vector<EmbeddingWork>> MissingEmbeddings(const std::string& model_id,
-                                                               size_t limit) = 0;
+                                                               size_t limit, int64_t from) = 0;
+  // Every part without a vector for `model_id` of the active facts among `ids` (absent and
+  // superseded ones are left out, a repeated one is listed once), in the order of `ids`.
+  virtual Result<std::vector<EmbeddingWork>> MissingEmbeddingsOf(
+      const std::string& model_id, const std::vector<std::string>& ids) = 0;
+  // The coverage of the active facts by every model with vectors of active facts, and by
+  // `model_id` also when it has none (unless empty); ordered by model id.
+  virtual Result<std::vector<EmbeddingCoverage>> Coverage(const std::string& model_id) = 0;
+  virtual Result<FactCounts> CountFacts() = 0;
 };
 
 // Character-trigram Jaccard similarity of two texts after lower-casing and collapsing whitespace.
