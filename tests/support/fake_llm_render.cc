@@ -78,18 +78,26 @@ std::string RenderMessage(const FakeResponse& r, const RenderContext& context) {
   return Dump(body);
 }
 
+// Written out by hand rather than as one JSON value: each distinct vector is printed once, so
+// answering many inputs with long vectors (1536 floats, as OpenAI's small model) costs the server
+// little and a benchmark measures the client. The shape is OpenAI's.
 std::string RenderEmbeddings(const FakeResponse& r, const RenderContext& context) {
-  Json data = Json::array();
+  std::vector<std::string> scripted;
+  for (const std::vector<float>& v : r.embeddings) scripted.push_back(Dump(Json(v)));
+  std::string body = "{\"object\":\"list\",\"data\":[";
   for (size_t i = 0; i < context.inputs.size(); ++i) {
-    std::vector<float> vector = r.embeddings.empty() ? DeriveEmbedding(context.inputs[i])
-                                                     : r.embeddings[i % r.embeddings.size()];
-    data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", vector}});
+    if (i > 0) body += ',';
+    body += "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
+    body += scripted.empty() ? Dump(Json(DeriveEmbedding(context.inputs[i])))
+                             : scripted[i % scripted.size()];
+    body += '}';
   }
-  Json body = {{"object", "list"}, {"data", data}, {"model", context.model}};
+  body += "],\"model\":" + Dump(Json(context.model));
   if (!r.omit_usage) {
-    body["usage"] = {{"prompt_tokens", r.input_tokens}, {"total_tokens", r.input_tokens}};
+    body += ",\"usage\":" + Dump({{"prompt_tokens", r.input_tokens},
+                                   {"total_tokens", r.input_tokens}});
   }
-  return Dump(body);
+  return body + "}";
 }
 
 std::string OpenAiErrorType(int status) {
