@@ -1,18 +1,22 @@
-// Provider responses (src/llm/openai_provider.cc, anthropic_provider.cc, errors.cc): the bodies a
-// model server sends back, successful or not. mend's HTTP providers read whole JSON bodies (they
-// do not ask for streams, so there is no SSE parser to fuzz).
+// Provider responses (src/llm/openai_provider.cc, anthropic_provider.cc, openai_embedder.cc,
+// errors.cc): the bodies a model or embeddings server sends back, successful or not. mend's HTTP
+// providers read whole JSON bodies (they do not ask for streams, so there is no SSE parser to
+// fuzz).
 //
-// Input: the first byte picks the provider, the HTTP status and whether a Retry-After header
-// comes with it (taken from the body's first line); the rest is the body. Both parsers run
+// Input: the first byte picks the provider (0x40: the embeddings client, 0x80 then asking for two
+// vectors), the HTTP status and whether a Retry-After header comes with it (taken from the body's
+// first line); the rest is the body. Both parsers run
 // outside Guarded() on purpose: an exception escaping the parse would turn a bad response
 // (transient, retried) into an internal error in production, so here it is a crash. Invariants:
 // a 2xx gives a completion or kUnavailable; a non-2xx never gives a completion; texts that reach
 // the agent are valid UTF-8; costs and token counts are not negative.
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "fuzz/fuzz_util.h"
 #include "llm/anthropic_provider.h"
+#include "llm/openai_embedder.h"
 #include "llm/openai_provider.h"
 #include "mend/base/utf8.h"
 #include "mend/llm/prices.h"
@@ -55,7 +59,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   response.content_type = "application/json";
   if (selector & 0x20) response.retry_after = response.body.substr(0, response.body.find('\n'));
   const mend::Time now{std::chrono::seconds(1'700'000'000)};
-  if (selector & 0x10) {
+  if (selector & 0x40) {
+    // An embeddings response (src/llm/openai_embedder.cc) for one or two texts.
+    if (response.status < 200 || response.status >= 300) return 0;  // never parsed
+    const size_t count = (selector & 0x80) ? 2 : 1;
+    mend::Result<std::vector<std::vector<float>>> vectors =
+        ParseEmbeddingsResponse(response, count);
+    if (!vectors.ok()) {
+      FUZZ_CHECK(vectors.status().code() == mend::StatusCode::kUnavailable,
+                 vectors.status().ToString());
+      return 0;
+    }
+    FUZZ_CHECK(vectors->size() == count, "not one vector per text");
+    for (const std::vector<float>& v : *vectors) {
+      FUZZ_CHECK(!v.empty(), "an empty vector");
+      for (float f : v) FUZZ_CHECK(std::isfinite(f), "a value that is not finite");
+    }
+  } else if (selector & 0x10) {
     Check(ParseAnthropicResponse(response, "claude-sonnet-4-5", *prices, now), response);
   } else {
     Check(ParseOpenAiResponse(response, "gpt-4o", *prices, now), response);

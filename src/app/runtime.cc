@@ -204,6 +204,8 @@ Status OpenMemory(Runtime& runtime, std::unique_ptr<memory::FactStore> injected)
     }
   }
   runtime.embed_options.batch = static_cast<size_t>(config.GetInt("memory.embeddings.batch"));
+  runtime.embed_options.concurrency =
+      static_cast<size_t>(config.GetInt("memory.embeddings.concurrency"));
   runtime.embed_options.max_attempts =
       static_cast<int>(config.GetInt("memory.embeddings.max_attempts"));
   runtime.embed_options.first_delay = config.GetDuration("memory.embeddings.retry_delay");

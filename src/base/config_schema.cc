@@ -277,6 +277,8 @@ void AddMemoryKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(std::move(key));
   keys.push_back(Int("memory.embeddings.batch", 128, 1, 2048, "MEND_EMBEDDINGS_BATCH",
                      "texts per embeddings request (OpenAI's endpoint takes up to 2048)"));
+  keys.push_back(Int("memory.embeddings.concurrency", 4, 1, 32, "MEND_EMBEDDINGS_CONCURRENCY",
+                     "embeddings requests in flight at a time"));
   keys.push_back(Int("memory.embeddings.max_attempts", 4, 1, 20, "MEND_EMBEDDINGS_MAX_ATTEMPTS",
                      "attempts per embeddings request when its error is transient"));
   keys.push_back(Duration("memory.embeddings.retry_delay", "1s", milliseconds(0), minutes(1),

@@ -37,6 +37,14 @@ std::string SanitizeUtf8(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
+    // Runs of ASCII, most of any response, are copied at once.
+    size_t ascii = i;
+    while (ascii < s.size() && static_cast<unsigned char>(s[ascii]) < 0x80) ++ascii;
+    if (ascii > i) {
+      out.append(s.substr(i, ascii - i));
+      i = ascii;
+      continue;
+    }
     size_t n = ValidSequenceLength(s, i);
     if (n == 0) {
       out += "\xEF\xBF\xBD";

@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
+#include <future>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -48,32 +52,127 @@ size_t BatchSize(const std::vector<EmbeddingWork>& work, size_t begin,
   return n;
 }
 
-// Sends `batch` until it is answered, pausing between attempts as EmbedMissing says, and stores
-// the answer. Counts into `progress`; returns how many vectors were stored.
-Result<int64_t> SendWithRetries(FactStore& store, llm::Embedder& embedder, Clock& clock,
-                                const std::vector<EmbeddingWork>& batch,
-                                const EmbedOptions& options, EmbedProgress& progress) {
+// The answer to one batch: its vectors, or the error of its last attempt.
+struct Answer {
+  Result<std::vector<std::vector<float>>> vectors;
+  int64_t retries = 0;
+};
+
+// Sends `texts` until they are answered, pausing between attempts as EmbedMissing says.
+Answer EmbedWithRetries(llm::Embedder& embedder, Clock& clock,
+                        const std::vector<std::string>& texts, const EmbedOptions& options) {
+  Answer answer{std::vector<std::vector<float>>{}, 0};
   std::chrono::milliseconds pause = options.first_delay;
   for (int attempt = 1;; ++attempt) {
-    Result<int64_t> stored = EmbedBatch(store, embedder, batch);
-    if (stored.ok()) {
-      progress.texts += *stored;
-      progress.requests += 1;
-      for (const EmbeddingWork& w : batch) progress.facts_done += w.completes_fact ? 1 : 0;
-      return stored;
+    answer.vectors = embedder.Embed(texts);
+    if (answer.vectors.ok() && answer.vectors->size() != texts.size()) {
+      answer.vectors =
+          InternalError("the embedder returned " + std::to_string(answer.vectors->size()) +
+                        " vectors for " + std::to_string(texts.size()) + " texts");
     }
-    if (attempt >= options.max_attempts || !IsRetryable(stored.status())) {
-      return stored.status();
+    if (answer.vectors.ok() || attempt >= options.max_attempts ||
+        !IsRetryable(answer.vectors.status())) {
+      return answer;
     }
     std::chrono::milliseconds wait = pause;
-    if (std::optional<std::chrono::milliseconds> after = stored.status().retry_after()) {
+    if (std::optional<std::chrono::milliseconds> after = answer.vectors.status().retry_after()) {
       wait = std::max(wait, *after);
     }
     clock.SleepFor(std::min(wait, options.max_delay));
     pause = std::min(pause * 2, options.max_delay);
-    progress.retries += 1;
+    answer.retries += 1;
   }
 }
+
+// A batch sent and not yet stored.
+struct Flight {
+  std::vector<EmbeddingWork> batch;
+  std::future<Answer> answer;
+};
+
+// Sends the batches `next` gives, up to options.concurrency at a time, and stores each answer in
+// one transaction, in the order they were sent. The next request leaves before an answer is
+// stored, so the endpoint and the store work at the same time.
+class Pipeline {
+ public:
+  using Next = std::function<Result<std::vector<EmbeddingWork>>()>;
+
+  Pipeline(FactStore& store, llm::Embedder& embedder, Clock& clock, const EmbedOptions& options,
+           const std::function<void(const EmbedProgress&)>& on_progress, EmbedReport& report)
+      : store_(store),
+        embedder_(embedder),
+        clock_(clock),
+        options_(options),
+        on_progress_(on_progress),
+        report_(report) {}
+
+  // Runs until `next` gives an empty batch or something fails (report_.error).
+  void Run(const Next& next) {
+    Status listed = Fill(next);
+    while (!flights_.empty()) {
+      Flight flight = std::move(flights_.front());
+      flights_.pop_front();
+      Answer answer = flight.answer.get();
+      report_.progress.retries += answer.retries;
+      if (!answer.vectors.ok()) {
+        Fail(answer.vectors.status());
+        continue;  // the batches in flight are still stored when answered
+      }
+      if (report_.error.ok() && listed.ok()) listed = Fill(next);
+      Status stored = Store(flight.batch, std::move(answer.vectors).value());
+      if (!stored.ok()) Fail(stored);
+    }
+    if (!listed.ok()) Fail(listed);
+  }
+
+ private:
+  Status Fill(const Next& next) {
+    while (flights_.size() < std::max<size_t>(1, options_.concurrency)) {
+      MEND_ASSIGN_OR_RETURN(std::vector<EmbeddingWork> batch, next());
+      if (batch.empty()) return OkStatus();
+      std::vector<std::string> texts;
+      texts.reserve(batch.size());
+      for (const EmbeddingWork& w : batch) texts.push_back(w.text);
+      llm::Embedder& embedder = embedder_;
+      Clock& clock = clock_;
+      const EmbedOptions options = options_;
+      flights_.push_back(Flight{
+          std::move(batch),
+          std::async(std::launch::async, [&embedder, &clock, texts = std::move(texts), options] {
+            return EmbedWithRetries(embedder, clock, texts, options);
+          })});
+    }
+    return OkStatus();
+  }
+
+  Status Store(const std::vector<EmbeddingWork>& batch, std::vector<std::vector<float>> vectors) {
+    std::vector<FactVector> put;
+    put.reserve(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) {
+      put.push_back(FactVector{batch[i].id, batch[i].part, std::move(vectors[i]), ""});
+    }
+    // A fact removed since it was listed stores nothing; the others count.
+    MEND_ASSIGN_OR_RETURN(int64_t stored, store_.PutEmbeddings(put, embedder_.model_id()));
+    EmbedProgress& progress = report_.progress;
+    progress.texts += stored;
+    progress.requests += 1;
+    for (const EmbeddingWork& w : batch) progress.facts_done += w.completes_fact ? 1 : 0;
+    if (on_progress_) on_progress_(progress);
+    return OkStatus();
+  }
+
+  void Fail(const Status& error) {
+    if (report_.error.ok()) report_.error = error;
+  }
+
+  FactStore& store_;
+  llm::Embedder& embedder_;
+  Clock& clock_;
+  const EmbedOptions& options_;
+  const std::function<void(const EmbedProgress&)>& on_progress_;
+  EmbedReport& report_;
+  std::deque<Flight> flights_;
+};
 
 }  // namespace
 
@@ -84,6 +183,7 @@ EmbedReport EmbedMissing(FactStore& store, llm::Embedder& embedder, Clock& clock
   EmbedProgress& progress = report.progress;
   const std::string model = embedder.model_id();
   const size_t batch = std::max<size_t>(1, options.batch);
+  Pipeline pipeline(store, embedder, clock, options, on_progress, report);
   if (ids != nullptr) {
     Result<std::vector<EmbeddingWork>> work = store.MissingEmbeddingsOf(model, *ids);
     if (!work.ok()) {
@@ -91,18 +191,14 @@ EmbedReport EmbedMissing(FactStore& store, llm::Embedder& embedder, Clock& clock
       return report;
     }
     for (const EmbeddingWork& w : *work) progress.facts_total += w.completes_fact ? 1 : 0;
-    for (size_t begin = 0; begin < work->size();) {
+    size_t begin = 0;
+    pipeline.Run([&]() -> Result<std::vector<EmbeddingWork>> {
       const size_t n = BatchSize(*work, begin, options);
-      const std::vector<EmbeddingWork> part(work->begin() + static_cast<ptrdiff_t>(begin),
-                                            work->begin() + static_cast<ptrdiff_t>(begin + n));
-      Result<int64_t> stored = SendWithRetries(store, embedder, clock, part, options, progress);
-      if (!stored.ok()) {
-        report.error = stored.status();
-        return report;
-      }
-      if (on_progress) on_progress(progress);
+      std::vector<EmbeddingWork> next(work->begin() + static_cast<ptrdiff_t>(begin),
+                                      work->begin() + static_cast<ptrdiff_t>(begin + n));
       begin += n;
-    }
+      return next;
+    });
     return report;
   }
   Result<std::vector<EmbeddingCoverage>> coverage = store.Coverage(model);
@@ -113,30 +209,31 @@ EmbedReport EmbedMissing(FactStore& store, llm::Embedder& embedder, Clock& clock
   for (const EmbeddingCoverage& c : *coverage) {
     if (c.model_id == model) progress.facts_total = c.uncovered;
   }
+  // The listing goes on from the last fact sent, leaving out the parts sent and not yet stored
+  // (a fact whose parts did not all fit is listed again for the rest).
   int64_t from = 0;
-  while (true) {
-    Result<std::vector<EmbeddingWork>> work = store.MissingEmbeddings(model, batch, from);
-    if (!work.ok()) {
-      report.error = work.status();
-      return report;
+  std::set<std::tuple<int64_t, std::string, int>> sent;  // (position, id, part), from `from` on
+  const size_t in_flight = batch * std::max<size_t>(1, options.concurrency);
+  pipeline.Run([&]() -> Result<std::vector<EmbeddingWork>> {
+    MEND_ASSIGN_OR_RETURN(std::vector<EmbeddingWork> listed,
+                          store.MissingEmbeddings(model, batch + in_flight, from));
+    std::vector<EmbeddingWork> next;
+    for (EmbeddingWork& w : listed) {
+      if (next.size() >= batch) break;
+      if (sent.insert({w.position, w.id, w.part}).second) next.push_back(std::move(w));
     }
-    if (work->empty()) return report;
-    const size_t n = BatchSize(*work, 0, options);
-    work->resize(n);
-    Result<int64_t> stored = SendWithRetries(store, embedder, clock, *work, options, progress);
-    if (!stored.ok()) {
-      report.error = stored.status();
-      return report;
+    const size_t n = BatchSize(next, 0, options);
+    for (size_t i = n; i < next.size(); ++i)
+      sent.erase({next[i].position, next[i].id, next[i].part});
+    next.resize(n);
+    if (!next.empty()) {
+      from = next.back().position;
+      // What lies before `from` is never listed again.
+      sent.erase(sent.begin(), sent.lower_bound({from, std::string(), 0}));
     }
-    if (on_progress) on_progress(progress);
-    // The next listing starts at the last fact sent: its parts that did not fit come next. (A
-    // fact removed meanwhile stores nothing and is not listed again.)
-    if (*stored == 0 && work->back().position == from) {
-      report.error = InternalError("vectors of fact " + work->back().id + " could not be stored");
-      return report;
-    }
-    from = work->back().position;
-  }
+    return next;
+  });
+  return report;
 }
 
 class EmbeddingBackfill::Impl {

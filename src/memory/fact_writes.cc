@@ -10,6 +10,12 @@ namespace mend::memory::internal {}  // namespace mend::memory::internal
 
 namespace mend::memory {
 
+Status FactStore::PutEmbedding(const FactVector& vector, const std::string& model_id) {
+  MEND_ASSIGN_OR_RETURN(int64_t stored, PutEmbeddings({vector}, model_id));
+  if (stored == 0) return NotFoundError("no fact " + vector.id);
+  return OkStatus();
+}
+
 Result<std::vector<Fact>> FactStore::GetMany(const std::vector<std::string>& ids) {
   std::vector<Fact> out;
   out.reserve(ids.size());
@@ -163,6 +169,15 @@ void AppendMissingParts(const std::string& id, int64_t position, std::string_vie
                                 position, false});
   }
   if (!left_out && out.size() > first) out.back().completes_fact = true;
+}
+
+Status CheckVectors(const std::vector<FactVector>& vectors) {
+  for (const FactVector& v : vectors) {
+    if (v.vector.empty()) {
+      return InvalidArgumentError("an embedding needs at least one value (fact " + v.id + ")");
+    }
+  }
+  return OkStatus();
 }
 
 bool PartListHas(std::string_view parts, int part) {

@@ -85,6 +85,9 @@ void AppendMissingParts(const std::string& id, int64_t position, std::string_vie
                         const std::function<bool(int part)>& has_part, size_t limit,
                         std::vector<EmbeddingWork>& out);
 
+// kInvalidArgument when a vector of `vectors` is empty (PutEmbeddings stores none then).
+Status CheckVectors(const std::vector<FactVector>& vectors);
+
 // Whether `parts`, a comma-separated list of part numbers (SQL's group_concat or string_agg; empty
 // or absent: none), holds `part`.
 bool PartListHas(std::string_view parts, int part);

@@ -37,7 +37,6 @@ class SqliteFactStore final : public FactStore {
   Status RecordInjection(const std::string& run_id, const std::vector<std::string>& ids) override;
   Result<std::vector<std::string>> InjectedInto(const std::string& run_id) override;
   Status RecordOutcome(const std::string& run_id, bool completed) override;
-  Status PutEmbedding(const FactVector& vector, const std::string& model_id) override;
   Result<std::vector<FactVector>> Embeddings(const std::string& model_id) override;
   Result<int64_t> PutEmbeddings(const std::vector<FactVector>& vectors,
                                 const std::string& model_id) override;

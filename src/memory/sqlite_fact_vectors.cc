@@ -63,19 +63,9 @@ Status AppendRow(SqliteStmt& stmt, size_t limit, std::vector<EmbeddingWork>& out
 
 }  // namespace
 
-Status SqliteFactStore::PutEmbedding(const FactVector& vector, const std::string& model_id) {
-  MEND_ASSIGN_OR_RETURN(int64_t stored, PutEmbeddings({vector}, model_id));
-  if (stored == 0) return NotFoundError("no fact " + vector.id);
-  return OkStatus();
-}
-
 Result<int64_t> SqliteFactStore::PutEmbeddings(const std::vector<FactVector>& vectors,
                                                const std::string& model_id) {
-  for (const FactVector& v : vectors) {
-    if (v.vector.empty()) {
-      return InvalidArgumentError("an embedding needs at least one value (fact " + v.id + ")");
-    }
-  }
+  MEND_RETURN_IF_ERROR(CheckVectors(vectors));
   int64_t stored = 0;
   if (vectors.empty()) return stored;
   std::lock_guard<std::mutex> lock(mu_);

@@ -12,21 +12,11 @@ namespace mend::obs::otlp_internal {
 namespace {
 
 constexpr char kHexDigits[] = "0123456789abcdef";
-constexpr char kBase64Digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-int Base64Value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+' || c == '-') return 62;
-  if (c == '/' || c == '_') return 63;
   return -1;
 }
 
@@ -234,47 +224,6 @@ SpanStatus SpanStatusFromNumber(int64_t code) {
 std::string ValidUtf8String(std::string_view text) {
   if (IsValidUtf8(text)) return std::string(text);
   return SanitizeUtf8(text);
-}
-
-std::string Base64Encode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    const uint32_t n = (uint32_t{static_cast<uint8_t>(bytes[i])} << 16) |
-                       (uint32_t{static_cast<uint8_t>(bytes[i + 1])} << 8) |
-                       static_cast<uint8_t>(bytes[i + 2]);
-    for (int shift = 18; shift >= 0; shift -= 6) out += kBase64Digits[(n >> shift) & 63];
-  }
-  const size_t rest = bytes.size() - i;
-  if (rest == 0) return out;
-  uint32_t n = uint32_t{static_cast<uint8_t>(bytes[i])} << 16;
-  if (rest == 2) n |= uint32_t{static_cast<uint8_t>(bytes[i + 1])} << 8;
-  out += kBase64Digits[(n >> 18) & 63];
-  out += kBase64Digits[(n >> 12) & 63];
-  out += rest == 2 ? kBase64Digits[(n >> 6) & 63] : '=';
-  out += '=';
-  return out;
-}
-
-bool Base64Decode(std::string_view text, std::string* out) {
-  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
-  if (text.size() % 4 == 1) return false;
-  out->clear();
-  out->reserve(text.size() * 3 / 4);
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : text) {
-    const int v = Base64Value(c);
-    if (v < 0) return false;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out->push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  return true;
 }
 
 Result<AttributeValue> ToAttributeValue(OtlpValue value, DecodeBudget& budget) {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mend/base/base64.h"
 #include "mend/base/result.h"
 #include "mend/obs/otlp_decode.h"
 #include "mend/obs/trace.h"
@@ -87,11 +88,10 @@ SpanStatus SpanStatusFromNumber(int64_t code);
 // `text` unchanged when valid UTF-8, else with U+FFFD for each invalid byte.
 std::string ValidUtf8String(std::string_view text);
 
-// Standard base64 with padding.
-std::string Base64Encode(std::string_view bytes);
-// Standard or URL-safe base64, padded or not (the protobuf JSON mapping accepts both); false for
-// anything else.
-bool Base64Decode(std::string_view text, std::string* out);
+// Base64 (mend/base/base64.h); decoding takes standard or URL-safe, padded or not, as the
+// protobuf JSON mapping does.
+using ::mend::Base64Decode;
+using ::mend::Base64Encode;
 
 // The attribute value of a decoded AnyValue (the mapping of otlp_decode.h), charging any text it
 // renders to `budget`.

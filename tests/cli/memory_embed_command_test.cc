@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -10,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/memory_command.h"
 #include "tests/cli/cli_home_test.h"
 #include "tests/support/fake_llm_server.h"
 #include "tests/support/status_matchers.h"
@@ -43,6 +46,9 @@ class MemoryEmbedCommandTest : public CliHomeTest {
     env_["MEND_EMBEDDINGS_URL"] = server_->base_url();
     env_["MEND_EMBEDDINGS_BATCH"] = "64";
     env_["MEND_EMBEDDINGS_RETRY_DELAY"] = "0s";
+    // One request at a time, so the server answers the batches in order (the scripted failures
+    // hit the batch they are meant for). ImportWithConcurrentRequests uses the default.
+    env_["MEND_EMBEDDINGS_CONCURRENCY"] = "1";
   }
 
   // A chatcli-format file of `n` facts with ids f0000..., numbered from `first`.
@@ -108,6 +114,18 @@ TEST_F(MemoryEmbedCommandTest, ImportEmbedsEveryFactInBatchesOfTheConfiguredSize
   // Searching a covered store warns of nothing.
   ASSERT_EQ(Mend({"memory", "search", "deploy", "step", "--json"}), 0) << err();
   EXPECT_EQ(err(), "");
+}
+
+TEST_F(MemoryEmbedCommandTest, ImportWithConcurrentRequestsSendsEveryTextOnce) {
+  env_.erase("MEND_EMBEDDINGS_CONCURRENCY");  // the default, 4
+  ASSERT_EQ(Mend({"memory", "import", FactsFile(1000), "--json"}), 0) << err();
+  EXPECT_EQ(Json()["embedded"], 1000);
+  std::vector<size_t> batches = Batches();
+  std::sort(batches.begin(), batches.end());
+  std::vector<size_t> expected(15, 64);
+  expected.insert(expected.begin(), 40);
+  EXPECT_EQ(batches, expected);
+  EXPECT_EQ(Coverage()["with_vectors"], 1000);
 }
 
 TEST_F(MemoryEmbedCommandTest, EndpointDownLosesNoFactAndEmbedCompletesThemLater) {
@@ -266,6 +284,18 @@ TEST_F(MemoryEmbedCommandTest, StatsShowsCategoriesAndCoverage) {
   EXPECT_THAT(out(), HasSubstr(kModel));
   EXPECT_EQ(Mend({"memory", "embed"}), 1);
   EXPECT_THAT(err(), HasSubstr("memory.embeddings.url"));
+}
+
+TEST(EmbedProgressTextTest, SaysFactsDoneOfTotalAndTheRate) {
+  memory::EmbedProgress p;
+  p.facts_done = 640;
+  p.facts_total = 3041;
+  p.texts = 1280;
+  EXPECT_EQ(memory_cli::EmbedProgressText(p, std::chrono::milliseconds(500)),
+            "embedding: 640/3041 facts, 2560 texts/s");
+  p.retries = 2;
+  EXPECT_EQ(memory_cli::EmbedProgressText(p, Duration::zero()),
+            "embedding: 640/3041 facts, 2 retried");
 }
 
 }  // namespace

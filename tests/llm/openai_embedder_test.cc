@@ -103,6 +103,89 @@ TEST_F(OpenAiEmbedderTest, ErrorsFollowTheTaxonomy) {
   ExpectNoSecret(auth.status());
 }
 
+TEST_F(OpenAiEmbedderTest, AsksForBase64AndDecodesLittleEndianFloats) {
+  FakeResponse r;
+  r.embeddings = {{1.5f, -0.25f, 3e-8f}, {0.0f, 1.0f, -2.0f}};
+  server_->Enqueue(r);
+  auto v = embedder_->Embed({"first", "second"});
+  MEND_ASSERT_OK(v);
+  EXPECT_EQ((*v)[0], (std::vector<float>{1.5f, -0.25f, 3e-8f}));
+  EXPECT_EQ((*v)[1], (std::vector<float>{0.0f, 1.0f, -2.0f}));
+  EXPECT_EQ(Json::parse(server_->requests().back().body)["encoding_format"], "base64");
+
+  // What OpenAI sends for [1.0, -1.0]: 0x3f800000 and 0xbf800000, little-endian.
+  FakeResponse raw;
+  raw.raw_body = R"({"object":"list","data":[{"object":"embedding","index":0,
+      "embedding":"AACAPwAAgL8="}]})";
+  server_->Enqueue(raw);
+  auto exact = Make(0)->Embed({"x"});
+  MEND_ASSERT_OK(exact);
+  EXPECT_EQ((*exact)[0], (std::vector<float>{1.0f, -1.0f}));
+
+  FakeResponse bad;
+  bad.raw_body = R"({"data":[{"index":0,"embedding":"AACAPwA"}]})";  // not whole floats
+  server_->Enqueue(bad);
+  EXPECT_THAT(Make(0)->Embed({"x"}), StatusIs(StatusCode::kUnavailable, HasSubstr("float32")));
+}
+
+TEST_F(OpenAiEmbedderTest, LongVectorsAndEscapedStringsAroundThemAreReadExactly) {
+  std::vector<float> a(1536), b(1536);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>(i) / 7.0f;
+    b[i] = -static_cast<float>(i) * 3.5f;
+  }
+  FakeResponse r;
+  r.embeddings = {a, b};
+  server_->Enqueue(r);
+  auto v = embedder_->Embed({"one", "two", "three"});
+  MEND_ASSERT_OK(v);
+  EXPECT_EQ((*v)[0], a);
+  EXPECT_EQ((*v)[1], b);
+  EXPECT_EQ((*v)[2], a);
+
+  // A long string with escapes stays in the document; a marker an endpoint spells itself only
+  // names one of its own long strings, and one naming none is a bad response.
+  std::string long_text(300, 'q');
+  FakeResponse odd;
+  odd.raw_body = R"({"model":")" + long_text +
+                 R"(\"quoted\"","data":[{"index":0,"embedding":"AACAPwAAgL8="}]})";
+  server_->Enqueue(odd);
+  auto e = Make(0)->Embed({"x"});
+  MEND_ASSERT_OK(e);
+  EXPECT_EQ((*e)[0], (std::vector<float>{1.0f, -1.0f}));
+  FakeResponse forged;
+  forged.raw_body = R"({"data":[{"index":0,"embedding":"\u00007"}]})";
+  server_->Enqueue(forged);
+  EXPECT_THAT(Make(0)->Embed({"x"}), StatusIs(StatusCode::kUnavailable, HasSubstr("unreadable")));
+}
+
+TEST_F(OpenAiEmbedderTest, AnEndpointRefusingBase64IsAskedForNumbersFromThenOn) {
+  FakeResponse refused;
+  refused.status = 400;
+  refused.error_message = "unknown field encoding_format";
+  server_->Enqueue(refused);
+  auto v = embedder_->Embed({"x"});
+  MEND_ASSERT_OK(v);
+  EXPECT_EQ(v->at(0).size(), 8u);
+  ASSERT_EQ(server_->request_count(), 2u);
+  EXPECT_FALSE(Json::parse(server_->requests()[1].body).contains("encoding_format"));
+  MEND_ASSERT_OK(embedder_->Embed({"y"}));
+  ASSERT_EQ(server_->request_count(), 3u);
+  EXPECT_FALSE(Json::parse(server_->requests()[2].body).contains("encoding_format"));
+}
+
+TEST_F(OpenAiEmbedderTest, ARequestRefusedEitherWayIsAnErrorAndBase64StaysOn) {
+  FakeResponse refused;
+  refused.status = 400;
+  refused.error_message = "input too long";
+  server_->Enqueue(refused);
+  server_->Enqueue(refused);
+  EXPECT_THAT(embedder_->Embed({"x"}), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_EQ(server_->request_count(), 2u);
+  MEND_ASSERT_OK(embedder_->Embed({"y"}));
+  EXPECT_EQ(Json::parse(server_->requests().back().body)["encoding_format"], "base64");
+}
+
 TEST_F(OpenAiEmbedderTest, EmptyInputNeedsNoRequest) {
   auto v = embedder_->Embed({});
   MEND_ASSERT_OK(v);

@@ -2,11 +2,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,6 +65,13 @@ class ScriptedEmbedder final : public llm::Embedder {
   std::vector<size_t> calls_;
 };
 
+// One request in flight at a time, so calls come in the order of the batches.
+EmbedOptions Sequential() {
+  EmbedOptions options;
+  options.concurrency = 1;
+  return options;
+}
+
 class EmbedMissingTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -111,7 +120,7 @@ TEST_F(EmbedMissingTest, EmbedsEveryPartInBatchesAndReportsProgressPerBatch) {
   NewFact lesson{"Quote variables in shell scripts", "lesson", {"bash"}};
   lesson.episode = Episode{"rename photos", "not a directory", clock_.Now()};
   ASSERT_TRUE(store_->Add(lesson).ok());  // two parts
-  EmbedOptions options;
+  EmbedOptions options = Sequential();
   options.batch = 4;
   std::vector<EmbedProgress> seen;
   EmbedReport report = EmbedMissing(*store_, embedder_, clock_, nullptr, options,
@@ -138,7 +147,7 @@ TEST_F(EmbedMissingTest, EmbedsEveryPartInBatchesAndReportsProgressPerBatch) {
 TEST_F(EmbedMissingTest, ALongTextGoesAloneAndTheBatchStaysWithinItsBytes) {
   AddFacts(2);
   ASSERT_TRUE(store_->Add({std::string(3000, 'x') + " a long fact"}).ok());
-  EmbedOptions options;
+  EmbedOptions options = Sequential();
   options.batch = 10;
   options.batch_bytes = 1000;
   EmbedReport report = EmbedMissing(*store_, embedder_, clock_, nullptr, options);
@@ -150,7 +159,7 @@ TEST_F(EmbedMissingTest, ALongTextGoesAloneAndTheBatchStaysWithinItsBytes) {
 
 TEST_F(EmbedMissingTest, OnlyTheFactsAskedForWithIds) {
   std::vector<std::string> ids = AddFacts(6);
-  EmbedOptions options;
+  EmbedOptions options = Sequential();
   options.batch = 2;
   const std::vector<std::string> wanted = {ids[4], ids[1], ids[5]};
   EmbedReport report = EmbedMissing(*store_, embedder_, clock_, &wanted, options);
@@ -166,7 +175,7 @@ TEST_F(EmbedMissingTest, ATransientFailureIsRetriedAfterADoublingPause) {
   AddFacts(3);
   embedder_.FailCall(0, UnavailableError("503 from the endpoint"));
   embedder_.FailCall(1, UnavailableError("503 from the endpoint"));
-  EmbedOptions options;
+  EmbedOptions options = Sequential();
   options.batch = 10;
   options.first_delay = seconds(1);
   StartInBackground(options);
@@ -190,7 +199,7 @@ TEST_F(EmbedMissingTest, RetryAfterIsHonouredUpToTheCap) {
   AddFacts(1);
   embedder_.FailCall(0, ResourceExhaustedError("429").WithRetryAfter(seconds(5)));
   embedder_.FailCall(1, ResourceExhaustedError("429").WithRetryAfter(std::chrono::hours(1)));
-  EmbedOptions options;
+  EmbedOptions options = Sequential();
   options.first_delay = seconds(1);
   options.max_delay = seconds(30);
   StartInBackground(options);
@@ -213,7 +222,7 @@ TEST_F(EmbedMissingTest, RetryAfterIsHonouredUpToTheCap) {
 TEST_F(EmbedMissingTest, APermanentErrorStopsAtOnceAndWhatWasStoredStays) {
   AddFacts(5);
   embedder_.FailCall(1, PermissionDeniedError("401 invalid api key ****1234"));
-  EmbedOptions options;
+  EmbedOptions options = Sequential();
   options.batch = 2;
   EmbedReport report = EmbedMissing(*store_, embedder_, clock_, nullptr, options);
   EXPECT_THAT(report.error, StatusIs(StatusCode::kPermissionDenied, HasSubstr("invalid api key")));
@@ -235,7 +244,7 @@ TEST_F(EmbedMissingTest, ExhaustedAttemptsStopWithTheLastErrorAndAFollowingCallF
   for (size_t call : {1u, 2u, 3u}) {
     embedder_.FailCall(call, UnavailableError("500 attempt " + std::to_string(call)));
   }
-  EmbedOptions options;
+  EmbedOptions options = Sequential();
   options.batch = 2;
   options.max_attempts = 3;
   options.first_delay = milliseconds(0);
@@ -251,11 +260,48 @@ TEST_F(EmbedMissingTest, ExhaustedAttemptsStopWithTheLastErrorAndAFollowingCallF
   EXPECT_EQ(CoverageOf("scripted-4").covered, 6);
 }
 
+TEST_F(EmbedMissingTest, ConcurrentRequestsStoreEveryBatchOnce) {
+  AddFacts(50);
+  EmbedOptions options;
+  options.batch = 3;
+  options.concurrency = 4;
+  std::vector<int64_t> done;
+  EmbedReport report = EmbedMissing(*store_, embedder_, clock_, nullptr, options,
+                                    [&](const EmbedProgress& p) { done.push_back(p.facts_done); });
+  MEND_EXPECT_OK(report.error);
+  std::vector<size_t> calls = embedder_.calls();
+  EXPECT_EQ(calls.size(), 17u);
+  EXPECT_EQ(std::accumulate(calls.begin(), calls.end(), size_t{0}), 50u);  // no text twice
+  EXPECT_EQ(report.progress.facts_done, 50);
+  EXPECT_EQ(report.progress.requests, 17);
+  EXPECT_TRUE(std::is_sorted(done.begin(), done.end()));
+  EXPECT_EQ(CoverageOf("scripted-4").covered, 50);
+}
+
+TEST_F(EmbedMissingTest, AFailureAmongConcurrentRequestsKeepsTheOthersAnswers) {
+  std::vector<std::string> ids = AddFacts(40);
+  embedder_.FailCall(4, PermissionDeniedError("401"));
+  EmbedOptions options;
+  options.batch = 3;
+  options.concurrency = 4;
+  EmbedReport report = EmbedMissing(*store_, embedder_, clock_, &ids, options);
+  EXPECT_THAT(report.error, StatusIs(StatusCode::kPermissionDenied));
+  // Every answered request was stored: what is covered is what was counted.
+  const size_t calls = embedder_.calls().size();
+  EXPECT_GE(calls, 5u);
+  EXPECT_EQ(report.progress.requests, static_cast<int64_t>(calls) - 1);
+  EXPECT_EQ(CoverageOf("scripted-4").covered, report.progress.facts_done);
+  EXPECT_LT(report.progress.facts_done, 40);
+  report = EmbedMissing(*store_, embedder_, clock_, &ids, options);
+  MEND_EXPECT_OK(report.error);
+  EXPECT_EQ(CoverageOf("scripted-4").covered, 40);
+}
+
 TEST_F(EmbedMissingTest, AnotherModelEmbedsEverythingAgainAndKeepsTheFirstModelsVectors) {
   AddFacts(3);
-  MEND_EXPECT_OK(EmbedMissing(*store_, embedder_, clock_, nullptr, EmbedOptions{}).error);
+  MEND_EXPECT_OK(EmbedMissing(*store_, embedder_, clock_, nullptr, Sequential()).error);
   llm::HashingEmbedder other(8);
-  EmbedReport report = EmbedMissing(*store_, other, clock_, nullptr, EmbedOptions{});
+  EmbedReport report = EmbedMissing(*store_, other, clock_, nullptr, Sequential());
   MEND_EXPECT_OK(report.error);
   EXPECT_EQ(report.progress.facts_done, 3);
   EXPECT_EQ(CoverageOf("scripted-4").covered, 3);

@@ -1,7 +1,11 @@
 #include "tests/support/fake_llm_render.h"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
+
+#include "mend/base/base64.h"
 
 namespace mend::testing::fake_llm {
 namespace {
@@ -81,14 +85,26 @@ std::string RenderMessage(const FakeResponse& r, const RenderContext& context) {
 // Written out by hand rather than as one JSON value: each distinct vector is printed once, so
 // answering many inputs with long vectors (1536 floats, as OpenAI's small model) costs the server
 // little and a benchmark measures the client. The shape is OpenAI's.
+std::string RenderVector(const std::vector<float>& v, bool base64) {
+  if (!base64) return Dump(Json(v));
+  std::string bytes;
+  for (float f : v) {
+    const uint32_t bits = std::bit_cast<uint32_t>(f);
+    for (int shift = 0; shift < 32; shift += 8) bytes += static_cast<char>((bits >> shift) & 0xff);
+  }
+  return "\"" + Base64Encode(bytes) + "\"";
+}
+
 std::string RenderEmbeddings(const FakeResponse& r, const RenderContext& context) {
   std::vector<std::string> scripted;
-  for (const std::vector<float>& v : r.embeddings) scripted.push_back(Dump(Json(v)));
+  for (const std::vector<float>& v : r.embeddings) {
+    scripted.push_back(RenderVector(v, context.base64));
+  }
   std::string body = "{\"object\":\"list\",\"data\":[";
   for (size_t i = 0; i < context.inputs.size(); ++i) {
     if (i > 0) body += ',';
     body += "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
-    body += scripted.empty() ? Dump(Json(DeriveEmbedding(context.inputs[i])))
+    body += scripted.empty() ? RenderVector(DeriveEmbedding(context.inputs[i]), context.base64)
                              : scripted[i % scripted.size()];
     body += '}';
   }

@@ -17,6 +17,7 @@ struct RenderContext {
   std::string model;                // the request's "model"
   int64_t sequence = 0;             // distinct per response: makes ids unique
   std::vector<std::string> inputs;  // the embedding inputs, for kEmbeddings
+  bool base64 = false;              // embeddings as base64 of float32 ("encoding_format")
 };
 
 // The 200 body of `endpoint` for `response` (text, tool calls, usage or embeddings).

@@ -296,6 +296,7 @@ void FakeLlmServer::Impl::Respond(Endpoint endpoint, const Json& request, const 
   context.model = model != nullptr && model->is_string() ? model->get<std::string>() : "fake-model";
   if (endpoint == Endpoint::kEmbeddings) {
     context.inputs = EmbeddingInputs(request.contains("input") ? request["input"] : Json());
+    context.base64 = request.value("encoding_format", Json()) == "base64";
   }
   if (r.retry_after_seconds) {
     res.set_header("Retry-After", std::to_string(*r.retry_after_seconds));

@@ -20,6 +20,9 @@ struct EmbedOptions {
   // ...and at most this many bytes of text per request, so a request of long facts stays far below
   // the endpoint's token limit (OpenAI: 300,000 per request). A single longer text goes alone.
   size_t batch_bytes = 512u << 10;
+  // Requests in flight at a time. With 1, the next request still leaves while an answer is
+  // stored.
+  size_t concurrency = 4;
   int max_attempts = 4;  // per request, when its error is retryable (IsRetryable)
   std::chrono::milliseconds first_delay{1'000};  // pause after the first failure; doubles
   std::chrono::milliseconds max_delay{30'000};   // cap of the pause and of a Retry-After
@@ -41,12 +44,13 @@ struct EmbedReport {
 };
 
 // Embeds for `embedder`'s model every part without a vector of the active facts (`ids` null) or of
-// the facts in `*ids`. Each answered request is stored in one transaction before the next is sent,
-// so what was answered stays when the call stops early and a later call sends only what is still
-// missing. A request failing with a retryable error is sent again after a pause (first_delay,
-// doubling, at least the server's Retry-After, at most max_delay), up to max_attempts in all; any
-// other error, or the last attempt's, stops the call. `on_progress`, when set, is called after
-// each stored batch.
+// the facts in `*ids`, with up to options.concurrency requests in flight. Each answer is stored in
+// one transaction, in the order the requests were sent, so what was answered stays when the call
+// stops early and a later call sends only what is still missing. A request failing with a retryable
+// error is sent again after a pause (first_delay, doubling, at least the server's Retry-After, at
+// most max_delay), up to max_attempts in all; any other error, or the last attempt's, stops the
+// call (the requests already in flight are still stored). `on_progress`, when set, is called after
+// each stored batch, on the calling thread.
 EmbedReport EmbedMissing(FactStore& store, llm::Embedder& embedder, Clock& clock,
                          const std::vector<std::string>* ids, const EmbedOptions& options,
                          const std::function<void(const EmbedProgress&)>& on_progress = nullptr);

@@ -182,7 +182,9 @@ class FactStore {
   // Embeddings, per embedding model id (switching models leaves the old vectors unused). A fact
   // has one vector per part: part 0 is its content (with tags), part i ≥ 1 its i-th episode's task
   // and outcome, so a new task can match an old failed task (DESIGN.md §8).
-  virtual Status PutEmbedding(const FactVector& vector, const std::string& model_id) = 0;
+  // One vector; kNotFound "no fact <id>" when the fact does not exist. The default stores it with
+  // PutEmbeddings.
+  virtual Status PutEmbedding(const FactVector& vector, const std::string& model_id);
   // Stores `vectors` in one transaction and returns how many were stored: a vector of a fact that
   // no longer exists is skipped. kInvalidArgument for an empty vector (nothing is stored).
   virtual Result<int64_t> PutEmbeddings(const std::vector<FactVector>& vectors,

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace mend {
+
+// Standard base64 (RFC 4648 §4) with padding.
+std::string Base64Encode(std::string_view bytes);
+// Standard or URL-safe base64 (RFC 4648 §5), padded or not; false for anything else (`out` is
+// then unspecified).
+bool Base64Decode(std::string_view text, std::string* out);
+
+}  // namespace mend
