@@ -100,6 +100,9 @@ Result<ApiResponse> Add(app::Runtime& runtime, const ApiRequest& req) {
   MEND_ASSIGN_OR_RETURN(fact.workspace, NormalWorkspace("field \"workspace\"", workspace));
   fact.source = "user";
   MEND_ASSIGN_OR_RETURN(memory::AddResult added, runtime.facts->Add(fact));
+  // The fact gets its vectors from the background backfill, woken now rather than after its idle
+  // pause: an HTTP write does not wait on the embeddings endpoint.
+  if (runtime.backfill != nullptr) runtime.backfill->Notify();
   // Only a new fact is a new resource; the same text again reinforces (or merges into) one.
   const int status = added.kind == memory::AddResult::Kind::kAdded ? 201 : 200;
   return ApiResponse(nlohmann::json{{"fact_id", added.id},

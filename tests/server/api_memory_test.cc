@@ -2,13 +2,17 @@
 #include <gmock/gmock.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "mend/app/memory_hooks.h"
+#include "mend/base/manual_clock.h"
 #include "mend/memory/memory_section.h"
 #include "tests/server/server_fixture.h"
+#include "tests/support/fake_llm_server.h"
 
 namespace mend::server {
 namespace {
@@ -76,6 +80,36 @@ class MemoryApiTest : public ServerTest {
     EXPECT_EQ(reply.body["error"]["code"], code) << reply.text;
   }
 };
+
+TEST_F(MemoryApiTest, AddWakesTheBackfillSoTheFactIsEmbeddedWithoutWaitingForItsPause) {
+  // Virtual time never moves here: only the wake-up can make the backfill send the new fact.
+  ManualClock clock;
+  env_.clock = &clock;
+  auto embeddings = testing::FakeLlmServer::Start();
+  MEND_ASSERT_OK(embeddings);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool asked = false;
+  (*embeddings)->SetRequestObserver([&](const testing::RecordedRequest& r) {
+    if (r.body.find("Rotate the signing keys") == std::string::npos) return;
+    std::lock_guard<std::mutex> lock(mu);
+    asked = true;
+    cv.notify_all();
+  });
+  StartServer({}, {}, {{"memory.embeddings.url", (*embeddings)->base_url()}});
+  ASSERT_NE(runtime_->backfill, nullptr);
+  runtime_->backfill->Start();
+  clock.BlockUntilWaiters(1);  // nothing to embed yet: it waits out its idle pause
+  EXPECT_EQ(Post("/api/v1/memory", {{"text", "Rotate the signing keys every quarter"}}).status,
+            201);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    // A bound against hanging only: without the wake-up the request never comes.
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return asked; }));
+  }
+  server_.reset();
+  runtime_.reset();  // before `clock` goes away
+}
 
 TEST_F(MemoryApiTest, AddCreatesThenReinforces) {
   StartServer();
