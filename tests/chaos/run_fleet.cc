@@ -228,6 +228,7 @@ Status RunFleet::Verify(const ChaosOptions& options, const std::string& home,
         if (m.value("role", "") == "tool") ++results[m.value("tool_call_id", "")];
       }
     }
+    int64_t run_reruns = 0;
     for (int turn = 1; turn < kTurns; ++turn) {
       const std::string call = "call-" + std::to_string(turn);
       if (status == "completed" && results[call] != 1) {
@@ -240,13 +241,17 @@ Status RunFleet::Verify(const ChaosOptions& options, const std::string& home,
         ++row->lost;
         row->problems.push_back(plan.id + ": tool call " + call + " never ran");
       }
-      if (ran > 1) reruns += ran - 1;
+      if (ran > 1) run_reruns += ran - 1;
     }
-  }
-  if (reruns > kills) {
-    row->duplicated += reruns - kills;
-    row->problems.push_back(std::to_string(reruns) + " tool calls ran again, but only " +
-                            std::to_string(kills) + " kills could have caught one in flight");
+    // A run makes one tool call at a time, so each kill catches at most one of its calls in flight
+    // (a `mend serve` killed with several runs under way catches one of each).
+    if (run_reruns > kills) {
+      row->duplicated += run_reruns - kills;
+      row->problems.push_back(plan.id + ": " + std::to_string(run_reruns) +
+                              " tool calls ran again, but only " + std::to_string(kills) +
+                              " kills could have caught one in flight");
+    }
+    reruns += run_reruns;
   }
 
   // Lessons: exactly one fact for each run that failed at least once, none for the others.

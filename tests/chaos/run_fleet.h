@@ -61,12 +61,13 @@ class RunFleet {
 
   // Checks the end state through `home` (after the scenario drove every run to the end and
   // drained the lessons) and fills the row's runs_completed, lessons_stored, lost, duplicated and
-  // problems. A tool call may run again only when a kill hit it in flight: at most `kills` extra
-  // runs of tool calls in all. `event_logs` are the events.jsonl files of every home that ran the
-  // runs: a run with a `run.failed` event there must have exactly one lesson; one whose scripted
-  // fault went to a request a kill cut short may have one or none (the hooks may have seen the
-  // failure before the kill); one without faults none. `seen_failed` adds the runs the scenario
-  // saw recorded as failed at rest (a kill can come between that record and the event).
+  // problems. A tool call may run again only when a kill hit it in flight; a run makes one call at
+  // a time, so each run's calls run again at most `kills` times in all. `event_logs` are the
+  // events.jsonl files of every home that ran the runs: a run with a `run.failed` event there must
+  // have exactly one lesson; one whose scripted fault went to a request a kill cut short may have
+  // one or none (the hooks may have seen the failure before the kill); one without faults none.
+  // `seen_failed` adds the runs the scenario saw recorded as failed at rest (a kill can come
+  // between that record and the event).
   Status Verify(const ChaosOptions& options, const std::string& home,
                 const std::vector<std::string>& env, int64_t kills,
                 const std::vector<std::string>& event_logs,
