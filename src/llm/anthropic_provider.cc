@@ -118,10 +118,10 @@ Result<Completion> ParseCompletion(const HttpResponse& response, const Json& j,
   c.finish_reason = ParseStopReason(StringMember(j, "stop_reason").value_or(""));
   if (const Json* usage = Member(j, "usage"); usage != nullptr && usage->is_object()) {
     // Cached prompt tokens are reported apart from input_tokens; all of them are input.
-    c.usage.input_tokens = IntMember(*usage, "input_tokens").value_or(0) +
-                           IntMember(*usage, "cache_creation_input_tokens").value_or(0) +
-                           IntMember(*usage, "cache_read_input_tokens").value_or(0);
-    c.usage.output_tokens = IntMember(*usage, "output_tokens").value_or(0);
+    c.usage.input_tokens = CountMember(*usage, "input_tokens").value_or(0) +
+                           CountMember(*usage, "cache_creation_input_tokens").value_or(0) +
+                           CountMember(*usage, "cache_read_input_tokens").value_or(0);
+    c.usage.output_tokens = CountMember(*usage, "output_tokens").value_or(0);
     c.usage_reported = true;
     c.cost_usd = prices.CostUsd(c.model, c.usage);
   }

@@ -112,6 +112,12 @@ std::optional<int64_t> IntMember(const Json& j, std::string_view key) {
   return m->get<int64_t>();
 }
 
+std::optional<int64_t> CountMember(const Json& j, std::string_view key) {
+  std::optional<int64_t> n = IntMember(j, key);
+  if (n && *n < 0) return std::nullopt;
+  return n;
+}
+
 std::optional<double> NumberMember(const Json& j, std::string_view key) {
   const Json* m = Member(j, key);
   if (m == nullptr || !m->is_number()) return std::nullopt;

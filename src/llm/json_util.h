@@ -26,6 +26,9 @@ std::string DumpJson(const Json& j);
 const Json* Member(const Json& j, std::string_view key);
 std::optional<std::string> StringMember(const Json& j, std::string_view key);
 std::optional<int64_t> IntMember(const Json& j, std::string_view key);
+// A count a server reports (tokens): IntMember when it is not negative, else absent, so a bad
+// usage block can never make a cost negative.
+std::optional<int64_t> CountMember(const Json& j, std::string_view key);
 std::optional<double> NumberMember(const Json& j, std::string_view key);
 
 // `s` with every invalid UTF-8 sequence replaced by U+FFFD.

@@ -126,8 +126,8 @@ Result<Completion> ParseCompletion(const HttpResponse& response, const Json& j,
   c.finish_reason = ParseFinishReason(StringMember((*choices)[0], "finish_reason").value_or(""),
                                       !c.tool_calls.empty());
   if (const Json* usage = Member(j, "usage"); usage != nullptr && usage->is_object()) {
-    c.usage.input_tokens = IntMember(*usage, "prompt_tokens").value_or(0);
-    c.usage.output_tokens = IntMember(*usage, "completion_tokens").value_or(0);
+    c.usage.input_tokens = CountMember(*usage, "prompt_tokens").value_or(0);
+    c.usage.output_tokens = CountMember(*usage, "completion_tokens").value_or(0);
     c.usage_reported = true;
     c.cost_usd = prices.CostUsd(c.model, c.usage);
   }

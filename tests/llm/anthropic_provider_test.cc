@@ -58,6 +58,21 @@ TEST_F(AnthropicProviderTest, TextCompletionWithUsageAndCost) {
   EXPECT_EQ(body["model"], "claude-sonnet-4-20250514");
 }
 
+// provider_response_fuzz: "output_tokens": -9.23 made the cost negative.
+TEST_F(AnthropicProviderTest, NegativeTokenCountsCountAsNoneAndTheCostStaysPositive) {
+  FakeResponse r;
+  r.raw_body =
+      R"({"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-20250514",
+      "content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn",
+      "usage":{"input_tokens":93,"output_tokens":-9.2337,"cache_read_input_tokens":-5}})";
+  server_->Enqueue(r);
+  Result<Completion> c = provider_->Complete(UserAsks("hi"));
+  MEND_ASSERT_OK(c);
+  EXPECT_EQ(c->usage.input_tokens, 93);
+  EXPECT_EQ(c->usage.output_tokens, 0);
+  EXPECT_DOUBLE_EQ(c->cost_usd, 93 * 3.0 / 1e6);
+}
+
 TEST_F(AnthropicProviderTest, ToolUseAndToolResultShapes) {
   FakeResponse r;
   r.text = "Let me look.";

@@ -59,6 +59,19 @@ TEST_F(OpenAiProviderTest, TextCompletionWithUsageAndCost) {
   EXPECT_EQ(body["stop"], Json::array({"END"}));
 }
 
+TEST_F(OpenAiProviderTest, NegativeTokenCountsCountAsNoneAndTheCostStaysPositive) {
+  FakeResponse r;
+  r.raw_body = R"({"id":"c1","object":"chat.completion","model":"gpt-4o-mini",
+      "choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],
+      "usage":{"prompt_tokens":-3,"completion_tokens":7}})";
+  server_->Enqueue(r);
+  Result<Completion> c = provider_->Complete(UserAsks("hi"));
+  MEND_ASSERT_OK(c);
+  EXPECT_EQ(c->usage.input_tokens, 0);
+  EXPECT_EQ(c->usage.output_tokens, 7);
+  EXPECT_GE(c->cost_usd, 0.0);
+}
+
 TEST_F(OpenAiProviderTest, ToolCallsInBothDirections) {
   FakeResponse r;
   r.tool_calls = {{"call_9", "read_file", R"({"path":"a.txt"})"}};
