@@ -110,8 +110,8 @@ std::string RenderEmbeddings(const FakeResponse& r, const RenderContext& context
   }
   body += "],\"model\":" + Dump(Json(context.model));
   if (!r.omit_usage) {
-    body += ",\"usage\":" + Dump({{"prompt_tokens", r.input_tokens},
-                                   {"total_tokens", r.input_tokens}});
+    body +=
+        ",\"usage\":" + Dump({{"prompt_tokens", r.input_tokens}, {"total_tokens", r.input_tokens}});
   }
   return body + "}";
 }
