@@ -18,24 +18,31 @@ namespace mend::memory {
 
 namespace {
 
-// Sends the texts of `work` in one request and stores the answer in one transaction. Returns how
-// many vectors were stored.
-Result<int64_t> EmbedBatch(FactStore& store, llm::Embedder& embedder,
-                           const std::vector<EmbeddingWork>& work) {
+// One request for the texts of `batch`: a vector for each, in order.
+Result<std::vector<std::vector<float>>> EmbedTexts(llm::Embedder& embedder,
+                                                   const std::vector<EmbeddingWork>& batch) {
   std::vector<std::string> texts;
-  texts.reserve(work.size());
-  for (const EmbeddingWork& w : work) texts.push_back(w.text);
+  texts.reserve(batch.size());
+  for (const EmbeddingWork& w : batch) texts.push_back(w.text);
   MEND_ASSIGN_OR_RETURN(std::vector<std::vector<float>> vectors, embedder.Embed(texts));
-  if (vectors.size() != work.size()) {
+  if (vectors.size() != batch.size()) {
     return InternalError("the embedder returned " + std::to_string(vectors.size()) +
-                         " vectors for " + std::to_string(work.size()) + " texts");
+                         " vectors for " + std::to_string(batch.size()) + " texts");
   }
+  return vectors;
+}
+
+// Stores the answer to `batch` in one transaction; returns how many vectors were stored (a fact
+// removed since it was listed stores nothing).
+Result<int64_t> StoreAnswer(FactStore& store, const std::string& model,
+                            const std::vector<EmbeddingWork>& batch,
+                            std::vector<std::vector<float>> vectors) {
   std::vector<FactVector> put;
-  put.reserve(work.size());
-  for (size_t i = 0; i < work.size(); ++i) {
-    put.push_back(FactVector{work[i].id, work[i].part, std::move(vectors[i]), ""});
+  put.reserve(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    put.push_back(FactVector{batch[i].id, batch[i].part, std::move(vectors[i]), ""});
   }
-  return store.PutEmbeddings(put, embedder.model_id());
+  return store.PutEmbeddings(put, model);
 }
 
 // The first items of `work` that fit one request: at most `batch`, and within `bytes` of text
@@ -58,18 +65,13 @@ struct Answer {
   int64_t retries = 0;
 };
 
-// Sends `texts` until they are answered, pausing between attempts as EmbedMissing says.
+// Sends `batch` until it is answered, pausing between attempts as EmbedMissing says.
 Answer EmbedWithRetries(llm::Embedder& embedder, Clock& clock,
-                        const std::vector<std::string>& texts, const EmbedOptions& options) {
+                        const std::vector<EmbeddingWork>& batch, const EmbedOptions& options) {
   Answer answer{std::vector<std::vector<float>>{}, 0};
   std::chrono::milliseconds pause = options.first_delay;
   for (int attempt = 1;; ++attempt) {
-    answer.vectors = embedder.Embed(texts);
-    if (answer.vectors.ok() && answer.vectors->size() != texts.size()) {
-      answer.vectors =
-          InternalError("the embedder returned " + std::to_string(answer.vectors->size()) +
-                        " vectors for " + std::to_string(texts.size()) + " texts");
-    }
+    answer.vectors = EmbedTexts(embedder, batch);
     if (answer.vectors.ok() || attempt >= options.max_attempts ||
         !IsRetryable(answer.vectors.status())) {
       return answer;
@@ -130,29 +132,21 @@ class Pipeline {
     while (flights_.size() < std::max<size_t>(1, options_.concurrency)) {
       MEND_ASSIGN_OR_RETURN(std::vector<EmbeddingWork> batch, next());
       if (batch.empty()) return OkStatus();
-      std::vector<std::string> texts;
-      texts.reserve(batch.size());
-      for (const EmbeddingWork& w : batch) texts.push_back(w.text);
       llm::Embedder& embedder = embedder_;
       Clock& clock = clock_;
       const EmbedOptions options = options_;
-      flights_.push_back(Flight{
-          std::move(batch),
-          std::async(std::launch::async, [&embedder, &clock, texts = std::move(texts), options] {
-            return EmbedWithRetries(embedder, clock, texts, options);
-          })});
+      std::future<Answer> answer =
+          std::async(std::launch::async, [&embedder, &clock, batch, options] {
+            return EmbedWithRetries(embedder, clock, batch, options);
+          });
+      flights_.push_back(Flight{std::move(batch), std::move(answer)});
     }
     return OkStatus();
   }
 
   Status Store(const std::vector<EmbeddingWork>& batch, std::vector<std::vector<float>> vectors) {
-    std::vector<FactVector> put;
-    put.reserve(batch.size());
-    for (size_t i = 0; i < batch.size(); ++i) {
-      put.push_back(FactVector{batch[i].id, batch[i].part, std::move(vectors[i]), ""});
-    }
-    // A fact removed since it was listed stores nothing; the others count.
-    MEND_ASSIGN_OR_RETURN(int64_t stored, store_.PutEmbeddings(put, embedder_.model_id()));
+    MEND_ASSIGN_OR_RETURN(int64_t stored,
+                          StoreAnswer(store_, embedder_.model_id(), batch, std::move(vectors)));
     EmbedProgress& progress = report_.progress;
     progress.texts += stored;
     progress.requests += 1;
@@ -272,7 +266,9 @@ class EmbeddingBackfill::Impl {
       MEND_ASSIGN_OR_RETURN(std::vector<EmbeddingWork> work,
                             store_->MissingEmbeddings(embedder_->model_id(), want, from));
       if (work.empty()) break;
-      MEND_ASSIGN_OR_RETURN(int64_t n, EmbedBatch(*store_, *embedder_, work));
+      MEND_ASSIGN_OR_RETURN(std::vector<std::vector<float>> vectors, EmbedTexts(*embedder_, work));
+      MEND_ASSIGN_OR_RETURN(int64_t n,
+                            StoreAnswer(*store_, embedder_->model_id(), work, std::move(vectors)));
       if (n == 0) break;  // the facts went away meanwhile
       stored += n;
       from = work.back().position;
