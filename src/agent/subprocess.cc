@@ -122,6 +122,7 @@ struct ChildSetup {
   int stdout_fd = -1;
   int stderr_fd = -1;
   PreparedLimits limits;
+  pid_t parent = 0;
 };
 
 // Makes `from` the child's descriptor `to`; dup2 onto itself would keep close-on-exec set.
@@ -136,6 +137,7 @@ bool MoveFd(int from, int to) {
   // A group of its own, so a timeout can kill everything the child started; default signal
   // dispositions (the parent's handlers mean nothing here) and an empty mask.
   setpgid(0, 0);
+  DieWithParent(setup.parent);
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) {
@@ -178,6 +180,7 @@ Result<pid_t> Spawn(const SubprocessOptions& options, ParentEnds& ends) {
   setup.stdout_fd = out.write_fd;
   setup.stderr_fd = err.write_fd >= 0 ? err.write_fd : out.write_fd;
   setup.limits = PrepareLimits(options.limits, options.timeout);
+  setup.parent = getpid();
   pid_t pid = -1;
   if (s.ok()) {
     // No signal handler may run in the child before it has reset the handlers.
@@ -327,6 +330,12 @@ PreparedLimits PrepareLimits(const ChildLimits& limits, std::chrono::millisecond
   }
   if (limits.no_core_dumps) add(RLIMIT_CORE, 0, 0);
   return prepared;
+}
+
+void DieWithParent(pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The parent may have died between fork and prctl: the child then belongs to another process.
+  if (getppid() != parent) _exit(127);
 }
 
 void ApplyPreparedLimits(const PreparedLimits& limits) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <sys/resource.h>
+#include <sys/types.h>
 
 #include <chrono>
 #include <cstddef>
@@ -46,6 +47,15 @@ struct PreparedLimits {
 PreparedLimits PrepareLimits(const ChildLimits& limits, std::chrono::milliseconds timeout);
 // Applies `limits` to the calling process; async-signal-safe (for a forked child before exec).
 void ApplyPreparedLimits(const PreparedLimits& limits);
+
+// Called in a forked child before exec (async-signal-safe): the kernel sends the child SIGKILL
+// when `parent`, the process that forked it, dies, kill -9 and crashes included, and the
+// setting passes through exec. A child whose parent is already gone exits at once with 127. So a
+// tool call interrupted with its `mend run` is not still running while `mend recover` runs that
+// call again. Processes the child starts in turn are not covered: they keep running until they
+// end or reach their CPU limit. (The signal is tied to the forking thread, which waits for the
+// child in every caller.)
+void DieWithParent(pid_t parent);
 
 // The environment every child mend starts for an agent gets (run_command, command tools, command
 // checks, improve check commands), built from `parent` (a NULL-terminated environ array):
@@ -101,7 +111,8 @@ struct SubprocessResult {
 // it is discarded) and stdin is written without blocking, so a child that floods its output or
 // never reads its input cannot stall the caller. When the timeout passes, the whole process
 // group is killed with SIGKILL and `timed_out` is set. When the child exits, its process group is
-// killed too, so background processes it left behind do not hold the pipes open.
+// killed too, so background processes it left behind do not hold the pipes open. When the calling
+// process dies first, the child gets SIGKILL (DieWithParent).
 //
 // A child that exits non-zero is a normal result. Errors: kInvalidArgument for an empty argv;
 // the errno-derived Status (kNotFound for a missing program, kPermissionDenied, ...) when the

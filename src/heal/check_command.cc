@@ -1,6 +1,7 @@
 // The default CheckCommandRunner: a minimal fork/exec with stdin fed from memory, stdout captured
 // and a deadline after which the child's process group is killed. The child gets the scrubbed
-// environment and the resource limits of agent/subprocess.h, like the agent's command tools.
+// environment and the resource limits of agent/subprocess.h, like the agent's command tools, and
+// dies with mend (agent::DieWithParent).
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -27,9 +28,10 @@ using SteadyClock = std::chrono::steady_clock;
 // Runs in the forked child: only async-signal-safe calls until exec. An exec failure is reported
 // to the parent as the errno value through `report` (close-on-exec, so success closes it).
 [[noreturn]] void ExecChild(char* const* argv, char* const* envp,
-                            const agent::PreparedLimits& limits, const char* cwd, int in, int out,
-                            int report) {
+                            const agent::PreparedLimits& limits, pid_t parent, const char* cwd,
+                            int in, int out, int report) {
   setpgid(0, 0);
+  agent::DieWithParent(parent);
   // `mend serve` blocks SIGINT and SIGTERM in every thread; the command starts with none blocked.
   sigset_t empty;
   sigemptyset(&empty);
@@ -141,8 +143,11 @@ Result<CommandRun> SubprocessRunner::Run(const std::vector<std::string>& argv,
   envp.push_back(nullptr);
   const agent::PreparedLimits limits = agent::PrepareLimits(agent::ChildLimits{}, timeout);
   SteadyClock::time_point deadline = SteadyClock::now() + timeout;
+  const pid_t parent = getpid();
   pid_t pid = fork();
-  if (pid == 0) ExecChild(args.data(), envp.data(), limits, cwd.c_str(), in[0], out[1], report[1]);
+  if (pid == 0) {
+    ExecChild(args.data(), envp.data(), limits, parent, cwd.c_str(), in[0], out[1], report[1]);
+  }
   close(in[0]);
   close(out[1]);
   close(report[1]);

@@ -19,6 +19,7 @@
 #include "mend/agent/builtin_tools.h"
 #include "mend/agent/tool_registry.h"
 #include "tests/agent/tool_test_util.h"
+#include "tests/support/orphan_watch.h"
 #include "tests/support/status_matchers.h"
 
 namespace mend::agent {
@@ -238,6 +239,22 @@ TEST_F(SubprocessIsolationTest, FileSizeLimitStopsARunawayWriter) {
   MEND_ASSERT_OK(r.status());
   EXPECT_THAT(r->stdout_data, Not(HasSubstr("exit=0")));
   EXPECT_EQ(std::filesystem::file_size(ws_.Abs("big")), 65536u);
+}
+
+// A process stands in for `mend run` and is killed with SIGKILL while its tool call runs: the
+// tool's process must die with it, or `mend recover` would run the call a second time while the
+// first still runs.
+TEST_F(SubprocessIsolationTest, AChildDiesWhenTheProcessThatStartedItIsKilled) {
+  const mend::testing::ChildFate fate = mend::testing::KillParentAndWatchChild(ws_.Abs("pid"), [&] {
+    SubprocessOptions options;
+    options.argv = {"/bin/sh", "-c", "echo $$ > pid; exec sleep 600"};
+    options.cwd = ws_.path();
+    options.timeout = std::chrono::minutes(10);
+    (void)RunSubprocess(options);
+  });
+  if (fate == mend::testing::ChildFate::kUnsupported) GTEST_SKIP() << "pidfd_open needs Linux 5.3";
+  EXPECT_EQ(fate, mend::testing::ChildFate::kEnded)
+      << "the tool's process outlived the process that started it";
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <memory>
 #include <mutex>
@@ -11,11 +12,14 @@
 #include <vector>
 
 #include "tests/heal/hook_test_support.h"
+#include "tests/support/orphan_watch.h"
 #include "tests/support/status_matchers.h"
 
 namespace mend::heal::testing {
 namespace {
 
+using ::mend::testing::ChildFate;
+using ::mend::testing::KillParentAndWatchChild;
 using ::mend::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -216,6 +220,20 @@ TEST(SubprocessRunnerTest, ChildGetsTheScrubbedEnvironmentAndLimits) {
   }
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(run->stdout_data, "[]\n0\n60\n");
+}
+
+// A check command dies with the mend process that started it, like a command tool.
+TEST(SubprocessRunnerTest, ChildDiesWhenTheProcessThatStartedItIsKilled) {
+  std::string dir = ::testing::TempDir() + "mend-check-orphan-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const ChildFate fate = KillParentAndWatchChild(dir + "/pid", [&] {
+    (void)MakeSubprocessRunner()->Run({"sh", "-c", "echo $$ > pid; exec sleep 600"}, dir, "",
+                                      std::chrono::minutes(10));
+  });
+  unlink((dir + "/pid").c_str());
+  rmdir(dir.c_str());
+  if (fate == ChildFate::kUnsupported) GTEST_SKIP() << "pidfd_open needs Linux 5.3";
+  EXPECT_EQ(fate, ChildFate::kEnded) << "the check outlived the process that started it";
 }
 
 TEST(SubprocessRunnerTest, MissingProgramIsNotFound) {
