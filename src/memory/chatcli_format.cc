@@ -234,7 +234,9 @@ Result<Fact> ParseFact(const nlohmann::json& obj, Time now, Problem& problem) {
                                                          fact.as_written.last_accessed, problem));
   MEND_ASSIGN_OR_RETURN(fact.access_count, Int64Or(obj, "access_count", 0));
   MEND_RETURN_IF_ERROR(GetOptionalDouble(obj, "score"));  // checked for its type, not kept
-  MEND_ASSIGN_OR_RETURN(fact.source, StringOr(obj, "source", "import"));
+  MEND_ASSIGN_OR_RETURN(fact.source, StringOr(obj, "source", ""));
+  // An empty source says no more than a missing one, and the export leaves it out.
+  if (fact.source.empty()) fact.source = "import";
   MEND_ASSIGN_OR_RETURN(std::string project, StringOr(obj, "source_project", ""));
   MEND_ASSIGN_OR_RETURN(fact.workspace, StringOr(obj, "workspace", project));
   MEND_ASSIGN_OR_RETURN(fact.confidence, ParseConfidence(obj, problem));

@@ -170,6 +170,24 @@ TEST(ChatcliFormatTest, ReadsAHandWrittenChatcliFile) {
   EXPECT_DOUBLE_EQ(b.confidence, 1.0);
 }
 
+// Found by chatcli_import_fuzz: an empty source was kept as it was, the export left it out, and
+// the export imported as "import", so a fact changed on export and import.
+TEST(ChatcliFormatTest, AnEmptySourceIsReadAsAMissingOneAndRoundTrips) {
+  const std::string text = R"([{"content": "Use pnpm in the monorepo", "source": "",
+                                 "source_project": "web", "confidence": 0}])";
+  Result<ChatcliImport> parsed = ParseChatcliJson(text, kNow);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->facts.size(), 1u);
+  EXPECT_EQ(parsed->facts[0].source, "import");
+
+  Result<ChatcliImport> again = ParseChatcliJson(ExportChatcliJson(parsed->facts), kNow);
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_EQ(again->facts.size(), 1u);
+  EXPECT_EQ(again->facts[0].source, "import");
+  EXPECT_EQ(again->facts[0].workspace, "web");
+  EXPECT_EQ(ExportChatcliJson(again->facts), ExportChatcliJson(parsed->facts));
+}
+
 TEST(ChatcliFormatTest, MendWorkspaceWinsOverSourceProject) {
   const std::string text =
       R"([{"content": "x", "source_project": "old", "workspace": "", "confidence": 0.5}])";

@@ -28,10 +28,11 @@ struct ChatcliImport {
 };
 
 // Parses an export. A missing id is computed with FactIdFor; missing times default to `now`; a
-// missing category is "general", a missing source "import"; confidence 0 means unset (1.0); mend's
-// "workspace" wins over chatcli's "source_project"; "episodes" become the provenance; tags are
-// normalised, and the tags, the provenance string and the times as written go to `as_written`;
-// unknown fields are ignored; invalid UTF-8 bytes are read as U+FFFD, as Go reads them.
+// missing or empty category is "general", a missing or empty source "import"; confidence 0 means
+// unset (1.0); mend's "workspace" wins over chatcli's "source_project"; "episodes" become the
+// provenance; tags are normalised, and the tags, the provenance string and the times as written go
+// to `as_written`; unknown fields are ignored; invalid UTF-8 bytes are read as U+FFFD, as Go reads
+// them.
 // The file is all or nothing when it is malformed: text that is not a JSON array, an element that
 // is not an object, a known field of the wrong JSON type or a missing content fail the whole parse
 // with kInvalidArgument naming the element and field ("fact 3: tags[1] is not a string"). A fact
