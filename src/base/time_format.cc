@@ -61,7 +61,10 @@ Result<std::int64_t> ParseFraction(std::string_view text, std::size_t& pos) {
   if (pos >= text.size() || text[pos] != '.') return std::int64_t{0};
   const std::size_t start = ++pos;
   std::int64_t ns = 0;
-  for (; pos < text.size() && IsDigit(text[pos]); ++pos) ns = ns * 10 + (text[pos] - '0');
+  for (; pos < text.size() && IsDigit(text[pos]); ++pos) {
+    // Only nine digits are ever used; more are refused below, and would overflow `ns`.
+    if (pos - start < 9) ns = ns * 10 + (text[pos] - '0');
+  }
   const std::size_t digits = pos - start;
   if (digits == 0 || digits > 9) return BadTimestamp(text, "fraction must have 1 to 9 digits");
   for (std::size_t i = digits; i < 9; ++i) ns *= 10;
