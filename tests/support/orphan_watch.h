@@ -24,7 +24,8 @@ enum class ChildFate { kEnded, kOutlived, kUnsupported, kNoChild };
 // that writes its pid into `fifo` and then keeps running (for example
 // `sh -c 'echo $$ > fifo; exec sleep 600'`), and must not return before that child ends. Once the
 // pid has arrived, the forked process is killed with SIGKILL. kEnded when the child then ends
-// within 30 s (a bound for failures, not a pause), kOutlived (and the child is killed) otherwise.
+// within 30 s (a bound for failures, not a pause), kOutlived (and the child is killed) otherwise;
+// kNoChild when no pid arrived.
 inline ChildFate KillParentAndWatchChild(const std::string& fifo,
                                          const std::function<void()>& start) {
   if (mkfifo(fifo.c_str(), 0600) != 0) return ChildFate::kNoChild;
@@ -32,6 +33,9 @@ inline ChildFate KillParentAndWatchChild(const std::string& fifo,
   if (parent < 0) return ChildFate::kNoChild;
   if (parent == 0) {
     start();
+    // `start` returned: no child reported a pid (it could not start), so the reader below gets
+    // 0 rather than waiting forever for a writer.
+    std::ofstream(fifo) << 0;
     _exit(0);
   }
   pid_t child = 0;
