@@ -11,7 +11,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
 #include <string_view>
 
 #include "agent/agent_folder_internal.h"
@@ -153,7 +152,7 @@ Status ParseRegex(const toml::table& t, const std::string& path, const std::stri
                    name + ".pattern must not be empty (it would match every output)");
   }
   if (pattern.has_value()) {
-    Result<std::regex> compiled = internal::CompilePattern(*pattern);
+    Result<Pattern> compiled = internal::CompilePattern(*pattern);
     if (!compiled.ok()) {
       return ErrorAt(
           path, KeyLine(t, "pattern"),

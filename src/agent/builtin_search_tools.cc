@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 
 #include "agent/builtin_tool_util.h"
@@ -123,18 +122,15 @@ bool LooksBinary(const std::string& content) {
 struct GrepState {
   std::size_t max_results;
   std::vector<std::string> hits;
-  std::size_t skipped_lines = 0;
   bool more = false;
 };
 
-void GrepFile(const std::regex& re, const std::string& content, const std::string& shown_path,
+void GrepFile(const Pattern& re, const std::string& content, const std::string& shown_path,
               GrepState& state) {
   std::istringstream in(content);
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
-    Result<bool> matched = internal::PatternSearch(re, line);
-    if (!matched.ok()) ++state.skipped_lines;
-    if (!matched.ok() || !*matched) continue;
+    if (!re.Search(line)) continue;
     if (state.hits.size() == state.max_results) {
       state.more = true;
       return;
@@ -149,7 +145,7 @@ Result<ToolResult> Grep(const json& args, const ToolContext& ctx) {
   Result<WorkspaceTarget> target =
       WalkWorkspace(ctx.workspace, path, PathUse::kRead, /*create_parents=*/false);
   if (!target.ok()) return ErrorResult(target.status());
-  Result<std::regex> re = internal::CompilePattern(args.value("pattern", std::string()));
+  Result<Pattern> re = internal::CompilePattern(args.value("pattern", std::string()));
   if (!re.ok()) return ErrorResult(re.status());
   GrepState state{static_cast<std::size_t>(args.value("max_results", kDefaultGrepResults)), {}};
   std::vector<fs::path> files;
@@ -180,9 +176,6 @@ Result<ToolResult> Grep(const json& args, const ToolContext& ctx) {
   if (state.more) {
     out += "[stopped after " + std::to_string(state.max_results) + " matches]\n";
   }
-  if (state.skipped_lines > 0) {
-    out += "[" + std::to_string(state.skipped_lines) + " lines too long to search]\n";
-  }
   return ToolResult::Ok(out);
 }
 
@@ -201,7 +194,8 @@ std::unique_ptr<Tool> MakeListDirTool() {
 std::unique_ptr<Tool> MakeGrepTool() {
   ToolSpec spec{"grep",
                 "Search text files under `path` (default: the whole workspace) for lines matching "
-                "an ECMAScript regular expression. Prints file:line: text.",
+                "a regular expression (ECMAScript syntax; no backreferences or lookaround). Prints "
+                "file:line: text.",
                 R"({"type":"object","properties":{
                   "pattern":{"type":"string","minLength":1},
                   "path":{"type":"string","description":"file or directory, relative"},

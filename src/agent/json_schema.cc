@@ -20,26 +20,7 @@ bool IsKnownTypeName(std::string_view name) {
          name == "number" || name == "string" || name == "integer";
 }
 
-Result<std::regex> CompilePattern(std::string_view pattern) {
-  try {
-    return std::regex(pattern.begin(), pattern.end(), std::regex::ECMAScript);
-  } catch (const std::exception& e) {
-    return InvalidArgumentError("invalid pattern " + DumpJson(std::string(pattern)) + ": " +
-                                e.what());
-  }
-}
-
-Result<bool> PatternSearch(const std::regex& re, std::string_view subject) {
-  if (subject.size() > kMaxPatternSubjectBytes) {
-    return InvalidArgumentError("string too long to check against the pattern (" +
-                                std::to_string(subject.size()) + " bytes)");
-  }
-  try {
-    return std::regex_search(subject.begin(), subject.end(), re);
-  } catch (const std::exception& e) {
-    return InvalidArgumentError(std::string("pattern could not be evaluated: ") + e.what());
-  }
-}
+Result<Pattern> CompilePattern(std::string_view pattern) { return Pattern::Compile(pattern); }
 
 }  // namespace internal
 
@@ -199,10 +180,8 @@ Status Validator::CheckString(const json& v, const json& schema, const std::stri
   }
   if (auto it = schema.find("pattern"); it != schema.end()) {
     const auto& pattern = it->get_ref<const std::string&>();
-    MEND_ASSIGN_OR_RETURN(const std::regex re, internal::CompilePattern(pattern));
-    Result<bool> matched = internal::PatternSearch(re, s);
-    if (!matched.ok()) return Fail(path, matched.status().message());
-    if (!*matched) return Fail(path, "does not match the pattern " + Quote(*it));
+    MEND_ASSIGN_OR_RETURN(const Pattern re, internal::CompilePattern(pattern));
+    if (!re.Search(s)) return Fail(path, "does not match the pattern " + Quote(*it));
   }
   return OkStatus();
 }

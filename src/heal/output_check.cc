@@ -1,12 +1,13 @@
 #include "mend/heal/output_check.h"
 
 #include <nlohmann/json.hpp>
-#include <regex>
+#include <optional>
 #include <string>
 
 #include "heal/heal_event.h"
 #include "mend/agent/json_schema.h"
 #include "mend/base/json.h"
+#include "mend/base/pattern.h"
 #include "mend/base/utf8.h"
 
 namespace mend::heal {
@@ -14,7 +15,7 @@ namespace internal {
 
 struct CompiledCheck {
   OutputCheckSpec spec;
-  std::regex pattern;
+  std::optional<Pattern> pattern;  // Set for kMustMatch and kMustNotMatch.
   nlohmann::json schema;
 };
 
@@ -30,14 +31,10 @@ Status CompileOne(CompiledCheck& check) {
   if (spec.tool.empty()) return InvalidArgumentError("no tool name (use \"*\" for every tool)");
   switch (spec.kind) {
     case Kind::kMustMatch:
-    case Kind::kMustNotMatch:
-      // std::regex reports a bad pattern only by throwing; it is converted right here.
-      try {
-        check.pattern = std::regex(spec.pattern, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        return InvalidArgumentError("pattern /" + spec.pattern + "/ does not compile: " + e.what());
-      }
+    case Kind::kMustNotMatch: {
+      MEND_ASSIGN_OR_RETURN(check.pattern, Pattern::Compile(spec.pattern));
       return OkStatus();
+    }
     case Kind::kJsonSchema: {
       MEND_ASSIGN_OR_RETURN(check.schema, ParseJson(spec.schema));
       return agent::ValidateJsonSchema(check.schema);
@@ -54,14 +51,6 @@ Status CompileOne(CompiledCheck& check) {
 
 bool AppliesTo(const OutputCheckSpec& spec, const std::string& tool) {
   return spec.tool == "*" || spec.tool == tool;
-}
-
-Result<bool> Found(const std::regex& pattern, const std::string& output) {
-  try {
-    return std::regex_search(output, pattern);
-  } catch (const std::regex_error& e) {
-    return ResourceExhaustedError(std::string("pattern search failed: ") + e.what());
-  }
 }
 
 std::string SchemaFailure(const CompiledCheck& check, const std::string& output) {
@@ -105,12 +94,12 @@ Result<std::string> OutputCheck::Evaluate(const CompiledCheck& check,
   const OutputCheckSpec& spec = check.spec;
   switch (spec.kind) {
     case Kind::kMustMatch: {
-      MEND_ASSIGN_OR_RETURN(bool found, Found(check.pattern, output));
-      return found ? "" : "output does not match /" + spec.pattern + "/";
+      if (check.pattern->Search(output)) return std::string();
+      return "output does not match /" + spec.pattern + "/";
     }
     case Kind::kMustNotMatch: {
-      MEND_ASSIGN_OR_RETURN(bool found, Found(check.pattern, output));
-      return found ? "output matches /" + spec.pattern + "/" : "";
+      if (!check.pattern->Search(output)) return std::string();
+      return "output matches /" + spec.pattern + "/";
     }
     case Kind::kJsonSchema:
       return SchemaFailure(check, output);

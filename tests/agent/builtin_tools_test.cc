@@ -143,6 +143,17 @@ TEST_F(BuiltinToolsTest, GrepBoundsResultsAndRejectsBadPatterns) {
   EXPECT_TRUE(Call("grep", R"({"pattern":"x","path":"../.."})").is_error);
 }
 
+// The model writes grep's pattern, and a tool result or file can ask it to: no pattern may hang
+// the run. Each of these takes a backtracking engine exponential time on the long line.
+TEST_F(BuiltinToolsTest, GrepSearchesLongLinesInLinearTimeWhateverThePattern) {
+  ws_.Write("long.txt", "short\n" + std::string(200000, 'a') + "\n");
+  EXPECT_EQ(Call("grep", R"({"pattern":"(a*)*b"})").content, "no matches");
+  EXPECT_EQ(Call("grep", R"({"pattern":"^(a|aa)+$"})").content.substr(0, 16), "long.txt:2: aaaa");
+  EXPECT_EQ(Call("grep", R"({"pattern":"^(a|a)*!$"})").content, "no matches");
+  EXPECT_THAT(Call("grep", R"({"pattern":"(a)\\1"})").content,
+              HasSubstr("backreferences and lookaround are not supported"));
+}
+
 TEST_F(BuiltinToolsTest, RunCommandReportsOutputAndExitCode) {
   ws_.Write("f.txt", "hello");
   ToolResult r = Call("run_command", R"({"command":"cat f.txt; echo; echo err >&2"})");

@@ -99,8 +99,22 @@ TEST(JsonSchemaTest, Pattern) {
   EXPECT_THAT(Check(R"("abc123")", R"({"pattern":"[0-9]+$"})"), IsOk());
   EXPECT_THAT(Check(R"("abc")", R"({"pattern":"^[0-9]+$"})"),
               Invalid("$: does not match the pattern"));
-  const std::string long_value = "\"" + std::string(10000, 'a') + "\"";
-  EXPECT_THAT(Check(long_value.c_str(), R"({"pattern":"(a|b)*"})"), Invalid("too long"));
+  // Long strings are checked too, in time linear in their length, whatever the pattern.
+  const std::string long_value = "\"" + std::string(100000, 'a') + "\"";
+  EXPECT_THAT(Check(long_value.c_str(), R"({"pattern":"^(a|b)*$"})"), IsOk());
+  EXPECT_THAT(Check(long_value.c_str(), R"({"pattern":"^(a*)*b$"})"),
+              Invalid("$: does not match the pattern"));
+  // The tool_args_fuzz input that ran for more than 25 s when patterns were backtracked
+  // (std::regex took `a**...*` for nested repeats); ECMAScript and RE2 both refuse `a**`.
+  const std::string fuzz_schema = R"({"type":"string","pattern":"^a(a)" + std::string(85, '*') +
+                                  R"(|b)*z+[-8446740073283798308](-[a-typez]+)*$","oexLangth":10})";
+  EXPECT_THAT(Check(R"("abaskmaxLqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqan")", fuzz_schema.c_str()),
+              Invalid("bad repetition operator"));
+  EXPECT_THAT(Check(R"("abaskmaxLqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqan")",
+                    R"({"type":"string","pattern":"^a(a*|b)*z+[-84](-[a-typez]+)*$"})"),
+              Invalid("does not match the pattern"));
+  EXPECT_THAT(Check(R"("aaaa")", R"({"pattern":"(a)\\1"})"),
+              Invalid("backreferences and lookaround are not supported"));
 }
 
 TEST(JsonSchemaTest, Combinators) {

@@ -101,6 +101,21 @@ TEST(OutputCheckTest, RegexChecksHintWhenTheyFail) {
             "output check failed: output matches /Traceback/");
 }
 
+// A tool's output is hostile input: a megabyte of it must not hang a pattern check or exhaust
+// the stack (std::regex, used before, recursed once per character and backtracked
+// exponentially on these).
+TEST(OutputCheckTest, PatternChecksTakeLinearTimeOnLongOutput) {
+  auto check = Make({Regex(Kind::kMustMatch, "^(a|aa)+$"), Regex(Kind::kMustNotMatch, "(a*)*b")});
+  ASSERT_NE(check, nullptr);
+  const std::string as(1 << 20, 'a');
+  EXPECT_EQ(Apply(*check, "t", agent::ToolResult::Ok(as)).append_hint, "");
+  EXPECT_EQ(Apply(*check, "t", agent::ToolResult::Ok(as + "b")).append_hint,
+            "output check failed: output does not match /^(a|aa)+$/\n"
+            "output check failed: output matches /(a*)*b/");
+  EXPECT_THAT(OutputCheck::Create({Regex(Kind::kMustMatch, "(?=x)")}).status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("lookaround are not supported")));
+}
+
 TEST(OutputCheckTest, ChecksApplyOnlyToTheirToolAndToSuccessfulResults) {
   OutputCheckSpec spec = Check(Kind::kMaxBytes, CheckAction::kHint, "search");
   spec.max_bytes = 4;
