@@ -16,26 +16,38 @@ bool IsHexDigit(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-// ECMAScript writes a code point as `\uXXXX`; RE2 as `\x{XXXX}`. Every other escape is copied as
-// it is, so `\\u0041` stays a backslash followed by "u0041".
+// Rewrites the two ECMAScript spellings RE2 writes otherwise: a code point `\uXXXX` becomes
+// `\x{XXXX}`, and a named group `(?<name>` becomes `(?P<name>` (outside a character class; `(?<=`
+// and `(?<!` are lookbehind and stay, to be refused). Every other escape is copied as it is, so
+// `\\u0041` stays a backslash followed by "u0041".
 std::string ToRe2Syntax(std::string_view pattern) {
   std::string out;
   out.reserve(pattern.size());
+  bool in_class = false;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != '\\' || i + 1 == pattern.size()) {
-      out += pattern[i];
+    const char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      if (pattern[i + 1] == 'u' && i + 6 <= pattern.size() && IsHexDigit(pattern[i + 2]) &&
+          IsHexDigit(pattern[i + 3]) && IsHexDigit(pattern[i + 4]) && IsHexDigit(pattern[i + 5])) {
+        out += "\\x{";
+        out.append(pattern.substr(i + 2, 4));
+        out += '}';
+        i += 5;
+      } else {
+        out.append(pattern.substr(i, 2));
+        ++i;
+      }
       continue;
     }
-    if (pattern[i + 1] == 'u' && i + 6 <= pattern.size() && IsHexDigit(pattern[i + 2]) &&
-        IsHexDigit(pattern[i + 3]) && IsHexDigit(pattern[i + 4]) && IsHexDigit(pattern[i + 5])) {
-      out += "\\x{";
-      out.append(pattern.substr(i + 2, 4));
-      out += '}';
-      i += 5;
+    if (c == '[') in_class = true;
+    if (c == ']') in_class = false;
+    if (!in_class && pattern.substr(i, 3) == "(?<" && i + 3 < pattern.size() &&
+        pattern[i + 3] != '=' && pattern[i + 3] != '!') {
+      out += "(?P<";
+      i += 2;
       continue;
     }
-    out.append(pattern.substr(i, 2));
-    ++i;
+    out += c;
   }
   return out;
 }
@@ -44,11 +56,9 @@ std::string ToRe2Syntax(std::string_view pattern) {
 std::string Hint(const re2::RE2& re) {
   const std::string& arg = re.error_arg();
   const bool backreference = re.error_code() == re2::RE2::ErrorBadEscape && arg.size() >= 2 &&
-                             arg[1] >= '1' && arg[1] <= '9';
+                             ((arg[1] >= '1' && arg[1] <= '9') || arg[1] == 'k');
   const bool lookaround =
-      re.error_code() == re2::RE2::ErrorBadPerlOp ||
-      (re.error_code() == re2::RE2::ErrorMissingParen &&
-       (arg.rfind("(?=", 0) == 0 || arg.rfind("(?!", 0) == 0 || arg.rfind("(?<", 0) == 0));
+      arg.rfind("(?=", 0) == 0 || arg.rfind("(?!", 0) == 0 || arg.rfind("(?<", 0) == 0;
   if (backreference || lookaround) {
     return " (backreferences and lookaround are not supported: patterns are matched in linear "
            "time)";

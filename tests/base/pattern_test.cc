@@ -15,6 +15,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 bool Matches(std::string_view pattern, std::string_view subject) {
   Result<Pattern> re = Pattern::Compile(pattern);
@@ -65,6 +66,14 @@ TEST(PatternTest, ReadsUnicodeEscapesAndCountsCodePoints) {
   EXPECT_TRUE(Matches("^.{4}$", "🙂ok!"));
 }
 
+TEST(PatternTest, ReadsEcmaScriptNamedGroups) {
+  EXPECT_TRUE(Matches(R"(^(?<year>\d{4})-(?<month>\d{2})$)", "2026-12"));
+  EXPECT_FALSE(Matches(R"(^(?<year>\d{4})$)", "26"));
+  // Inside a class the three characters are only characters.
+  EXPECT_TRUE(Matches("^[(?<]+$", "(?<"));
+  EXPECT_FALSE(Matches("^[(?<]+$", "(?P<"));
+}
+
 TEST(PatternTest, SubjectsThatAreNotUtf8AreSearchedWithoutHarm) {
   EXPECT_TRUE(Matches("abc",
                       "\xff"
@@ -96,6 +105,8 @@ TEST(PatternTest, BacktrackingFeaturesAreRefusedWithTheReason) {
   EXPECT_THAT(CompileError("a(?!b)"), unsupported);
   EXPECT_THAT(CompileError("(?<=a)b"), unsupported);
   EXPECT_THAT(CompileError("(?<!a)b"), unsupported);
+  EXPECT_THAT(CompileError(R"((?<y>a)\k<y>)"), unsupported);
+  EXPECT_THAT(CompileError("(?z)a"), Not(unsupported));
 }
 
 TEST(PatternTest, MalformedPatternsAreRefusedAndNamed) {
