@@ -74,11 +74,20 @@ TEST(PatternTest, ReadsEcmaScriptNamedGroups) {
   EXPECT_FALSE(Matches("^[(?<]+$", "(?P<"));
 }
 
+// The two places where RE2 reads a pattern otherwise than ECMAScript (pattern.h says so).
+TEST(PatternTest, WhitespaceIsAsciiAndDotExcludesOnlyNewline) {
+  EXPECT_TRUE(Matches(R"(^\s$)", "\t"));
+  EXPECT_FALSE(Matches(R"(\s)", "\u00a0"));
+  EXPECT_TRUE(Matches("^.$", "\r"));
+  EXPECT_FALSE(Matches("^.$", "\n"));
+}
+
 TEST(PatternTest, SubjectsThatAreNotUtf8AreSearchedWithoutHarm) {
   EXPECT_TRUE(Matches("abc",
                       "\xff"
                       "abc\xfe"));
   EXPECT_FALSE(Matches("^.$", "\xff"));
+  EXPECT_FALSE(Matches("^[^a]$", "\xff"));
   EXPECT_TRUE(Matches("^a", std::string("a\0b", 3)));
 }
 

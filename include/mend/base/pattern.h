@@ -18,11 +18,13 @@ namespace mend {
 // a backtracking engine take exponential time, costs RE2 one pass over the subject.
 //
 // The syntax is ECMAScript's (JSON Schema's `pattern`) as far as RE2 has it: classes, escapes
-// (`\d \w \s \b`), anchors, groups (also `(?:...)`), alternation and every quantifier, lazy ones
-// included. Backreferences and lookaround need backtracking and are refused when compiling, with
-// a message that says so. Patterns and subjects are read as UTF-8 (`.` is one code point); a
-// byte that is not valid UTF-8 is matched by no class. Copies share the compiled program; a
-// Pattern is immutable and safe to use from several threads.
+// (`\d \w \s \b`, `\uXXXX`), anchors, groups (also `(?:...)` and named `(?<name>...)`),
+// alternation and every quantifier, lazy ones included. Backreferences and lookaround need
+// backtracking and are refused when compiling, with a message that says so. Patterns and subjects
+// are read as UTF-8: `.` and classes take one code point; a byte that is not valid UTF-8 is matched
+// by no class, and a pattern that is not valid UTF-8 is refused. Where RE2 differs from
+// ECMAScript: `\s` is ASCII whitespace only, and `.` excludes `\n` but not `\r`, U+2028 or U+2029.
+// Copies share the compiled program; a Pattern is immutable and safe to use from several threads.
 class Pattern {
  public:
   // kInvalidArgument naming the pattern and the reason when it does not compile, or when its
