@@ -11,9 +11,9 @@
 #include <sstream>
 
 #include "agent/builtin_tool_util.h"
-#include "agent/json_schema_internal.h"
 #include "agent/workspace_path.h"
 #include "mend/base/json.h"
+#include "mend/base/pattern.h"
 #include "mend/base/utf8.h"
 
 namespace mend::agent {
@@ -145,7 +145,7 @@ Result<ToolResult> Grep(const json& args, const ToolContext& ctx) {
   Result<WorkspaceTarget> target =
       WalkWorkspace(ctx.workspace, path, PathUse::kRead, /*create_parents=*/false);
   if (!target.ok()) return ErrorResult(target.status());
-  Result<Pattern> re = internal::CompilePattern(args.value("pattern", std::string()));
+  Result<Pattern> re = Pattern::Compile(args.value("pattern", std::string()));
   if (!re.ok()) return ErrorResult(re.status());
   GrepState state{static_cast<std::size_t>(args.value("max_results", kDefaultGrepResults)), {}};
   std::vector<fs::path> files;

@@ -4,9 +4,11 @@
 #include "mend/agent/json_schema.h"
 
 #include <cmath>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "agent/json_schema_internal.h"
 #include "mend/base/json.h"
@@ -20,7 +22,23 @@ bool IsKnownTypeName(std::string_view name) {
          name == "number" || name == "string" || name == "integer";
 }
 
-Result<Pattern> CompilePattern(std::string_view pattern) { return Pattern::Compile(pattern); }
+Result<Pattern> CompilePattern(std::string_view pattern) {
+  struct Cache {
+    std::mutex mu;
+    std::unordered_map<std::string, Pattern> patterns;
+  };
+  static Cache& cache = *new Cache;  // Never destroyed: checks may run during exit.
+  const std::string key(pattern);
+  {
+    std::lock_guard<std::mutex> lock(cache.mu);
+    if (auto it = cache.patterns.find(key); it != cache.patterns.end()) return it->second;
+  }
+  MEND_ASSIGN_OR_RETURN(Pattern compiled, Pattern::Compile(pattern));
+  std::lock_guard<std::mutex> lock(cache.mu);
+  if (cache.patterns.size() >= kMaxCachedPatterns) cache.patterns.clear();
+  cache.patterns.emplace(key, compiled);
+  return compiled;
+}
 
 }  // namespace internal
 

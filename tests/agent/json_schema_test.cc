@@ -117,6 +117,20 @@ TEST(JsonSchemaTest, Pattern) {
               Invalid("backreferences and lookaround are not supported"));
 }
 
+// Compiled patterns are kept and the cache is emptied when full: every pattern still gives its
+// own answer, before, across and after the emptying.
+TEST(JsonSchemaTest, ManyDistinctPatternsEachGiveTheirOwnAnswer) {
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 600; ++i) {
+      const std::string schema = R"({"pattern":"^p)" + std::to_string(i) + R"($"})";
+      const std::string good = "\"p" + std::to_string(i) + "\"";
+      const std::string bad = "\"p" + std::to_string(i + 1) + "\"";
+      EXPECT_THAT(Check(good.c_str(), schema.c_str()), IsOk()) << i;
+      EXPECT_THAT(Check(bad.c_str(), schema.c_str()), Invalid("does not match")) << i;
+    }
+  }
+}
+
 TEST(JsonSchemaTest, Combinators) {
   const char* any = R"({"anyOf":[{"type":"string"},{"type":"integer"}]})";
   EXPECT_THAT(Check("1", any), IsOk());
