@@ -1,6 +1,7 @@
 #include "mend/base/file_system.h"
 
 #include <utility>
+#include <vector>
 
 namespace mend {
 
@@ -97,6 +98,34 @@ std::string BaseName(std::string_view path) {
   const size_t slash = path.rfind('/');
   if (slash == std::string_view::npos) return std::string(path);
   return std::string(path.substr(slash + 1));
+}
+
+std::string NormalizePath(std::string_view path) {
+  if (path.empty()) return "";
+  const bool absolute = path.front() == '/';
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    const std::string_view part = path.substr(start, end - start);
+    start = end + 1;
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (!parts.empty() && parts.back() != "..") {
+        parts.pop_back();
+        continue;
+      }
+      if (absolute) continue;  // "/.." is "/"
+    }
+    parts.push_back(part);
+  }
+  std::string out = absolute ? "/" : "";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += '/';
+    out.append(parts[i]);
+  }
+  return out.empty() ? "." : out;
 }
 
 }  // namespace mend

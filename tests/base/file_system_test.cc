@@ -38,6 +38,19 @@ TEST(PathTest, BaseName) {
   EXPECT_EQ(BaseName("/"), "/");
 }
 
+TEST(PathTest, NormalizePath) {
+  EXPECT_EQ(NormalizePath("/tmp/x/agents/notes/../../ws"), "/tmp/x/ws");
+  EXPECT_EQ(NormalizePath("/tmp/x/ws/"), "/tmp/x/ws");
+  EXPECT_EQ(NormalizePath("/tmp//x/./ws"), "/tmp/x/ws");
+  EXPECT_EQ(NormalizePath("a/./b"), "a/b");
+  EXPECT_EQ(NormalizePath("../a"), "../a");
+  EXPECT_EQ(NormalizePath("a/../../b"), "../b");
+  EXPECT_EQ(NormalizePath("/.."), "/");
+  EXPECT_EQ(NormalizePath("/"), "/");
+  EXPECT_EQ(NormalizePath("a/.."), ".");
+  EXPECT_EQ(NormalizePath(""), "");
+}
+
 // Hands out at most one byte per Read, like a pipe or a slow disk.
 class TrickleFile final : public ReadableFile {
  public:

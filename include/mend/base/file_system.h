@@ -118,6 +118,11 @@ Status WriteFileAtomically(FileSystem& fs, const std::string& path, std::string_
 std::string JoinPath(std::string_view a, std::string_view b);
 std::string DirName(std::string_view path);
 std::string BaseName(std::string_view path);
+// Purely lexical normal form: repeated slashes collapsed, "." segments dropped, each ".." removing
+// the segment before it (at the root it is dropped), no trailing slash.
+// NormalizePath("/tmp/x/agents/notes/../../ws/") → "/tmp/x/ws"; NormalizePath("a/./b") → "a/b";
+// NormalizePath("../a") → "../a"; "" stays "".
+std::string NormalizePath(std::string_view path);
 
 // The operating system's filesystem (POSIX calls). Every descriptor is opened O_CLOEXEC; EINTR is
 // retried and short writes continue. Errors come from ErrnoToStatus with the operation and the
