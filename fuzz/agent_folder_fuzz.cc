@@ -48,6 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                  fs.CreateDirs("/agent/workspace").ok(),
              "dirs");
   FUZZ_CHECK(WriteFileAtomically(fs, "/agent/agent.toml", parts[0]).ok(), "agent.toml");
+  FUZZ_CHECK(WriteFileAtomically(fs, "/agent/instructions.md", "Fix it.\n").ok(), "instructions");
   FUZZ_CHECK(WriteFileAtomically(fs, "/agent/skills/fuzz.md", parts[1]).ok(), "skill");
   if (!parts[2].empty()) {
     FUZZ_CHECK(WriteFileAtomically(fs, "/agent/tools/fuzz.toml", parts[2]).ok(), "tool");

@@ -3,6 +3,7 @@
 // and line, instead of surfacing as odd behaviour in the middle of a run.
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -11,6 +12,7 @@
 #include "agent/agent_folder_toml.h"
 #include "mend/agent/agent_spec.h"
 #include "mend/agent/builtin_tools.h"
+#include "mend/base/edit_distance.h"
 #include "mend/base/hash.h"
 
 namespace mend::agent {
@@ -38,6 +40,7 @@ const std::vector<std::string> kAgentKeys = {"name",         "description", "mod
 const std::vector<std::string> kLimitKeys = {"max_steps", "max_cost_usd", "max_wall_seconds"};
 const std::vector<std::string> kToolOptionKeys = {"timeout_seconds", "max_output_bytes"};
 constexpr int64_t kMaxOutputBytesLimit = 64 * 1024 * 1024;
+constexpr char kInstructionsFile[] = "instructions.md";
 
 Status ParseIdentity(const toml::table& table, const std::string& path, AgentSpec& spec) {
   MEND_ASSIGN_OR_RETURN(auto name, GetTomlString(table, "name", path, "name"));
@@ -146,8 +149,9 @@ Status ParseWorkspace(FileSystem& fs, const toml::table& table, const std::strin
   const int line = KeyLine(table, "workspace");
   if (workspace->empty())
     return ErrorAt(path, line, "workspace must not be empty; omit it instead");
+  // Runs record and show the workspace in normal form, not as "agents/x/../../ws".
   const std::string resolved =
-      workspace->front() == '/' ? *workspace : JoinPath(spec.dir, *workspace);
+      NormalizePath(workspace->front() == '/' ? *workspace : JoinPath(spec.dir, *workspace));
   Result<FileInfo> info = fs.Stat(resolved);
   if (!info.ok() || !info->is_directory) {
     return ErrorAt(path, line, "workspace " + resolved + " is not an existing directory");
@@ -156,10 +160,39 @@ Status ParseWorkspace(FileSystem& fs, const toml::table& table, const std::strin
   return OkStatus();
 }
 
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// " (did you mean X?)" for a file of `dir` that looks like a misspelt instructions.md: within two
+// edits of it, ignoring case, or whose name before the first dot is within two edits of
+// "instructions" (instruction.md, Instructions.md, INSTRUCTIONS.txt, instructions.markdown).
+std::string NearInstructionsFile(FileSystem& fs, const std::string& dir) {
+  Result<std::vector<std::string>> names = fs.List(dir);
+  if (!names.ok()) return "";
+  const std::string* best = nullptr;
+  size_t best_distance = 3;
+  for (const std::string& name : *names) {
+    if (name.empty() || name[0] == '.') continue;
+    const std::string lower = Lower(name);
+    size_t d = EditDistance(lower, kInstructionsFile);
+    d = std::min(d, EditDistance(lower.substr(0, lower.find('.')), "instructions"));
+    if (d < best_distance) best = &name, best_distance = d;
+  }
+  return best == nullptr ? "" : " (did you mean " + *best + "?)";
+}
+
+// instructions.md is the agent's system prompt. A folder without one is refused like a folder
+// without agent.toml: a renamed or misspelt file would otherwise run the agent with no prompt.
 Result<std::string> LoadInstructions(FileSystem& fs, const std::string& dir) {
-  const std::string path = JoinPath(dir, "instructions.md");
+  const std::string path = JoinPath(dir, kInstructionsFile);
   Result<FileInfo> info = fs.Stat(path);
-  if (!info.ok() && info.status().code() == StatusCode::kNotFound) return std::string();
+  if (!info.ok() && info.status().code() == StatusCode::kNotFound) {
+    return NotFoundError(path + ": missing; an agent folder needs " + kInstructionsFile +
+                         ", the agent's system prompt" + NearInstructionsFile(fs, dir));
+  }
   return ReadTextFile(fs, path);
 }
 
@@ -179,9 +212,7 @@ Status CheckFolder(FileSystem& fs, const std::string& dir, const std::string& to
   return OkStatus();
 }
 
-}  // namespace
-
-Result<AgentSpec> LoadAgentFolder(FileSystem& fs, const std::string& dir) {
+Result<AgentSpec> LoadFolder(FileSystem& fs, const std::string& dir) {
   const std::string path = JoinPath(dir, "agent.toml");
   MEND_RETURN_IF_ERROR(CheckFolder(fs, dir, path));
   MEND_ASSIGN_OR_RETURN(std::string text, ReadTextFile(fs, path));
@@ -201,6 +232,16 @@ Result<AgentSpec> LoadAgentFolder(FileSystem& fs, const std::string& dir) {
   MEND_ASSIGN_OR_RETURN(spec.instructions, LoadInstructions(fs, dir));
   MEND_ASSIGN_OR_RETURN(spec.skills, folder_internal::LoadSkills(fs, dir));
   return spec;
+}
+
+}  // namespace
+
+Result<AgentSpec> LoadAgentFolder(FileSystem& fs, const std::string& dir) {
+  Result<AgentSpec> spec = LoadFolder(fs, dir);
+  if (spec.ok()) return spec;
+  const StatusCode code = spec.status().code();
+  if (code != StatusCode::kInvalidArgument && code != StatusCode::kNotFound) return spec;
+  return spec.status().WithDetailCode(kAgentFolderInvalidDetail);
 }
 
 }  // namespace mend::agent

@@ -17,6 +17,7 @@
 #include "agent/agent_folder_toml.h"
 #include "agent/json_schema_internal.h"
 #include "mend/agent/builtin_tools.h"
+#include "mend/agent/command_vars.h"
 #include "mend/agent/json_schema.h"
 #include "mend/base/json.h"
 
@@ -182,7 +183,16 @@ Status ParseSchema(const toml::table& t, const std::string& path, const std::str
 Status ParseCommandCheck(const toml::table& t, const std::string& path, const std::string& name,
                          CheckSpec& check) {
   MEND_ASSIGN_OR_RETURN(auto argv, GetTomlArgv(t, "command", path, name + ".command"));
-  if (argv.has_value()) check.command = std::move(*argv);
+  if (argv.has_value()) {
+    for (size_t i = 0; i < argv->size(); ++i) {
+      if (Status vars = CheckCommandVariables((*argv)[i]); !vars.ok()) {
+        return ErrorAt(
+            path, KeyLine(t, "command"),
+            name + ".command[" + std::to_string(i) + "]: " + std::string(vars.message()));
+      }
+    }
+    check.command = std::move(*argv);
+  }
   MEND_ASSIGN_OR_RETURN(auto timeout,
                         GetTomlInt(t, "timeout_seconds", path, name + ".timeout_seconds", 1,
                                    kMaxCheckTimeoutSeconds));

@@ -8,6 +8,7 @@
 #include "agent/agent_folder_internal.h"
 #include "agent/agent_folder_toml.h"
 #include "mend/agent/builtin_tools.h"
+#include "mend/agent/command_vars.h"
 #include "mend/base/json.h"
 
 namespace mend::agent::folder_internal {
@@ -23,6 +24,12 @@ const std::vector<std::string>& ToolFileKeys() {
 Result<std::vector<std::string>> ParseCommand(const toml::table& table, const std::string& path) {
   MEND_ASSIGN_OR_RETURN(auto argv, GetTomlArgv(table, "command", path, "command"));
   if (!argv.has_value()) return ErrorAt(path, 1, "missing required key command");
+  for (size_t i = 0; i < argv->size(); ++i) {
+    if (Status vars = CheckCommandVariables((*argv)[i]); !vars.ok()) {
+      return ErrorAt(path, KeyLine(table, "command"),
+                     "command[" + std::to_string(i) + "]: " + std::string(vars.message()));
+    }
+  }
   return std::move(*argv);
 }
 

@@ -8,6 +8,7 @@
 #include "agent/held_run.h"
 #include "agent/message_codec.h"
 #include "agent/run_trace.h"
+#include "mend/base/file_system.h"
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
 #include "mend/obs/events.h"
@@ -38,16 +39,15 @@ store::RunUpdate RunningUpdate() {
   return update;
 }
 
-// The person answered: the wait ends, and the time spent waiting does not count against the
-// wall-time limit.
-void ClearWait(RunState& state, Time now) {
-  if (now > state.waiting_since) state.started_at += now - state.waiting_since;
+// The person answered: the wait ends. The time spent waiting is not in the run's active time
+// (the attempt that asked ended when it started waiting).
+void ClearWait(RunState& state) {
   state.waiting.clear();
   state.question.clear();
 }
 
 // Records the person's `result` for the call the run waits on.
-Status ResolveWaitingCall(ActiveRun& run, StepLoop& loop, Time now, ToolResult result) {
+Status ResolveWaitingCall(ActiveRun& run, StepLoop& loop, ToolResult result) {
   std::string call_id = run.state.waiting_call_id;
   auto& pending = run.state.pending;
   auto it = std::find_if(pending.begin(), pending.end(),
@@ -58,7 +58,7 @@ Status ResolveWaitingCall(ActiveRun& run, StepLoop& loop, Time now, ToolResult r
   }
   std::string tool = it->name;
   pending.erase(it);
-  ClearWait(run.state, now);
+  ClearWait(run.state);
   run.state.waiting_call_id.clear();
   return loop.Checkpoint(
       {llm::Message::ToolResult(call_id, tool, std::move(result.content), result.is_error)},
@@ -119,9 +119,9 @@ std::string AgentImpl::NewRunId() {
 }
 
 std::string AgentImpl::NewRunWorkspace() const {
-  if (!options_.workspace.empty()) return options_.workspace;
-  if (!spec_.workspace.empty()) return spec_.workspace;
-  return options_.caller_dir;
+  if (!options_.workspace.empty()) return NormalizePath(options_.workspace);
+  if (!spec_.workspace.empty()) return NormalizePath(spec_.workspace);
+  return NormalizePath(options_.caller_dir);
 }
 
 RunInfo AgentImpl::MakeInfo(const std::string& run_id, const std::string& task,
@@ -401,28 +401,26 @@ Result<RunResult> AgentImpl::ContinueWaiting(const std::string& run_id, std::str
 }
 
 Result<RunResult> AgentImpl::Approve(const std::string& run_id) {
-  return ContinueWaiting(run_id, "approval", "approve", [this](ActiveRun& run, StepLoop& loop) {
+  return ContinueWaiting(run_id, "approval", "approve", [](ActiveRun& run, StepLoop& loop) {
     run.state.approved_call_id = run.state.waiting_call_id;
     run.state.waiting_call_id.clear();
-    ClearWait(run.state, options_.env.clock->Now());
+    ClearWait(run.state);
     return loop.Checkpoint({}, RunningUpdate());
   });
 }
 
 Result<RunResult> AgentImpl::Deny(const std::string& run_id, const std::string& reason) {
-  return ContinueWaiting(
-      run_id, "approval", "deny", [this, &reason](ActiveRun& run, StepLoop& loop) {
-        std::string text = "denied by a person";
-        if (!reason.empty()) text += ": " + reason;
-        return ResolveWaitingCall(run, loop, options_.env.clock->Now(), ToolResult::Error(text));
-      });
+  return ContinueWaiting(run_id, "approval", "deny", [&reason](ActiveRun& run, StepLoop& loop) {
+    std::string text = "denied by a person";
+    if (!reason.empty()) text += ": " + reason;
+    return ResolveWaitingCall(run, loop, ToolResult::Error(text));
+  });
 }
 
 Result<RunResult> AgentImpl::Answer(const std::string& run_id, const std::string& answer) {
-  return ContinueWaiting(
-      run_id, "question", "answer", [this, &answer](ActiveRun& run, StepLoop& loop) {
-        return ResolveWaitingCall(run, loop, options_.env.clock->Now(), ToolResult::Ok(answer));
-      });
+  return ContinueWaiting(run_id, "question", "answer", [&answer](ActiveRun& run, StepLoop& loop) {
+    return ResolveWaitingCall(run, loop, ToolResult::Ok(answer));
+  });
 }
 
 Result<std::vector<store::RunRecord>> AgentImpl::Pending() {

@@ -1,11 +1,15 @@
 #include "agent/command_tool.h"
 
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 #include "agent/builtin_tool_util.h"
 #include "agent/subprocess.h"
 #include "agent/tool_output.h"
 #include "agent/workspace_path.h"
+#include "mend/agent/command_vars.h"
+#include "mend/base/file_system.h"
 
 namespace mend::agent {
 namespace {
@@ -27,11 +31,7 @@ class CommandTool final : public Tool {
     Result<std::string> workspace = ResolveInWorkspace(ctx.workspace, "", PathUse::kRead);
     if (!workspace.ok()) return ErrorResult(workspace.status());
     SubprocessOptions options;
-    options.argv = spec_.command;
-    std::string& program = options.argv[0];
-    if (program.find('/') != std::string::npos && program.front() != '/') {
-      program = agent_dir_ + "/" + program;
-    }
+    options.argv = ExpandCommand(spec_.command, agent_dir_, *workspace);
     options.cwd = *workspace;
     options.stdin_data = std::string(arguments_json);
     options.timeout = spec_.timeout.value_or(ctx.timeout);
@@ -46,12 +46,34 @@ class CommandTool final : public Tool {
       result.content +=
           "\nstderr:\n" + CapOutput(r->stderr_data, kMaxStderrExcerpt, r->stderr_total);
     }
+    if (result.is_error) result.content += AgentFileHint(*workspace);
     if (!result.is_error)
       result.content = CapOutput(r->stdout_data, options.max_output_bytes, r->stdout_total);
     return result;
   }
 
  private:
+  // Commands run in the workspace, so an argument naming a file of the agent folder
+  // ("tools/wc.sh") does not find it there. When a call failed and such an argument names a file
+  // in the agent folder but not in the workspace, the result says how to write it.
+  std::string AgentFileHint(const std::string& workspace) const {
+    for (size_t i = 1; i < spec_.command.size(); ++i) {
+      const std::string& arg = spec_.command[i];
+      if (arg.empty() || arg.front() == '/' || arg.front() == '-' ||
+          arg.find("${") != std::string::npos) {
+        continue;
+      }
+      std::error_code error;
+      if (!std::filesystem::is_regular_file(JoinPath(agent_dir_, arg), error)) continue;
+      if (std::filesystem::exists(JoinPath(workspace, arg), error)) continue;
+      const std::string file =
+          spec_.path.empty() ? "tools/" + spec_.spec.name + ".toml" : spec_.path;
+      return "\n(" + arg + " is a file of the agent folder, and commands run in the workspace: " +
+             "write ${AGENT_DIR}/" + arg + " in " + file + ")";
+    }
+    return "";
+  }
+
   CommandToolSpec spec_;
   std::string agent_dir_;
 };

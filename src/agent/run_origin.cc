@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "agent/run_tools.h"
+#include "mend/base/file_system.h"
 #include "mend/base/hash.h"
 #include "mend/base/json.h"
 
@@ -89,7 +90,8 @@ Result<RunOrigin> ParseOriginFields(const json& j) {
   origin.trace_id = trace_id.value_or("");
   origin.trace_root_span_id = root_span_id.value_or("");
   origin.kind = kind.value_or("");
-  origin.workspace = workspace.value_or("");
+  // Runs recorded before workspaces were normalised are shown and resumed in normal form too.
+  origin.workspace = NormalizePath(workspace.value_or(""));
   origin.shadow = shadow.value_or(false);
   if (prefix.has_value() && *prefix >= 0) origin.prompt_prefix_bytes = static_cast<size_t>(*prefix);
   MEND_ASSIGN_OR_RETURN(auto model, GetOptionalObject(j, "model"));
@@ -225,6 +227,24 @@ Result<std::string> WriteRunOrigin(std::string_view metadata, const RunOrigin& o
   }
   if (!origin.trace_id.empty()) j["trace_id"] = origin.trace_id;
   if (!origin.trace_root_span_id.empty()) j["trace_root_span_id"] = origin.trace_root_span_id;
+  return DumpJson(j);
+}
+
+std::optional<int64_t> RecordedSteps(std::string_view metadata) {
+  if (metadata.empty()) return std::nullopt;
+  Result<json> parsed = ParseJson(metadata);
+  if (!parsed.ok() || !parsed->is_object()) return std::nullopt;
+  auto it = parsed->find("steps");
+  if (it == parsed->end() || !it->is_number_integer() || it->get<int64_t>() < 0) {
+    return std::nullopt;
+  }
+  return it->get<int64_t>();
+}
+
+Result<std::string> WriteRecordedSteps(std::string_view metadata, int64_t steps,
+                                       std::string_view run_id) {
+  MEND_ASSIGN_OR_RETURN(json j, ParseObject(metadata, run_id));
+  j["steps"] = steps;
   return DumpJson(j);
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "mend/agent/agent_spec.h"
 #include "mend/app/runtime.h"
 #include "mend/base/json.h"
 
@@ -94,7 +95,11 @@ Result<std::unique_ptr<app::Runtime>> OpenCliRuntime(const CliContext& ctx,
   env.fs = &ctx.fs;
   app::RuntimeOptions options;
   options.holder_prefix = holder_prefix;
-  return app::OpenRuntime(config, env, std::move(options));
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime,
+                        app::OpenRuntime(config, env, std::move(options)));
+  std::ostream* err = &ctx.err;
+  runtime->warn = [err](const std::string& line) { *err << "mend: " << OneLine(line) << "\n"; };
+  return runtime;
 }
 
 Status UsageError(const Status& status) { return status.WithDetailCode(kUsageDetail); }
@@ -104,7 +109,11 @@ Status UsageError(std::string_view message) { return UsageError(InvalidArgumentE
 int ExitCodeFor(const Status& status) {
   if (status.ok()) return 0;
   const std::string_view detail = status.detail_code();
-  if (detail == kUsageDetail || detail == kConfigDetail) return 2;
+  // Input the user must fix: how mend was invoked, its configuration, or an agent folder.
+  if (detail == kUsageDetail || detail == kConfigDetail ||
+      detail == agent::kAgentFolderInvalidDetail) {
+    return 2;
+  }
   return 1;
 }
 

@@ -92,7 +92,8 @@ std::unique_ptr<app::RetentionLoop> StartRetention(app::Runtime& runtime, std::o
 Status UsageError(const Status& status);
 Status UsageError(std::string_view message);
 
-// 0 for OK, 2 for a usage error, 1 otherwise. The one place that maps Status to an exit code.
+// 0 for OK, 2 for input the user must fix (a usage error, invalid configuration, an invalid agent
+// folder), 1 otherwise. The one place that maps Status to an exit code.
 int ExitCodeFor(const Status& status);
 
 // Writes "mend: <message>" to ctx.err (with a hint to run 'mend --help' for usage errors) and,

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "heal/heal_event.h"
+#include "mend/agent/command_vars.h"
 #include "mend/agent/json_schema.h"
 #include "mend/base/json.h"
 #include "mend/base/pattern.h"
@@ -109,8 +110,11 @@ Result<std::string> OutputCheck::Evaluate(const CompiledCheck& check,
              std::to_string(spec.max_bytes);
     case Kind::kCommand: {
       std::string cwd = call.run == nullptr ? "" : call.run->workspace;
+      const std::string agent_dir =
+          call.run == nullptr || call.run->agent == nullptr ? "" : call.run->agent->dir;
       MEND_ASSIGN_OR_RETURN(CommandRun run,
-                            options_.runner->Run(spec.command, cwd, output, spec.timeout));
+                            options_.runner->Run(agent::ExpandCommand(spec.command, agent_dir, cwd),
+                                                 cwd, output, spec.timeout));
       command_stdout = std::string(Trim(run.stdout_data));
       if (run.timed_out) {
         return "check command " + spec.command[0] + " timed out after " +

@@ -27,6 +27,7 @@ constexpr char kBase[] = "name = \"x\"\ntools = [\"read_file\", \"write_file\", 
 
 class AgentFolderChecksTest : public ::testing::Test {
  protected:
+  void SetUp() override { Write("instructions.md", ""); }
   void Write(const std::string& rel_path, const std::string& text) {
     const std::string path = JoinPath(kDir, rel_path);
     ASSERT_TRUE(fs_.CreateDirs(DirName(path)).ok());

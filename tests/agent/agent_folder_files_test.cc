@@ -22,7 +22,10 @@ constexpr char kDir[] = "agents/x";
 
 class AgentFolderFilesTest : public ::testing::Test {
  protected:
-  void SetUp() override { Write("agent.toml", "name = \"x\"\ntools = [\"read_file\"]\n"); }
+  void SetUp() override {
+    Write("agent.toml", "name = \"x\"\ntools = [\"read_file\"]\n");
+    Write("instructions.md", "You help.\n");
+  }
   void Write(const std::string& rel_path, const std::string& text) {
     const std::string path = JoinPath(kDir, rel_path);
     ASSERT_TRUE(fs_.CreateDirs(DirName(path)).ok());
@@ -47,6 +50,48 @@ class AgentFolderFilesTest : public ::testing::Test {
 };
 
 constexpr char kTool[] = "name = \"check\"\ndescription = \"d\"\ncommand = [\"sh\"]\n";
+
+TEST_F(AgentFolderFilesTest, AMissingInstructionsFileIsAnError) {
+  ASSERT_TRUE(fs_.Unlink(JoinPath(kDir, "instructions.md")).ok());
+  Result<AgentSpec> spec = LoadAgentFolder(fs_, kDir);
+  EXPECT_THAT(spec, StatusIs(StatusCode::kNotFound,
+                             Eq("agents/x/instructions.md: missing; an agent folder needs "
+                                "instructions.md, the agent's system prompt")));
+  EXPECT_EQ(spec.status().detail_code(), kAgentFolderInvalidDetail);
+}
+
+TEST_F(AgentFolderFilesTest, AMisnamedInstructionsFileIsNamedInTheError) {
+  ASSERT_TRUE(fs_.Unlink(JoinPath(kDir, "instructions.md")).ok());
+  for (const std::string name :
+       {"instruction.md", "Instructions.md", "INSTRUCTIONS.md", "instructions.txt"}) {
+    SCOPED_TRACE(name);
+    Write(name, "You help.\n");
+    Result<AgentSpec> spec = LoadAgentFolder(fs_, kDir);
+    EXPECT_THAT(spec, StatusIs(StatusCode::kNotFound,
+                               HasSubstr("instructions.md: missing; an agent folder needs "
+                                         "instructions.md, the agent's system prompt (did you "
+                                         "mean " +
+                                         name + "?)")));
+    ASSERT_TRUE(fs_.Unlink(JoinPath(kDir, name)).ok());
+  }
+}
+
+TEST_F(AgentFolderFilesTest, AnEmptyInstructionsFileIsAllowed) {
+  Write("instructions.md", "");
+  Result<AgentSpec> spec = LoadAgentFolder(fs_, kDir);
+  MEND_ASSERT_OK(spec);
+  EXPECT_EQ(spec->instructions, "");
+}
+
+TEST_F(AgentFolderFilesTest, CommandVariablesAreChecked) {
+  EXPECT_THAT(ToolError("name = \"check\"\ndescription = \"d\"\n"
+                        "command = [\"sh\", \"${AGENTDIR}/tools/wc.sh\"]\n"),
+              Eq("agents/x/tools/t.toml:3: command[1]: unknown variable ${AGENTDIR} (did you mean "
+                 "${AGENT_DIR}?); commands may use ${AGENT_DIR} and ${WORKSPACE}"));
+  EXPECT_THAT(
+      ToolError("name = \"check\"\ndescription = \"d\"\ncommand = [\"sh\", \"${WORKSPACE\"]\n"),
+      HasSubstr("command[1]: unterminated ${ in \"${WORKSPACE\""));
+}
 
 TEST_F(AgentFolderFilesTest, InstructionsMustBeUtf8) {
   Write("instructions.md", "line one\nbad \xff byte\n");

@@ -21,6 +21,7 @@ constexpr char kMinimal[] = "name = \"x\"\ntools = [\"read_file\", \"list_dir\"]
 
 class AgentFolderTest : public ::testing::Test {
  protected:
+  void SetUp() override { Write("instructions.md", ""); }
   void Write(const std::string& rel_path, const std::string& text) {
     const std::string path = JoinPath(kDir, rel_path);
     ASSERT_TRUE(fs_.CreateDirs(DirName(path)).ok());
@@ -110,7 +111,24 @@ TEST_F(AgentFolderTest, AbsoluteWorkspaceIsKept) {
 }
 
 TEST_F(AgentFolderTest, MissingFolderIsNotFound) {
-  EXPECT_THAT(Load(), StatusIs(StatusCode::kNotFound, HasSubstr("agents/x")));
+  Result<AgentSpec> spec = LoadAgentFolder(fs_, "agents/none");
+  EXPECT_THAT(spec, StatusIs(StatusCode::kNotFound, HasSubstr("agents/none")));
+  EXPECT_EQ(spec.status().detail_code(), kAgentFolderInvalidDetail);
+}
+
+TEST_F(AgentFolderTest, ErrorsAboutTheFolderCarryTheirDetailCode) {
+  Write("agent.toml", "name = \"x\"\ntools = [\"nope\"]\n");
+  Result<AgentSpec> spec = Load();
+  EXPECT_THAT(spec, StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_EQ(spec.status().detail_code(), kAgentFolderInvalidDetail);
+}
+
+TEST_F(AgentFolderTest, ARelativeWorkspaceIsRecordedInNormalForm) {
+  ASSERT_TRUE(fs_.CreateDirs("ws").ok());
+  Write("agent.toml", std::string(kMinimal) + "workspace = \"../../ws/\"\n");
+  Result<AgentSpec> spec = Load();
+  MEND_ASSERT_OK(spec);
+  EXPECT_EQ(spec->workspace, "ws");
 }
 
 TEST_F(AgentFolderTest, MissingAgentTomlIsNotFound) {

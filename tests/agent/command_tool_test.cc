@@ -59,6 +59,24 @@ TEST_F(CommandToolTest, RelativeScriptRunsFromTheAgentFolderInTheWorkspace) {
   EXPECT_EQ(Call(R"({"text":"x"})").content, ws_.path() + "\n");
 }
 
+TEST_F(CommandToolTest, AgentDirAndWorkspaceAreReplacedInEveryArgument) {
+  agent_dir_.Write("tools/wc.sh", "cat >/dev/null; echo \"$1 $(pwd -P)\"\n");
+  Add({"/bin/sh", "${AGENT_DIR}/tools/wc.sh", "ws=${WORKSPACE}"});
+  const ToolResult r = Call(R"({"text":"x"})");
+  EXPECT_FALSE(r.is_error) << r.content;
+  EXPECT_EQ(r.content, "ws=" + ws_.path() + " " + ws_.path() + "\n");
+}
+
+TEST_F(CommandToolTest, AFailingCallSaysWhenAnArgumentIsAFileOfTheAgentFolder) {
+  agent_dir_.Write("tools/wc.sh", "wc -c\n");
+  Add({"/bin/sh", "tools/wc.sh"});
+  const ToolResult r = Call(R"({"text":"x"})");
+  EXPECT_TRUE(r.is_error);
+  EXPECT_THAT(r.content, HasSubstr("(tools/wc.sh is a file of the agent folder, and commands run "
+                                   "in the workspace: write ${AGENT_DIR}/tools/wc.sh in "
+                                   "tools/ext.toml)"));
+}
+
 TEST_F(CommandToolTest, NonZeroExitIsAnErrorWithStderr) {
   Script("fail.sh", "echo partial; echo 'bad input' >&2; exit 2\n");
   Add({"./fail.sh"});

@@ -34,6 +34,7 @@ class ChecksE2eTest : public ::testing::Test {
     std::filesystem::create_directories(dir_->File("agent/ws"), error);
     ASSERT_FALSE(error) << error.message();
     MEND_ASSERT_OK(dir_->WriteFile("agent/ws/notes.txt", kNotes));
+    MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Read the notes.\n"));
   }
 
   // Runs `mend run` on the agent folder with the scripted model `script` and `flags`; the run's

@@ -156,6 +156,7 @@ TEST_F(MendBinaryTest, RunWithoutATaskIsAUsageError) {
 TEST_F(MendBinaryTest, RunThenPendingThenResumeWithTheScriptedProvider) {
   ASSERT_TRUE(std::filesystem::create_directories(home_->File("agent")));
   MEND_ASSERT_OK(home_->WriteFile("agent/agent.toml", "name = \"e2e\"\ntools = []\n"));
+  MEND_ASSERT_OK(home_->WriteFile("agent/instructions.md", "Do the task.\n"));
   const std::string agent = home_->File("agent");
   MEND_ASSERT_OK(home_->WriteFile(
       "script.json", R"([{"error": {"code": "unavailable", "message": "upstream down"}}])"));

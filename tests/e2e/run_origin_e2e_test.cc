@@ -56,6 +56,7 @@ class RunOriginE2eTest : public ::testing::Test {
     std::filesystem::create_directories(dir_->File("elsewhere"), error);
     MEND_ASSERT_OK(dir_->WriteFile("agent/agent.toml",
                                    "name = \"x\"\ntools = [\"read_file\", \"list_dir\"]\n"));
+    MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Answer from the notes.\n"));
     MEND_ASSERT_OK(dir_->WriteFile("project/notes.txt", kNotes));
     // No lessons: a failed run's lesson request would take a response of the server's script.
     env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), std::string("MEND_API_KEY=") + kKey,

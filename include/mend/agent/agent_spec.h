@@ -102,11 +102,17 @@ struct AgentSpec {
   std::string agent_toml_sha256;
 };
 
+// The detail code of every LoadAgentFolder error about the folder's contents: the user must fix
+// the folder (the CLI exits 2 for it, like for invalid configuration).
+inline constexpr std::string_view kAgentFolderInvalidDetail = "MEND_AGENT_FOLDER_INVALID";
+
 // Loads and validates an agent folder through `fs` (the format is docs/agent_folder.md). Errors
-// are kInvalidArgument (kNotFound for a missing folder or agent.toml) whose message names the
-// file, the line when known, and what is wrong:
+// are kInvalidArgument (kNotFound for a missing folder, agent.toml or instructions.md) with
+// detail code kAgentFolderInvalidDetail, whose message names the file, the line when known, and
+// what is wrong:
 // "agents/x/agent.toml:4: limits.max_steps must be an integer between 1 and 10000, got -3".
-// Failures to read an existing file keep the filesystem's code. Thread-safe if `fs` is.
+// Failures to read an existing file keep the filesystem's code and no detail code. Thread-safe if
+// `fs` is.
 Result<AgentSpec> LoadAgentFolder(FileSystem& fs, const std::string& dir);
 
 }  // namespace mend::agent
