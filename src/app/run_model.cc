@@ -80,9 +80,46 @@ Status CheckRunModel(const Runtime& runtime, const agent::RunModel& model) {
                        "MEND_PROVIDER, or `name` under [provider] in config.toml)");
 }
 
+namespace {
+
+// Whether `url` names this machine (localhost, 127.x.x.x, [::1]).
+bool IsLoopbackUrl(std::string_view url) {
+  const size_t scheme = url.find("://");
+  if (scheme != std::string_view::npos) url.remove_prefix(scheme + 3);
+  url = url.substr(0, url.find_first_of("/?#"));
+  if (const size_t at = url.rfind('@'); at != std::string_view::npos) url.remove_prefix(at + 1);
+  std::string_view host = url;
+  if (!host.empty() && host.front() == '[') {
+    const size_t close = host.find(']');
+    host = host.substr(1, close == std::string_view::npos ? close : close - 1);
+  } else if (const size_t colon = host.rfind(':'); colon != std::string_view::npos) {
+    host = host.substr(0, colon);
+  }
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+void WarnWithoutApiKey(Runtime& runtime, const agent::RunModel& model) {
+  if (!runtime.warn || !runtime.config.GetString("provider.api_key").empty()) return;
+  if (model.provider != "openai" && model.provider != "anthropic") return;
+  // A server on this machine (Ollama, vLLM, llama.cpp) usually needs no key; a hosted one does.
+  if (!model.base_url.empty() && IsLoopbackUrl(model.base_url)) return;
+  {
+    std::lock_guard<std::mutex> lock(runtime.run_providers_mu);
+    if (!runtime.warned_endpoints.insert(model.provider + "\n" + model.base_url).second) return;
+  }
+  const std::string where = model.base_url.empty() ? "its public endpoint" : model.base_url;
+  const std::string variable = model.provider == "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
+  runtime.warn("warning: no API key is configured for provider " + model.provider + " at " + where +
+               "; requests go out without one. Set MEND_API_KEY (or " + variable +
+               "), or `api_key` under [provider] in config.toml");
+}
+
+}  // namespace
+
 Result<llm::LlmProvider*> ProviderFor(Runtime& runtime, const agent::RunModel& model) {
   if (runtime.deferred == nullptr) return runtime.provider.get();
   MEND_RETURN_IF_ERROR(CheckRunModel(runtime, model));
+  WarnWithoutApiKey(runtime, model);
   const Config& config = runtime.config;
   if (model.provider == config.GetString("provider.name") &&
       model.base_url == config.GetString("provider.base_url") &&

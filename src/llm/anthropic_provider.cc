@@ -158,7 +158,11 @@ Result<Completion> AnthropicProvider::CompleteUnguarded(const CompletionRequest&
   MEND_ASSIGN_OR_RETURN(
       HttpResponse response,
       http_.PostJson(EndpointUrl(config_.base_url, "/v1/messages"), headers, body, request.cancel));
-  return ParseAnthropicResponse(response, model, *config_.prices, NowOf(config_.clock));
+  Result<Completion> completion =
+      ParseAnthropicResponse(response, model, *config_.prices, NowOf(config_.clock));
+  if (completion.ok()) return completion;
+  return WithApiKeyHint(completion.status(), "ANTHROPIC_API_KEY",
+                        config_.api_key.empty() ? KeySent::kNo : KeySent::kYes);
 }
 
 }  // namespace mend::llm

@@ -176,11 +176,24 @@ Status RedactSecret(const Status& s, std::string_view secret) {
     message.replace(pos, secret.size(), "[redacted]");
     pos = message.find(secret, pos + 10);
   }
+  return WithMessage(s, message);
+}
+
+Status WithMessage(const Status& s, std::string_view message) {
   Status out(s.code(), message);
   if (!s.detail_code().empty()) out = out.WithDetailCode(s.detail_code());
   if (auto delay = s.retry_after()) out = out.WithRetryAfter(*delay);
   if (auto c = s.class_override()) out = out.WithClass(*c);
   return out;
+}
+
+Status WithApiKeyHint(const Status& s, std::string_view key_variable, KeySent sent) {
+  if (s.code() != StatusCode::kUnauthenticated) return s;
+  const std::string variables = "MEND_API_KEY (or " + std::string(key_variable) + ")";
+  std::string message(s.message());
+  message += sent == KeySent::kNo ? "; no API key was sent: set " + variables
+                                  : "; the API key was refused: check " + variables;
+  return WithMessage(s, message);
 }
 
 }  // namespace mend::llm

@@ -39,4 +39,15 @@ namespace mend::llm {
 // because a server or proxy may echo request headers back in an error body.
 Status RedactSecret(const Status& s, std::string_view secret);
 
+// `s` with `message` in place of its message, keeping code, detail code, retry-after and class.
+Status WithMessage(const Status& s, std::string_view message);
+
+// Whether a request carried an API key.
+enum class KeySent { kNo, kYes };
+
+// A 401 (kUnauthenticated) says which variable holds the key: "...; no API key was sent: set
+// MEND_API_KEY (or OPENAI_API_KEY)" or "...; the API key was refused: check MEND_API_KEY (or
+// OPENAI_API_KEY)". Other errors are returned as they are.
+Status WithApiKeyHint(const Status& s, std::string_view key_variable, KeySent sent);
+
 }  // namespace mend::llm

@@ -164,7 +164,11 @@ Result<Completion> OpenAiProvider::CompleteUnguarded(const CompletionRequest& re
   MEND_ASSIGN_OR_RETURN(HttpResponse response,
                         http_.PostJson(EndpointUrl(config_.base_url, "/v1/chat/completions"),
                                        headers, body, request.cancel));
-  return ParseOpenAiResponse(response, model, *config_.prices, NowOf(config_.clock));
+  Result<Completion> completion =
+      ParseOpenAiResponse(response, model, *config_.prices, NowOf(config_.clock));
+  if (completion.ok()) return completion;
+  return WithApiKeyHint(completion.status(), "OPENAI_API_KEY",
+                        config_.api_key.empty() ? KeySent::kNo : KeySent::kYes);
 }
 
 }  // namespace mend::llm

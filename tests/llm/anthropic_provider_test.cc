@@ -132,6 +132,9 @@ TEST_F(AnthropicProviderTest, ErrorsByClass) {
   Status auth = provider_->Complete(UserAsks("hi")).status();
   ExpectNoSecret(auth);
   EXPECT_THAT(auth, StatusIs(StatusCode::kUnauthenticated, HasSubstr("anthropic HTTP 401")));
+  EXPECT_THAT(auth, StatusIs(StatusCode::kUnauthenticated,
+                             HasSubstr("the API key was refused: check MEND_API_KEY (or "
+                                       "ANTHROPIC_API_KEY)")));
   EXPECT_EQ(ClassOf(auth), ErrorClass::kAuth);
   server_->RequireApiKey(kSecretKey);
 

@@ -44,8 +44,10 @@ TEST_F(OpenAiErrorsTest, EveryHttpStatusMapsToCodeAndClass) {
     r.status = c.http;
     r.error_message = "failure " + std::to_string(c.http);
     Status s = FailWith(r);
+    const std::string hint =
+        c.http == 401 ? "; the API key was refused: check MEND_API_KEY (or OPENAI_API_KEY)" : "";
     EXPECT_THAT(s, StatusIs(c.code, "openai HTTP " + std::to_string(c.http) + ": failure " +
-                                        std::to_string(c.http)));
+                                        std::to_string(c.http) + hint));
     EXPECT_EQ(ClassOf(s), c.cls) << c.http;
     EXPECT_EQ(IsRetryable(s), c.cls == ErrorClass::kTransient) << c.http;
     EXPECT_EQ(s.detail_code(), "http_" + std::to_string(c.http));
@@ -87,6 +89,20 @@ TEST_F(OpenAiErrorsTest, WrongKeyIsAuthAndNeverEchoed) {
   Status s = provider_->Complete(UserAsks("hi")).status();
   ExpectNoSecret(s);
   EXPECT_THAT(s, StatusIs(StatusCode::kUnauthenticated, HasSubstr("Incorrect API key")));
+  EXPECT_EQ(ClassOf(s), ErrorClass::kAuth);
+}
+
+TEST_F(OpenAiErrorsTest, A401WithoutAKeySaysWhichVariableToSet) {
+  ProviderOptions keyless = options_;
+  keyless.api_key.clear();
+  std::unique_ptr<LlmProvider> provider = MakeProvider(keyless);
+  ASSERT_NE(provider, nullptr);
+  server_->RequireApiKey(kSecretKey);
+  Status s = provider->Complete(UserAsks("hi")).status();
+  EXPECT_THAT(s,
+              StatusIs(StatusCode::kUnauthenticated,
+                       HasSubstr("; no API key was sent: set MEND_API_KEY (or OPENAI_API_KEY)")));
+  EXPECT_EQ(s.detail_code(), "http_401");
   EXPECT_EQ(ClassOf(s), ErrorClass::kAuth);
 }
 

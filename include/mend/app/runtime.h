@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -98,6 +99,11 @@ struct Runtime {
   // recorders live in `recorders` (guarded by run_providers_mu).
   std::string record_path;
   std::vector<std::unique_ptr<llm::RecordingProvider>> recorders;
+  // Where warnings for the person running mend go, one line each without "mend: " (e.g. a hosted
+  // provider with no API key configured, said before its first request). The CLI prints them on
+  // stderr; unset, they are dropped. Called from the thread that needs the provider.
+  std::function<void(const std::string&)> warn;
+  std::set<std::string> warned_endpoints;  // guarded by run_providers_mu
   // Wrapped so every Save is timed in run_metrics.
   std::unique_ptr<store::CheckpointStore> store;
   std::unique_ptr<obs::EventBus> events;
