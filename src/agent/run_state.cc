@@ -52,6 +52,9 @@ Result<RunState> DecodeFields(const json& j) {
   s.cost_usd = cost.value_or(0);
   MEND_ASSIGN_OR_RETURN(int64_t started, OptInt(j, "started_at_ms"));
   s.started_at = FromMillis(started);
+  MEND_ASSIGN_OR_RETURN(int64_t active, OptInt(j, "active_ms"));
+  if (active < 0) return InvalidArgumentError("active_ms is negative");
+  s.active = std::chrono::milliseconds(active);
   MEND_ASSIGN_OR_RETURN(s.pending, DecodePending(j));
   MEND_ASSIGN_OR_RETURN(s.waiting, OptString(j, "waiting"));
   MEND_ASSIGN_OR_RETURN(s.waiting_call_id, OptString(j, "waiting_call_id"));
@@ -67,11 +70,13 @@ Result<RunState> DecodeFields(const json& j) {
 }  // namespace
 
 std::string EncodeRunState(const RunState& state) {
-  json j = {{"steps", state.steps},
-            {"input_tokens", state.input_tokens},
-            {"output_tokens", state.output_tokens},
-            {"cost_usd", state.cost_usd},
-            {"started_at_ms", ToMillis(state.started_at)}};
+  json j = {
+      {"steps", state.steps},
+      {"input_tokens", state.input_tokens},
+      {"output_tokens", state.output_tokens},
+      {"cost_usd", state.cost_usd},
+      {"started_at_ms", ToMillis(state.started_at)},
+      {"active_ms", std::chrono::duration_cast<std::chrono::milliseconds>(state.active).count()}};
   if (!state.pending.empty()) {
     json calls = json::array();
     for (const llm::ToolCall& c : state.pending) {

@@ -19,9 +19,12 @@ struct RunState {
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
   double cost_usd = 0;
-  // When the wall-time limit started counting; moved forward by the time spent waiting for a
-  // person so that waiting does not use up the limit.
+  // When the run started (informative; the wall-time limit counts `active`).
   Time started_at;
+  // The time the run has spent running, up to its newest checkpoint: the sum of its attempts,
+  // without the time it lay crashed, waited for a person or for a retry, or sat in recovery's
+  // backoff. What limits.max_wall_seconds counts. Runs saved before it was kept start from 0.
+  Duration active{0};
   // Tool calls of the last assistant turn without a recorded result, in the model's order.
   std::vector<llm::ToolCall> pending;
   std::string waiting;          // "" | "approval" | "question"

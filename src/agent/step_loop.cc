@@ -5,6 +5,7 @@
 #include <string>
 
 #include "agent/message_codec.h"
+#include "mend/agent/run_origin.h"
 #include "mend/base/json.h"
 
 namespace mend::agent {
@@ -82,6 +83,7 @@ Status StepLoop::Checkpoint(std::vector<llm::Message> added, const store::RunUpd
   store::Checkpoint cp;
   cp.step = run_.checkpoint_step + 1;
   for (const llm::Message& m : added) cp.new_messages.push_back(EncodeMessage(m, meta));
+  run_.state.active = ActiveTime();
   cp.state = EncodeRunState(run_.state);
   cp.created_at = deps_.options->env.clock->Now();
   MEND_RETURN_IF_ERROR(deps_.options->store->Save(run_.lease, cp, update));
@@ -129,12 +131,76 @@ Status StepLoop::CheckLimits() {
     return LimitError("MEND_RUN_MAX_COST",
                       "run reached max_cost_usd (" + std::to_string(limits.max_cost_usd) + ")");
   }
-  Duration elapsed = deps_.options->env.clock->Now() - s.started_at;
-  if (limits.max_wall.count() > 0 && elapsed >= limits.max_wall) {
+  if (limits.max_wall.count() > 0 && ActiveTime() >= limits.max_wall) {
     return LimitError("MEND_RUN_MAX_WALL", "run reached max_wall_seconds (" +
                                                std::to_string(limits.max_wall.count()) + ")");
   }
   return OkStatus();
+}
+
+Duration StepLoop::ActiveTime() {
+  const Time now = deps_.options->env.clock->Now();
+  if (!attempt_started_.has_value()) {
+    attempt_started_ = now;
+    active_at_start_ = run_.state.active;
+  }
+  const Duration ran = now - *attempt_started_ - retry_waits_;
+  return active_at_start_ + (ran.count() > 0 ? ran : Duration(0));
+}
+
+std::optional<Duration> StepLoop::RetryPause(const Status& error, int retry) const {
+  const ModelRetry& policy = deps_.options->model_retry;
+  if (retry > policy.retries || ClassOf(error) != ErrorClass::kTransient) return std::nullopt;
+  Duration pause = policy.first_delay;
+  for (int i = 1; i < retry && pause < policy.max_delay; ++i) pause *= 2;
+  pause = std::min(pause, policy.max_delay);
+  if (const auto after = error.retry_after(); after.has_value()) {
+    // A server that asks for a longer pause than a run waits is better served by recovery.
+    if (*after > policy.max_delay) return std::nullopt;
+    pause = std::max<Duration>(pause, *after);
+  }
+  return pause;
+}
+
+bool StepLoop::PauseBeforeRetry(Duration pause) {
+  Clock& clock = *deps_.options->env.clock;
+  const std::atomic<bool>* stop = deps_.options->stop;
+  // The lease must outlive the pause and the request after it.
+  if (!deps_.options->store->Renew(run_.lease, deps_.options->lease_ttl + pause).ok()) {
+    return false;
+  }
+  const Time begin = clock.Now();
+  const Time deadline = begin + pause;
+  // Slept in slices so that a stop request ends the pause within a second.
+  while (clock.Now() < deadline && (stop == nullptr || !stop->load())) {
+    clock.SleepUntil(std::min(deadline, clock.Now() + std::chrono::seconds(1)));
+  }
+  retry_waits_ += clock.Now() - begin;
+  return stop == nullptr || !stop->load();
+}
+
+Result<llm::Completion> StepLoop::CompleteWithRetries(llm::CompletionRequest& request) {
+  for (int retry = 1;; ++retry) {
+    obs::Span chat = StartChatSpan(request);
+    Result<llm::Completion> completion = deps_.options->provider->Complete(request);
+    if (completion.ok()) {
+      EndChatSpan(chat, *completion);
+      return completion;
+    }
+    store::RunError error = ToRunError(completion.status());
+    chat.SetError(error.code, error.message);
+    chat.End();
+    const std::optional<Duration> pause = RetryPause(completion.status(), retry);
+    if (!pause.has_value()) return completion;
+    obs::Event e("model.retry");
+    e.AddString("run", run_.info.run_id)
+        .AddInt("step", run_.state.steps + 1)
+        .AddInt("retry", retry)
+        .AddString("error", error.code)
+        .AddInt("delay_ms", std::chrono::duration_cast<std::chrono::milliseconds>(*pause).count());
+    Emit(std::move(e));
+    if (!PauseBeforeRetry(*pause)) return completion;
+  }
 }
 
 Result<std::optional<RunResult>> StepLoop::ModelTurn() {
@@ -142,17 +208,17 @@ Result<std::optional<RunResult>> StepLoop::ModelTurn() {
   request.model = deps_.options->model.empty() ? deps_.spec->model : deps_.options->model;
   request.messages = run_.messages;
   request.tools = deps_.tools->Definitions();
-  obs::Span chat = StartChatSpan(request);
-  Result<llm::Completion> completion = deps_.options->provider->Complete(request);
+  Result<llm::Completion> completion = CompleteWithRetries(request);
   // The turn was not checkpointed, so a later Resume asks the model again.
   if (!completion.ok()) {
-    store::RunError error = ToRunError(completion.status());
-    chat.SetError(error.code, error.message);
-    chat.End();
+    const std::atomic<bool>* stop = deps_.options->stop;
+    if (stop != nullptr && stop->load() && IsRetryable(completion.status())) {
+      MEND_ASSIGN_OR_RETURN(RunResult stopped, Stopped());
+      return std::optional<RunResult>(std::move(stopped));
+    }
     MEND_ASSIGN_OR_RETURN(RunResult failed, Fail(completion.status()));
     return std::optional<RunResult>(std::move(failed));
   }
-  EndChatSpan(chat, *completion);
   RunState& s = run_.state;
   s.steps++;
   s.input_tokens += completion->usage.input_tokens;
@@ -174,8 +240,12 @@ Result<std::optional<RunResult>> StepLoop::ModelTurn() {
     update.waiting = "";
     update.last_error = std::optional<store::RunError>();
   }
+  // Listings (mend pending, mend runs, the UI) read a run's steps from its record.
+  MEND_ASSIGN_OR_RETURN(update.metadata,
+                        WriteRecordedSteps(run_.metadata, s.steps, run_.info.run_id));
   MEND_RETURN_IF_ERROR(
       Checkpoint({llm::Message::Assistant(std::move(completion->text), std::move(calls))}, update));
+  run_.metadata = *update.metadata;
   obs::Event e("step.completed");
   e.AddString("run", run_.info.run_id).AddInt("step", s.steps);
   Emit(std::move(e));
@@ -434,7 +504,9 @@ Result<RunResult> StepLoop::Finish() {
 Result<RunResult> StepLoop::Stopped() {
   MEND_RETURN_IF_ERROR(deps_.options->store->Release(run_.lease));
   obs::Event e("run.stopped");
-  e.AddString("run", run_.info.run_id).AddInt("step", run_.checkpoint_step);
+  e.AddString("run", run_.info.run_id)
+      .AddInt("step", run_.state.steps)
+      .AddInt("checkpoint", run_.checkpoint_step);
   Emit(std::move(e));
   RunResult r = BaseResult();
   r.status = store::RunStatus::kRunning;

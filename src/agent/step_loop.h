@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,18 @@ class StepLoop {
 
   // Renews the lease for lease_ttl, plus the next tool call's timeout when one is pending.
   Status Renew();
+  // The run's active time (RunState::active) as of now: what it had when this attempt began
+  // (the first call starts the attempt) plus the attempt's time, less its pauses before retries.
+  Duration ActiveTime();
+  // The model request with the retries of AgentOptions::model_retry; each try is a `chat` span.
+  // Returns the last error when the retries are spent, the error is not transient, its
+  // Retry-After is too long, or a stop was requested during a pause.
+  Result<llm::Completion> CompleteWithRetries(llm::CompletionRequest& request);
+  // The pause before retry number `retry` (1-based) after `error`; nullopt when it must not retry.
+  std::optional<Duration> RetryPause(const Status& error, int retry) const;
+  // Renews the lease and waits `pause` on the clock; false when the lease could not be renewed
+  // or a stop was requested.
+  bool PauseBeforeRetry(Duration pause);
   Status CheckLimits();
   // A result when the run ended (final answer or failure); nullopt when tool calls follow.
   Result<std::optional<RunResult>> ModelTurn();
@@ -97,7 +110,10 @@ class StepLoop {
   HooksRunner& hooks_;
   ActiveRun& run_;
   Status stop_error_;
-  obs::Span* tool_span_ = nullptr;  // the span of the tool call in progress
+  obs::Span* tool_span_ = nullptr;       // the span of the tool call in progress
+  std::optional<Time> attempt_started_;  // set by the first ActiveTime()
+  Duration active_at_start_{0};          // RunState::active when the attempt began
+  Duration retry_waits_{0};              // this attempt's pauses before retries
 };
 
 // The RunError recorded for `error` (code: a MEND_ detail code or the StatusCode name).

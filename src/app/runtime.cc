@@ -394,6 +394,9 @@ Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::Agent
   options.run_model = model;
   options.model = model.model;
   options.shadow = shadow == ShadowMode::kOn;
+  options.model_retry.retries = static_cast<int>(runtime.config.GetInt("provider.retries"));
+  options.model_retry.first_delay = runtime.config.GetDuration("provider.retry_delay");
+  options.model_retry.max_delay = runtime.config.GetDuration("provider.retry_max_delay");
   // The spec is copied, not moved: AddCheckHooks reads its checks and shadow list.
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
                         agent::Agent::Create(spec, std::move(options)));

@@ -94,6 +94,16 @@ void AddProviderKeys(std::vector<ConfigKeySpec>& keys) {
                           "time allowed to open a connection"));
   keys.push_back(Duration("provider.timeout", "2m", seconds(1), hours(1), "MEND_TIMEOUT", "timeout",
                           "total time allowed for one model request"));
+  keys.push_back(Int("provider.retries", 2, 0, 10, "MEND_PROVIDER_RETRIES",
+                     "times a run asks the model again after a transient error, before it "
+                     "fails and waits for recovery"));
+  keys.push_back(Duration("provider.retry_delay", "1s", milliseconds(10), minutes(1),
+                          "MEND_PROVIDER_RETRY_DELAY", "",
+                          "pause before a run's first retry; doubles for each further one"));
+  keys.push_back(Duration("provider.retry_max_delay", "30s", milliseconds(10), minutes(10),
+                          "MEND_PROVIDER_RETRY_MAX_DELAY", "",
+                          "longest pause between a run's retries; a longer Retry-After leaves the "
+                          "run to recovery"));
   keys.push_back(String("provider.prices_file", "MEND_PRICES_FILE", "prices-file",
                         "JSON price table overriding the built-in prices"));
   keys.push_back(String("provider.script_file", "MEND_SCRIPT_FILE", "script-file",

@@ -90,6 +90,8 @@ void PrintHeal(const DemoReport& r, std::ostream& out) {
   out << "  result: " << store::RunStatusName(r.looping.status) << " with " << ErrorText(r.looping)
       << " after " << r.looping_tool_executions
       << " tool executions\n  a run during a provider outage: " << r.outage_task
+      << "\n  it asked the model again " << r.outage_retries
+      << " times inside the run (provider.retries), the outage outlasted them"
       << "\n  result: " << store::RunStatusName(r.outage_failed.status) << " with "
       << ErrorText(r.outage_failed) << "\n  one pass of the recovery loop: resumed "
       << r.recovery.resumed.size() << ", completed " << r.recovery.completed.size()
@@ -211,6 +213,7 @@ nlohmann::json ToJson(const DemoReport& r) {
             {"outage_task", r.outage_task},
             {"outage_status", std::string(store::RunStatusName(r.outage_failed.status))},
             {"outage_error", r.outage_failed.error.has_value() ? r.outage_failed.error->code : ""},
+            {"outage_retries", r.outage_retries},
             {"recovery",
              {{"resumed", r.recovery.resumed},
               {"completed", r.recovery.completed},

@@ -45,6 +45,7 @@ constexpr char kSimilarTask[] =
 constexpr char kUnrelatedTask[] = "Write a haiku about autumn rain.";
 constexpr char kLoopingTask[] = "Summarise the changes listed in CHANGELOG.md.";
 constexpr char kOutageTask[] = "Check that settings.conf is valid.";
+constexpr int kDemoModelRetries = 2;  // the default of provider.retries
 
 // gpt-4o-mini is priced in the built-in table, so the demo shows a cost.
 constexpr char kAgentToml[] =
@@ -116,10 +117,13 @@ std::vector<llm::ScriptedStep> Script() {
     steps.push_back(Call("call_g" + std::to_string(i), "read_file", R"({"path":"CHANGELOG.md"})",
                          150 + 20 * i, 15));
   }
-  // A provider outage fails the next run; the recovery loop's pass finds the model back.
-  llm::ScriptedStep outage;
-  outage.error = UnavailableError("HTTP 503: the model service is overloaded");
-  steps.push_back(std::move(outage));
+  // A provider outage outlasts the next run's own retries (its first request and two more) and
+  // fails it; the recovery loop's pass finds the model back.
+  for (int i = 0; i < 1 + kDemoModelRetries; ++i) {
+    llm::ScriptedStep outage;
+    outage.error = UnavailableError("HTTP 503: the model service is overloaded");
+    steps.push_back(std::move(outage));
+  }
   steps.push_back(Answer("settings.conf is valid: retries = 3, timeout_seconds = 30.", 160, 18));
   return steps;
 }
@@ -171,7 +175,9 @@ class Narrator final : public obs::EventSink {
       return OkStatus();
     }
     if (phase_ == "heal") {
-      if (event.type() == "heal.action") {
+      if (event.type() == "model.retry") {
+        ++report_.outage_retries;
+      } else if (event.type() == "heal.action") {
         report_.heal_actions.push_back(Field(event, "action") + ": " + Field(event, "reason"));
       } else if (event.type() == "tool.called") {
         ++report_.looping_tool_executions;
@@ -576,6 +582,9 @@ Result<DemoReport> RunDemoScenario(const std::string& home) {
   FileSystem& fs = *PosixFileSystem::Default();
   ConfigSources sources;
   sources.flags["home"] = home;
+  // The outage run's retries pause a moment, not the seconds a real run waits.
+  sources.flags["provider.retries"] = std::to_string(kDemoModelRetries);
+  sources.flags["provider.retry_delay"] = "10ms";
   MEND_ASSIGN_OR_RETURN(Config config, LoadConfig(sources, fs));
   Env env = Env::Default();
   env.fs = &fs;

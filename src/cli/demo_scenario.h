@@ -61,6 +61,7 @@ struct DemoReport {
   int looping_tool_executions = 0;
   std::string outage_task;
   agent::RunResult outage_failed;  // the run as the outage left it
+  int outage_retries = 0;          // times the outage run asked the model again before failing
   heal::TickReport recovery;       // the pass of the recovery loop
   store::RunStatus outage_final = store::RunStatus::kRunning;
 

@@ -274,6 +274,9 @@ struct Harness {
     o.store = over != nullptr ? over : &store;
     o.events = &bus;
     o.holder = Holder(holder);
+    // The clock is manual, so a retry's pause would wait for a test that does not advance it;
+    // tests of the retries (agent_model_retry_test.cc) turn them on.
+    o.model_retry.retries = 0;
     return o;
   }
 

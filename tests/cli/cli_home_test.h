@@ -37,7 +37,10 @@ class CliHomeTest : public ::testing::Test {
     home_ = dir_ + "/home";
     agent_ = dir_ + "/agent";
     script_ = dir_ + "/script.json";
-    env_ = {{"HOME", dir_}};
+    // A scripted error is an outage that lasts: the run's own retries of a transient error
+    // (docs/runs.md, "Model errors") would take the script's next answer, so they are off here;
+    // tests of the retries turn them on.
+    env_ = {{"HOME", dir_}, {"MEND_PROVIDER_RETRIES", "0"}};
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 

@@ -132,6 +132,64 @@ TEST_F(RunCommandsTest, FailedRunPrintsJsonAndOneErrorLineAndExitsOne) {
   EXPECT_EQ(std::count(error.begin(), error.end(), '\n'), 1);
 }
 
+TEST_F(RunCommandsTest, ATransientModelErrorIsRetriedInTheRun) {
+  env_["MEND_PROVIDER_RETRIES"] = "2";
+  env_["MEND_PROVIDER_RETRY_DELAY"] = "10ms";
+  Script(R"([{"error": {"code": "unavailable", "message": "connection reset"}},
+             {"text": "answered after a retry"}])");
+  EXPECT_EQ(MendWithModel({"run", agent_, "go", "--id", "r1", "--json"}), 0) << err();
+  EXPECT_EQ(Json()["status"], "completed");
+  EXPECT_EQ(Json()["output"], "answered after a retry");
+}
+
+TEST_F(RunCommandsTest, ABrokenAgentFolderIsInvalidInputAndExitsTwo) {
+  Write(agent_ + "/agent.toml", "name = \"helper\"\ntools = [\"read_flie\"]\n");
+  EXPECT_EQ(MendWithModel({"run", agent_, "go", "--json"}), 2);
+  EXPECT_EQ(Json()["error"]["code"], "MEND_AGENT_FOLDER_INVALID");
+  EXPECT_THAT(err(), HasSubstr("unknown tool \"read_flie\" (did you mean read_file?)"));
+
+  Write(agent_ + "/agent.toml", kAgentToml);
+  std::filesystem::rename(agent_ + "/instructions.md", agent_ + "/instruction.md");
+  EXPECT_EQ(MendWithModel({"run", agent_, "go"}), 2);
+  EXPECT_EQ(err(), "mend: " + agent_ +
+                       "/instructions.md: missing; an agent folder needs instructions.md, the "
+                       "agent's system prompt (did you mean instruction.md?)\n");
+  EXPECT_EQ(MendWithModel({"run", dir_ + "/no-such-agent", "go"}), 2);
+}
+
+TEST_F(RunCommandsTest, TheWorkspaceIsRecordedAndShownInNormalForm) {
+  Write(agent_ + "/agent.toml",
+        "name = \"helper\"\ntools = [\"read_file\"]\nworkspace = \"../agent/./ws/\"\n");
+  Script(R"([{"text": "ok"}])");
+  EXPECT_EQ(MendWithModel({"run", agent_, "go", "--id", "r1"}), 0) << err();
+  EXPECT_EQ(Mend({"show", "r1", "--json"}), 0) << err();
+  EXPECT_EQ(Json()["workspace"], agent_ + "/ws");
+  EXPECT_EQ(Mend({"show", "r1"}), 0) << err();
+  EXPECT_THAT(out(), Not(HasSubstr("/../")));
+}
+
+TEST_F(RunCommandsTest, AHostedProviderWithoutAnApiKeyIsWarnedAboutBeforeTheFirstRequest) {
+  // 192.0.2.0/24 is reserved for documentation: nothing answers there.
+  EXPECT_EQ(Mend({"run", agent_, "go", "--provider", "openai", "--model", "m", "--base-url",
+                  "http://192.0.2.1:9", "--connect-timeout", "100ms"}),
+            1);
+  EXPECT_THAT(err(), StartsWith("mend: warning: no API key is configured for provider openai at "
+                                "http://192.0.2.1:9; requests go out without one. Set "
+                                "MEND_API_KEY (or OPENAI_API_KEY)"));
+
+  // A server on this machine (Ollama, vLLM) usually needs none: no warning.
+  EXPECT_EQ(Mend({"run", agent_, "go", "--provider", "openai", "--model", "m", "--base-url",
+                  "http://127.0.0.1:9"}),
+            1);
+  EXPECT_THAT(err(), Not(HasSubstr("warning")));
+
+  env_["OPENAI_API_KEY"] = "sk-test-key-for-the-warning";
+  EXPECT_EQ(Mend({"run", agent_, "go", "--provider", "openai", "--model", "m", "--base-url",
+                  "http://192.0.2.1:9", "--connect-timeout", "100ms"}),
+            1);
+  EXPECT_THAT(err(), Not(HasSubstr("warning")));
+}
+
 TEST_F(RunCommandsTest, PendingJsonHasTheStableShape) {
   EXPECT_EQ(Mend({"pending", "--json"}), 0) << err();
   EXPECT_EQ(out(), "{\"more\":0,\"next\":null,\"runs\":[],\"total\":0}\n");

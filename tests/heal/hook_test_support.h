@@ -66,6 +66,7 @@ struct AgentRig {
     options.store = &store;
     options.events = &bus;
     options.holder = {"test", "host-a", "boot-1", 1};
+    options.model_retry.retries = 0;  // a scripted error is an outage that lasts
     options.extra_tools = std::move(tools);
     auto created = agent::Agent::Create(std::move(spec), std::move(options));
     EXPECT_TRUE(created.ok()) << created.status();

@@ -116,6 +116,7 @@ class World {
     options.store = store_.get();
     options.tracer = &tracer;
     options.holder = {"test", "host", "", static_cast<int64_t>(getpid())};
+    options.model_retry.retries = 0;  // a scripted error is an outage that lasts
     options.extra_tools = {std::make_shared<FailingTool>("flaky", tool_output),
                            std::make_shared<FailingTool>("guarded", "no", true)};
     auto agent = std::move(agent::Agent::Create(std::move(spec), options)).value();

@@ -23,6 +23,16 @@ class EventBus;
 
 namespace mend::agent {
 
+// How a run asks the model again after a transient error (docs/runs.md, "Model errors"): up to
+// `retries` more times, pausing `first_delay`, doubling, at most `max_delay`, and at least the
+// server's Retry-After. A Retry-After longer than max_delay ends the retries at once: the run
+// fails with the transient error and recovery resumes it when the server is back.
+struct ModelRetry {
+  int retries = 2;
+  Duration first_delay = std::chrono::seconds(1);
+  Duration max_delay = std::chrono::seconds(30);
+};
+
 struct AgentOptions {
   Env env;
   llm::LlmProvider* provider = nullptr;     // not owned; must outlive the Agent
@@ -52,6 +62,7 @@ struct AgentOptions {
   // `running` at that checkpoint, and Send, Resume, Approve, Deny and Answer return a RunResult
   // with status running. Recovery or a later Resume continues it; nothing is lost or repeated.
   const std::atomic<bool>* stop = nullptr;
+  ModelRetry model_retry;
 };
 
 struct SendOptions {
