@@ -112,10 +112,9 @@ Result<AttemptDetail> ReadAttemptDetail(FileSystem& fs, improve::AttemptStore& s
   }
   const improve::AuditRecord& record = detail.record;
   if (record.decision.has_value()) {
-    Result<improve::GateDecision> again =
-        improve::RecomputeDecision(record, record.inputs.options.gates);
-    detail.recomputed_matches = again.ok() && again->outcome == record.decision->outcome &&
-                                again->refused_by == record.decision->refused_by;
+    MEND_ASSIGN_OR_RETURN(improve::AuditCheck check, improve::CheckRecordedDecision(record));
+    detail.recomputed_matches = check.matches;
+    detail.recomputed_mismatch = check.mismatch;
   }
   return detail;
 }
@@ -126,6 +125,12 @@ nlohmann::json AttemptDetailJson(const AttemptDetail& detail) {
   if (detail.recomputed_matches.has_value()) matches = *detail.recomputed_matches;
   nlohmann::json host = nullptr;
   if (!detail.location.host.empty()) host = detail.location.host;
+  nlohmann::json mismatch = nullptr;
+  if (!detail.recomputed_mismatch.empty()) mismatch = detail.recomputed_mismatch;
+  nlohmann::json error = nullptr;
+  if (record.error.has_value()) {
+    error = {{"code", record.error->code}, {"message", record.error->message}};
+  }
   return {{"attempt_id", record.attempt_id},
           {"agent_dir", record.inputs.agent_dir},
           {"host", host},
@@ -139,6 +144,8 @@ nlohmann::json AttemptDetailJson(const AttemptDetail& detail) {
           {"score_rows", record.scores.size()},
           {"decision", RecordedDecisionJson(record.decision)},
           {"recomputed_matches", matches},
+          {"recomputed_mismatch", mismatch},
+          {"error", error},
           {"card", record.card.value_or("")},
           {"proposal", ProposalJson(detail.proposal)},
           {"diff", detail.diff},

@@ -18,6 +18,17 @@
 namespace mend::cli {
 namespace {
 
+// Text from files (messages, folder names) printed as one line a terminal cannot be driven by:
+// control characters become '?'.
+std::string OneLine(std::string_view text) {
+  std::string line(text);
+  for (char& c : line) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) c = c == '\n' || c == '\r' || c == '\t' ? ' ' : '?';
+  }
+  return line;
+}
+
 nlohmann::json OptionalUsd(const std::optional<double>& value) {
   if (!value.has_value()) return nullptr;
   return *value;
@@ -105,13 +116,18 @@ Status Show(CliContext& ctx, const std::string& id) {
             << detail.location.audit_dir << "\n";
   } else if (record.card.has_value()) {
     ctx.out << *record.card;
+  } else if (record.error.has_value()) {
+    ctx.out << "failed: " << record.error->code << ": " << OneLine(record.error->message) << "\n";
   } else {
     ctx.out << "unfinished: no decision was recorded\n";
   }
   if (detail.recomputed_matches.has_value()) {
-    ctx.out << (*detail.recomputed_matches
-                    ? "audit: the recorded scores give the recorded decision\n"
-                    : "audit: the recorded scores do NOT give the recorded decision\n");
+    if (*detail.recomputed_matches) {
+      ctx.out << "audit: the recorded scores give the recorded decision\n";
+    } else {
+      ctx.out << "audit: the recorded scores do NOT give the recorded decision: "
+              << OneLine(detail.recomputed_mismatch) << "\n";
+    }
   }
   if (detail.proposal.has_value()) PrintProposalLine(ctx.out, *detail.proposal);
   return OkStatus();
@@ -167,9 +183,20 @@ void PrintImproveOutcome(CliContext& ctx, const ImproveOutcome& outcome) {
     j["candidates"] = r.candidates.size();
     j["runs"] = r.runs;
     j["editor_errors"] = r.editor_errors;
+    nlohmann::json identical = nlohmann::json::array();
+    for (const improve::IdenticalCandidate& i : r.result.identical) {
+      identical.push_back({{"round", i.round},
+                           {"request", i.request},
+                           {"same_as", i.same_as},
+                           {"same_as_round", i.same_as_round},
+                           {"same_as_request", i.same_as_request}});
+    }
+    j["identical_candidates"] = identical;
+    if (outcome.failures.has_value()) j["from_failures"] = FailureMatchJson(*outcome.failures);
     ctx.out << DumpJson(j) << "\n";
     return;
   }
+  if (outcome.failures.has_value()) ctx.out << DescribeFailureMatch(*outcome.failures) << "\n";
   ctx.out << r.card;
   for (const std::string& e : r.editor_errors) ctx.out << "editor: " << e << "\n";
   ctx.out << "audit: " << r.audit_dir << "\n";
@@ -219,15 +246,62 @@ Result<FailureCases> LoadFailureCases(app::Runtime& runtime, const agent::AgentS
   improve::FailureOptions options;
   options.agent_dir = agent_dir;
   options.agent_name = spec.name;
+  options.agent_toml_sha256 = spec.agent_toml_sha256;
   MEND_ASSIGN_OR_RETURN(improve::FailureCases found,
                         improve::CasesFromFailures(*runtime.store, spans.get(), options));
   FailureCases out;
+  out.match.agent = spec.name;
+  out.match.agent_toml_sha256 = spec.agent_toml_sha256;
+  out.match.runs_matched = found.runs_matched;
+  out.match.runs_in_folder = found.runs_in_folder;
+  out.match.runs_by_fingerprint = found.runs_by_fingerprint;
+  out.match.other_folders = found.other_folders;
+  out.match.left_out_agent_toml = found.left_out_agent_toml;
+  out.match.tasks = found.tasks;
+  out.match.skipped = static_cast<int64_t>(found.skipped.size());
   for (improve::FailureCase& f : found.cases) {
+    out.match.run_ids.push_back(f.run_id);
     out.reports[f.c.id] = std::move(f.report);
     out.cases.push_back(std::move(f.c));
   }
   out.skipped = static_cast<int>(found.skipped.size());
   return out;
+}
+
+std::string DescribeFailureMatch(const FailureMatch& m) {
+  auto runs = [](int64_t n) { return std::to_string(n) + (n == 1 ? " run" : " runs"); };
+  std::string out = "improve: " + runs(m.runs_matched) + " of agent `" + m.agent +
+                    "` failed, quarantined or made no progress";
+  if (!m.agent_toml_sha256.empty()) {
+    out += " (agent.toml " + m.agent_toml_sha256.substr(0, 12) + ")";
+  }
+  out += ": " + std::to_string(m.runs_in_folder) + " in this folder";
+  if (m.runs_by_fingerprint > 0) {
+    out += ", " + std::to_string(m.runs_by_fingerprint) + " in ";
+    for (std::size_t i = 0; i < m.other_folders.size(); ++i) {
+      out += (i == 0 ? "" : ", ") + m.other_folders[i];
+    }
+    out += " with the same agent.toml";
+  }
+  out += "; " + std::to_string(m.tasks) + (m.tasks == 1 ? " task" : " tasks");
+  if (m.left_out_agent_toml > 0) {
+    out += "; left out " + runs(m.left_out_agent_toml) + " of `" + m.agent +
+           "` in other folders with another agent.toml";
+  }
+  return OneLine(out);
+}
+
+nlohmann::json FailureMatchJson(const FailureMatch& m) {
+  return {{"agent", m.agent},
+          {"agent_toml_sha256", m.agent_toml_sha256},
+          {"runs_matched", m.runs_matched},
+          {"runs_in_folder", m.runs_in_folder},
+          {"runs_by_fingerprint", m.runs_by_fingerprint},
+          {"other_folders", m.other_folders},
+          {"left_out_agent_toml", m.left_out_agent_toml},
+          {"tasks", m.tasks},
+          {"skipped", m.skipped},
+          {"run_ids", m.run_ids}};
 }
 
 }  // namespace mend::cli

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -133,11 +134,18 @@ Status RunImprove(CliContext& ctx, const ImproveArgs& args) {
   options.repeats = args.repeats;
   options.gates.max_cost_increase = args.max_cost_increase;
 
+  std::optional<FailureMatch> failure_match;
   if (args.from_failures) {
     MEND_ASSIGN_OR_RETURN(FailureCases failures, LoadFailureCases(*runtime, spec, agent_dir));
     if (failures.cases.empty()) {
-      return FailedPreconditionError("no failed, quarantined or no-progress run of " + spec.name +
-                                     " to learn from; give cases with --cases FILE");
+      std::string message = "no failed, quarantined or no-progress run of agent `" + spec.name +
+                            "` in " + agent_dir +
+                            " (or of that name elsewhere with the same agent.toml) to learn from";
+      if (failures.match.left_out_agent_toml > 0) {
+        message += "; " + std::to_string(failures.match.left_out_agent_toml) + " run(s) of `" +
+                   spec.name + "` in other folders have another agent.toml";
+      }
+      return FailedPreconditionError(message + "; give cases with --cases FILE");
     }
     if (failures.skipped > 0 && !ctx.json) {
       ctx.err << "improve: " << failures.skipped
@@ -145,6 +153,7 @@ Status RunImprove(CliContext& ctx, const ImproveArgs& args) {
     }
     options.cases = std::move(failures.cases);
     options.failure_reports = std::move(failures.reports);
+    failure_match = std::move(failures.match);
   } else {
     MEND_ASSIGN_OR_RETURN(options.cases, improve::LoadCasesFile(ctx.fs, args.cases_file));
   }
@@ -206,12 +215,30 @@ Status RunImprove(CliContext& ctx, const ImproveArgs& args) {
     if (p.kind == improve::ImproveProgress::Kind::kEditorAsked) line.Show("improve: " + p.message);
   };
 
+  // Bad inputs (a case's workspace that is not a folder, an agent.toml whose workspace no copy can
+  // resolve) are refused before the attempt is recorded or any model is called.
+  options.check_inputs = [&eval](const improve::AgentText& text,
+                                 const std::vector<improve::Case>& cases) -> Status {
+    Status checked = improve::CheckEvaluation(text, cases, eval);
+    if (checked.code() == StatusCode::kInvalidArgument) return UsageError(checked);
+    return checked;
+  };
+  std::string attempt_id;
+  options.on_started = [&attempt_id](const std::string& id) { attempt_id = id; };
+
   Result<improve::ImproveReport> report = improve::ImproveAgent(options);
   line.Finish();
+  if (!report.ok() && !attempt_id.empty()) {
+    // The audit folder says why it stopped (error.json); a shared store lists it as failed.
+    attempts->RecordAttempt(attempt_id).IgnoreError();
+    return Status(report.status().code(), "improve attempt " + attempt_id +
+                                              " failed: " + std::string(report.status().message()));
+  }
   MEND_RETURN_IF_ERROR(report.status());
 
   ImproveOutcome outcome;
   outcome.report = std::move(*report);
+  outcome.failures = std::move(failure_match);
   MEND_RETURN_IF_ERROR(attempts->RecordAttempt(outcome.report.attempt_id));
   if (outcome.report.result.decision.outcome == improve::GateOutcome::kProposal &&
       outcome.report.chosen.has_value()) {

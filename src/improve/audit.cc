@@ -158,6 +158,47 @@ std::optional<Enum> EnumByName(std::string_view name, std::string_view (*namer)(
   return std::nullopt;
 }
 
+json ArmCostToJson(const ArmCost& cost) {
+  return json{{"total_usd", cost.total_usd},
+              {"runs", cost.runs},
+              {"passes", cost.passes},
+              {"per_success_usd", cost.per_success_usd ? json(*cost.per_success_usd) : json()}};
+}
+
+Result<ArmCost> ArmCostFromJson(const json& j) {
+  ArmCost cost;
+  MEND_ASSIGN_OR_RETURN(cost.total_usd, GetDouble(j, "total_usd"));
+  MEND_ASSIGN_OR_RETURN(std::int64_t runs, GetInt64(j, "runs"));
+  MEND_ASSIGN_OR_RETURN(std::int64_t passes, GetInt64(j, "passes"));
+  if (runs < 0 || passes < 0 || passes > runs || runs > 1'000'000'000) {
+    return InvalidArgumentError("inconsistent cost counts");
+  }
+  cost.runs = static_cast<int>(runs);
+  cost.passes = static_cast<int>(passes);
+  MEND_ASSIGN_OR_RETURN(cost.per_success_usd, GetOptionalDouble(j, "per_success_usd"));
+  return cost;
+}
+
+// The cost figures of decision.json; std::nullopt for a folder written before they were recorded.
+Result<std::optional<RecordedCosts>> RecordedCostsFromJson(const json& j) {
+  MEND_ASSIGN_OR_RETURN(std::optional<const json*> baseline, GetOptionalObject(j, "baseline_cost"));
+  if (!baseline) return std::optional<RecordedCosts>();
+  RecordedCosts costs;
+  MEND_ASSIGN_OR_RETURN(costs.baseline, ArmCostFromJson(**baseline));
+  MEND_ASSIGN_OR_RETURN(const json* candidate, GetObject(j, "candidate_cost"));
+  MEND_ASSIGN_OR_RETURN(costs.candidate, ArmCostFromJson(*candidate));
+  MEND_ASSIGN_OR_RETURN(costs.max_cost_increase, GetDouble(j, "max_cost_increase"));
+  MEND_ASSIGN_OR_RETURN(costs.cost_limit_usd, GetOptionalDouble(j, "cost_limit_usd"));
+  return std::optional<RecordedCosts>(std::move(costs));
+}
+
+Result<RecordedError> ErrorFromJson(const json& j) {
+  RecordedError e;
+  MEND_ASSIGN_OR_RETURN(e.code, GetString(j, "code"));
+  MEND_ASSIGN_OR_RETURN(e.message, GetString(j, "message"));
+  return e;
+}
+
 Result<RecordedDecision> DecisionFromJson(const json& j) {
   RecordedDecision d;
   MEND_ASSIGN_OR_RETURN(std::int64_t cand, GetInt64(j, "candidate"));
@@ -197,8 +238,18 @@ Result<RecordedDecision> DecisionFromJson(const json& j) {
     auto v = EnumByName(verdict, &CaseVerdictName, kVerdicts);
     if (!v) return InvalidArgumentError("unknown verdict \"" + verdict + "\"");
     r.verdict = *v;
+    MEND_ASSIGN_OR_RETURN(std::optional<std::int64_t> gain, GetOptionalInt64(c, "gain"));
+    if (gain && (*gain < -r.runs || *gain > r.runs)) {
+      return InvalidArgumentError("case \"" + r.case_id + "\": gain out of range");
+    }
+    if (gain) d.gains.push_back(static_cast<int>(*gain));
     d.cases.push_back(std::move(r));
   }
+  // Folders written before gains were recorded have none; a folder has all or none.
+  if (!d.gains.empty() && d.gains.size() != d.cases.size()) {
+    return InvalidArgumentError("a case has no gain");
+  }
+  MEND_ASSIGN_OR_RETURN(d.costs, RecordedCostsFromJson(j));
   return d;
 }
 
@@ -351,18 +402,28 @@ Status AuditFolder::WriteDecision(int candidate, const GateDecision& decision) {
                          {"runs", c.runs},
                          {"baseline_passes", c.baseline_passes},
                          {"candidate_passes", c.candidate_passes},
+                         {"gain", c.candidate_passes - c.baseline_passes},
                          {"verdict", CaseVerdictName(c.verdict)}});
   }
   json j{{"candidate", candidate},
          {"outcome", GateOutcomeName(decision.outcome)},
          {"gate", decision.refused_by ? json(GateName(*decision.refused_by)) : json(nullptr)},
          {"reason", decision.reason},
-         {"cases", cases}};
+         {"cases", cases},
+         {"baseline_cost", ArmCostToJson(decision.baseline_cost)},
+         {"candidate_cost", ArmCostToJson(decision.candidate_cost)},
+         {"max_cost_increase", decision.max_cost_increase},
+         {"cost_limit_usd", decision.cost_limit_usd ? json(*decision.cost_limit_usd) : json()}};
   return WriteFileAtomically(*fs_, JoinPath(path_, "decision.json"), DumpJson(j, 2) + "\n");
 }
 
 Status AuditFolder::WriteCard(std::string_view card) {
   return WriteFileAtomically(*fs_, JoinPath(path_, "card.txt"), card);
+}
+
+Status AuditFolder::WriteError(const Status& error) {
+  const json j{{"code", StatusCodeName(error.code())}, {"message", error.message()}};
+  return WriteFileAtomically(*fs_, JoinPath(path_, "error.json"), DumpJson(j, 2) + "\n");
 }
 
 Result<AuditRecord> ReadAudit(FileSystem& fs, std::string_view home, std::string_view attempt_id) {
@@ -446,6 +507,10 @@ Result<AuditRecord> ReadAudit(FileSystem& fs, std::string_view home, std::string
         rec.decision, ParseFile<RecordedDecision>("decision.json", *decision, DecisionFromJson));
   }
   MEND_ASSIGN_OR_RETURN(rec.card, ReadOptional(fs, dir, "card.txt"));
+  MEND_ASSIGN_OR_RETURN(std::optional<std::string> error, ReadOptional(fs, dir, "error.json"));
+  if (error) {
+    MEND_ASSIGN_OR_RETURN(rec.error, ParseFile<RecordedError>("error.json", *error, ErrorFromJson));
+  }
   return rec;
 }
 

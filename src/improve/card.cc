@@ -1,10 +1,13 @@
 #include "mend/improve/card.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mend::improve {
 namespace {
@@ -25,10 +28,23 @@ std::string Printable(std::string_view text) {
   return out;
 }
 
-std::string Usd(std::optional<double> value) {
+// Decimals that show the smallest positive figure with three significant digits (at least four,
+// at most twelve), so figures printed side by side can be compared: $0.0000450 beside $0.0001000,
+// not $0.0000 beside $0.0001.
+int UsdDecimals(std::initializer_list<std::optional<double>> values) {
+  int decimals = 4;
+  for (const std::optional<double>& v : values) {
+    if (!v.has_value() || !(*v > 0) || !std::isfinite(*v)) continue;
+    const int needed = 2 - static_cast<int>(std::floor(std::log10(*v)));
+    decimals = std::max(decimals, std::min(needed, 12));
+  }
+  return decimals;
+}
+
+std::string Usd(std::optional<double> value, int decimals) {
   if (!value.has_value()) return "n/a (no run passed)";
   char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "$%.4f", *value);
+  std::snprintf(buffer, sizeof(buffer), "$%.*f", decimals, *value);
   return buffer;
 }
 
@@ -59,13 +75,28 @@ void AppendCases(const GateDecision& d, std::string& out) {
 void AppendCost(const GateDecision& d, std::string& out) {
   char percent[32];
   std::snprintf(percent, sizeof(percent), "+%g%%", d.max_cost_increase * 100.0);
+  const int decimals = UsdDecimals(
+      {d.baseline_cost.per_success_usd, d.candidate_cost.per_success_usd, d.cost_limit_usd});
   out += "\ncost per successful run\n";
-  out += "  before: " + Usd(d.baseline_cost.per_success_usd) + "\n";
-  out += "  after:  " + Usd(d.candidate_cost.per_success_usd) + "\n";
+  out += "  before: " + Usd(d.baseline_cost.per_success_usd, decimals) + "\n";
+  out += "  after:  " + Usd(d.candidate_cost.per_success_usd, decimals) + "\n";
   out += "  limit:  " +
-         (d.cost_limit_usd.has_value() ? Usd(d.cost_limit_usd) + " (" + percent + ")"
+         (d.cost_limit_usd.has_value() ? Usd(d.cost_limit_usd, decimals) + " (" + percent + ")"
                                        : std::string("none (the baseline never passed)")) +
          "\n";
+}
+
+std::string Reply(int round, int request) {
+  return "round " + std::to_string(round) + " candidate " + std::to_string(request);
+}
+
+void AppendIdentical(const std::vector<IdenticalCandidate>& identical, std::string& out) {
+  if (identical.empty()) return;
+  out += "\nidentical candidates (evaluated once)\n";
+  for (const IdenticalCandidate& i : identical) {
+    out += "  " + Reply(i.round, i.request) + ": the same files as candidate-" +
+           std::to_string(i.same_as) + " (" + Reply(i.same_as_round, i.same_as_request) + ")\n";
+  }
 }
 
 }  // namespace
@@ -91,6 +122,7 @@ std::string FormatImproveResult(const ImproveResult& result) {
              Printable(r.reason) + "\n";
     }
   }
+  AppendIdentical(result.identical, out);
   return out;
 }
 

@@ -11,8 +11,12 @@
 namespace mend::improve {
 namespace {
 
-// Ids become folder and file names in the audit log, so they are restricted to characters that are
-// safe in a path component and cannot start with '.' (no hidden files, no "..").
+Status LineError(std::size_t line, std::string_view message) {
+  return InvalidArgumentError("line " + std::to_string(line) + ": " + std::string(message));
+}
+
+}  // namespace
+
 bool IsValidCaseId(std::string_view id) {
   if (id.empty() || id.size() > kMaxCaseIdLength) return false;
   for (std::size_t i = 0; i < id.size(); ++i) {
@@ -25,9 +29,7 @@ bool IsValidCaseId(std::string_view id) {
   return true;
 }
 
-Status LineError(std::size_t line, std::string_view message) {
-  return InvalidArgumentError("line " + std::to_string(line) + ": " + std::string(message));
-}
+namespace {
 
 Result<std::vector<std::string>> GetStringList(const nlohmann::json& obj, std::string_view key) {
   MEND_ASSIGN_OR_RETURN(std::optional<const nlohmann::json*> array, GetOptionalArray(obj, key));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -209,6 +210,25 @@ std::vector<CaseRun> RunAll(const ArmContext& ctx, const std::vector<Case>& case
   return runs;
 }
 
+// What EvaluateArm does before its first run: validates, takes the scratch folder (emptied again
+// by `cleanup` however the arm ends) and prepares the copy of the agent folder in it. Returns the
+// scratch folder's absolute path.
+Result<std::string> PrepareArm(const AgentText& text, const std::vector<Case>& cases,
+                               const EvaluateOptions& options,
+                               std::optional<ScratchCleanup>& cleanup) {
+  MEND_RETURN_IF_ERROR(ValidateOptions(text, cases, options));
+  FileSystem& fs = *options.env.fs;
+  MEND_ASSIGN_OR_RETURN(agent::AgentSpec original, agent::LoadAgentFolder(fs, options.agent_dir));
+  MEND_ASSIGN_OR_RETURN(bool created, ClaimScratch(fs, options.scratch_dir));
+  cleanup.emplace(fs, options.scratch_dir, created);
+  // Absolute, so the workspaces runs record and the check's working directory do not depend on
+  // this process's current directory.
+  MEND_ASSIGN_OR_RETURN(std::string scratch, internal::RealPath(options.scratch_dir));
+  MEND_RETURN_IF_ERROR(
+      PrepareAgentCopy(fs, original, text, options.agent_dir, JoinPath(scratch, "agent")));
+  return scratch;
+}
+
 }  // namespace
 
 Result<AgentText> ReadAgentText(FileSystem& fs, const std::string& agent_dir) {
@@ -233,22 +253,21 @@ Result<AgentText> ReadAgentText(FileSystem& fs, const std::string& agent_dir) {
   return text;
 }
 
+Status CheckEvaluation(const AgentText& text, const std::vector<Case>& cases,
+                       const EvaluateOptions& options) {
+  std::optional<ScratchCleanup> cleanup;
+  return PrepareArm(text, cases, options, cleanup).status();
+}
+
 Result<ArmRuns> EvaluateArm(const AgentText& text, const std::vector<Case>& cases,
                             const EvaluateOptions& options) {
-  MEND_RETURN_IF_ERROR(ValidateOptions(text, cases, options));
+  std::optional<ScratchCleanup> cleanup;
+  MEND_ASSIGN_OR_RETURN(std::string scratch, PrepareArm(text, cases, options, cleanup));
   FileSystem& fs = *options.env.fs;
-  MEND_ASSIGN_OR_RETURN(agent::AgentSpec original, agent::LoadAgentFolder(fs, options.agent_dir));
-  MEND_ASSIGN_OR_RETURN(bool created, ClaimScratch(fs, options.scratch_dir));
-  ScratchCleanup cleanup(fs, options.scratch_dir, created);
-  // Absolute, so the workspaces runs record and the check's working directory do not depend on
-  // this process's current directory.
-  MEND_ASSIGN_OR_RETURN(std::string scratch, internal::RealPath(options.scratch_dir));
-
   ArmContext ctx;
   ctx.options = &options;
   ctx.agent_dir = JoinPath(scratch, "agent");
   ctx.runs_dir = JoinPath(scratch, "runs");
-  MEND_RETURN_IF_ERROR(PrepareAgentCopy(fs, original, text, options.agent_dir, ctx.agent_dir));
   MEND_RETURN_IF_ERROR(fs.CreateDirs(ctx.runs_dir));
 
   store::SqliteStoreOptions store_options;

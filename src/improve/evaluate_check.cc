@@ -1,5 +1,6 @@
 #include "improve/evaluate_check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -31,6 +32,24 @@ std::string StderrExcerpt(std::string_view stderr_data) {
 }
 
 }  // namespace
+
+std::string CheckMessageExcerpt(std::string_view text) {
+  const std::string_view all = Trim(text);
+  std::size_t end = 0;
+  for (size_t lines = 0; end < all.size() && lines < kMaxCheckMessageLines; ++lines) {
+    const std::size_t newline = all.find('\n', end);
+    end = newline == std::string_view::npos ? all.size() : newline + 1;
+  }
+  // A repaired byte takes three, a character at most four: this many bytes fill the bound, so a
+  // check's 64 KiB of binary output is never repaired whole.
+  const std::string_view head = all.substr(0, std::min(end, kMaxCheckMessageBytes + 4));
+  const std::string repaired = SanitizeUtf8(head);
+  std::string excerpt = TruncateUtf8Bytes(repaired, kMaxCheckMessageBytes);
+  const bool cut = head.size() < all.size() || excerpt.size() < repaired.size();
+  excerpt = std::string(Trim(excerpt));
+  if (cut) excerpt += "...";
+  return excerpt;
+}
 
 std::string CheckInput(const Case& c, const CaseRun& run, const json& transcript) {
   json case_json{{"id", c.id}, {"task", c.task}, {"tags", c.tags}, {"check_args", c.check_args}};
@@ -64,10 +83,16 @@ CheckVerdict ParseVerdict(std::string_view stdout_text) {
   CheckVerdict verdict;
   verdict.pass = *pass;
   verdict.score = score->value_or(*pass ? 1.0 : 0.0);
+  auto reason = parsed->find("reason");
+  if (reason != parsed->end() && reason->is_string()) {
+    verdict.message = CheckMessageExcerpt(reason->get<std::string>());
+  }
   return verdict;
 }
 
-CheckVerdict VerdictOf(const agent::SubprocessResult& result, std::chrono::milliseconds timeout) {
+namespace {
+
+CheckVerdict Judge(const agent::SubprocessResult& result, std::chrono::milliseconds timeout) {
   if (result.timed_out) return Failed("timed out after " + FormatTimeout(timeout));
   if (result.term_signal != 0) {
     return Failed("killed by signal " + std::to_string(result.term_signal));
@@ -83,6 +108,18 @@ CheckVerdict VerdictOf(const agent::SubprocessResult& result, std::chrono::milli
                   std::to_string(kMaxCheckStdoutBytes) + " a verdict may take");
   }
   return ParseVerdict(result.stdout_data);
+}
+
+}  // namespace
+
+CheckVerdict VerdictOf(const agent::SubprocessResult& result, std::chrono::milliseconds timeout) {
+  CheckVerdict verdict = Judge(result, timeout);
+  if (verdict.message.empty()) verdict.message = CheckMessageExcerpt(result.stderr_data);
+  // Without a valid verdict, stdout holds the check's own words (prose, a broken object).
+  if (verdict.message.empty() && !verdict.error.empty()) {
+    verdict.message = CheckMessageExcerpt(result.stdout_data);
+  }
+  return verdict;
 }
 
 std::string FormatTimeout(std::chrono::milliseconds d) {

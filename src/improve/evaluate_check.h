@@ -19,19 +19,30 @@ namespace mend::improve::internal {
 inline constexpr size_t kMaxCheckStdoutBytes = 64 * 1024;
 // How much of the first line of a failing check's stderr its error quotes.
 inline constexpr size_t kMaxCheckStderrExcerptBytes = 200;
+// How much of what a check printed its verdict keeps as CheckVerdict::message.
+inline constexpr size_t kMaxCheckMessageBytes = 2048;
+inline constexpr size_t kMaxCheckMessageLines = 20;
+
+// The first kMaxCheckMessageLines lines of `text` with white space at both ends removed, invalid
+// UTF-8 repaired and cut to kMaxCheckMessageBytes (whole characters), "..." appended when anything
+// was left out. "" for text that is only white space. Any bytes are accepted.
+std::string CheckMessageExcerpt(std::string_view text);
 
 // The JSON object the check reads on stdin: {task, status, output, error, transcript, case: {id,
 // task, tags, check_args}, repeat}. `transcript` is the run's transcript as a JSON array.
 std::string CheckInput(const Case& c, const CaseRun& run, const nlohmann::json& transcript);
 
 // The verdict in a check's stdout: exactly one JSON object (white space around it allowed) with a
-// boolean "pass" and an optional finite number "score" (default 1 when passing, 0 otherwise);
-// other members are ignored. Anything else is a failed verdict whose `error` says what was wrong.
+// boolean "pass", an optional finite number "score" (default 1 when passing, 0 otherwise) and an
+// optional string "reason" (CheckVerdict::message, through CheckMessageExcerpt); other members are
+// ignored, a "reason" of another type too. Anything else is a failed verdict whose `error` says
+// what was wrong.
 CheckVerdict ParseVerdict(std::string_view stdout_text);
 
 // The verdict of a finished check process: a timeout, a signal, a non-zero exit (quoting the
 // first line of stderr) or too much output make it failed with `error` set; otherwise
-// ParseVerdict of its stdout.
+// ParseVerdict of its stdout. A verdict without a reason gets the excerpt of stderr as its
+// message, or, when it failed with `error` set, of stdout when stderr is empty.
 CheckVerdict VerdictOf(const agent::SubprocessResult& result, std::chrono::milliseconds timeout);
 
 // "200ms", "30s", "2m" (the largest unit that divides `d` exactly).

@@ -62,21 +62,47 @@ std::optional<FailureKind> KindOf(const store::RunRecord& run) {
   return FailureKind::kFailed;
 }
 
-// A session turn's task is one message of a longer conversation: rerunning it alone tests
-// something else. Metadata that does not decode is not judged here: reading the run reports it.
-bool IsSessionTurn(const store::RunRecord& run) {
-  Result<agent::RunOrigin> origin = agent::ParseRunOrigin(run.metadata, run.id);
-  return origin.ok() && origin->kind == "session";
-}
-
 struct Selected {
   store::RunRecord run;
   FailureKind kind;
+  FailureMatch match;
+};
+
+// What a listed run of a selected kind is to the agent. Metadata that does not decode is not
+// judged here: reading the run reports it.
+enum class Belongs { kYes, kSession, kOtherAgent, kOtherAgentToml };
+
+Belongs Classify(const store::RunRecord& run, const FailureOptions& options, const std::string& dir,
+                 FailureMatch& match) {
+  Result<agent::RunOrigin> origin = agent::ParseRunOrigin(run.metadata, run.id);
+  // A session turn's task is one message of a longer conversation: rerunning it alone tests
+  // something else.
+  if (origin.ok() && origin->kind == "session") return Belongs::kSession;
+  if (dir.empty()) {
+    match = FailureMatch::kName;
+    return Belongs::kYes;
+  }
+  if (NormalDir(run.agent_dir) == dir) {
+    match = FailureMatch::kFolder;
+    return Belongs::kYes;
+  }
+  // Another folder: the same agent only when it has the same name (the query's filter) and the
+  // agent.toml it ran with is this folder's, i.e. the folder was copied or moved.
+  if (options.agent_name.empty() || options.agent_toml_sha256.empty()) return Belongs::kOtherAgent;
+  if (origin.ok() && origin->fingerprint.agent_toml == options.agent_toml_sha256) {
+    match = FailureMatch::kFingerprint;
+    return Belongs::kYes;
+  }
+  return Belongs::kOtherAgentToml;
+}
+
+struct Matching {
+  std::vector<Selected> runs;
+  std::int64_t left_out_agent_toml = 0;
 };
 
 // Every matching run, newest first, read in pages of the store's largest size.
-Result<std::vector<Selected>> ListMatching(store::CheckpointStore& runs,
-                                           const FailureOptions& options) {
+Result<Matching> ListMatching(store::CheckpointStore& runs, const FailureOptions& options) {
   const std::set<FailureKind> kinds(options.kinds.begin(), options.kinds.end());
   store::PendingQuery query;
   if (kinds.count(FailureKind::kFailed) != 0 || kinds.count(FailureKind::kNoProgress) != 0) {
@@ -88,15 +114,17 @@ Result<std::vector<Selected>> ListMatching(store::CheckpointStore& runs,
   query.agent = options.agent_name;
   query.limit = store::kMaxPendingPageSize;
   const std::string dir = options.agent_dir.empty() ? "" : NormalDir(options.agent_dir);
-  std::vector<Selected> out;
+  Matching out;
   while (true) {
     MEND_ASSIGN_OR_RETURN(store::PendingPage page, runs.ListPending(query));
     for (store::RunRecord& run : page.runs) {
       std::optional<FailureKind> kind = KindOf(run);
       if (!kind.has_value() || kinds.count(*kind) == 0) continue;
-      if (!dir.empty() && NormalDir(run.agent_dir) != dir) continue;
-      if (IsSessionTurn(run)) continue;
-      out.push_back({std::move(run), *kind});
+      FailureMatch match = FailureMatch::kFolder;
+      const Belongs belongs = Classify(run, options, dir, match);
+      if (belongs == Belongs::kOtherAgentToml) ++out.left_out_agent_toml;
+      if (belongs != Belongs::kYes) continue;
+      out.runs.push_back({std::move(run), *kind, match});
     }
     if (!page.next.has_value()) break;
     query.before = page.next;
@@ -171,6 +199,8 @@ Result<std::optional<FailureCase>> CaseOfGroup(store::CheckpointStore& runs, obs
     const internal::RunTrace trace = ReadTrace(spans, *view);
     FailureCase out;
     out.run_id = s->run.id;
+    out.agent_dir = s->run.agent_dir;
+    out.matched_by = s->match;
     out.kind = s->kind;
     if (s->run.last_error.has_value()) {
       out.error_code = s->run.last_error->code;
@@ -189,20 +219,26 @@ Result<std::optional<FailureCase>> CaseOfGroup(store::CheckpointStore& runs, obs
   return std::optional<FailureCase>();
 }
 
-// "run-" and the shortest multiple of kIdHexDigits hex digits of the task's hash that no other
-// case shares.
+// A case is named after its run, so `mend show <case id>` shows what failed. A run id that is not
+// a valid case id gives "run-" and the shortest multiple of kIdHexDigits hex digits of the task's
+// hash that no other case has.
 void AssignIds(std::vector<FailureCase>& cases, const std::vector<std::string>& keys) {
-  std::vector<std::string> hashes;
-  for (const std::string& key : keys) hashes.push_back(Sha256Hex(key));
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    std::size_t digits = kIdHexDigits;
-    for (std::size_t j = 0; j < cases.size(); ++j) {
-      while (j != i && digits < hashes[i].size() &&
-             hashes[i].compare(0, digits, hashes[j], 0, digits) == 0) {
-        digits += kIdHexDigits;
-      }
+  std::set<std::string> taken;
+  for (FailureCase& c : cases) {
+    if (IsValidCaseId(c.run_id)) {
+      c.c.id = c.run_id;
+      taken.insert(c.run_id);
     }
-    cases[i].c.id = "run-" + hashes[i].substr(0, digits);
+  }
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    if (!cases[i].c.id.empty()) continue;
+    const std::string hash = Sha256Hex(keys[i]);
+    std::size_t digits = kIdHexDigits;
+    while (digits < hash.size() && taken.count("run-" + hash.substr(0, digits)) != 0) {
+      digits += kIdHexDigits;
+    }
+    cases[i].c.id = "run-" + hash.substr(0, digits);
+    taken.insert(cases[i].c.id);
   }
 }
 
@@ -220,16 +256,46 @@ std::string_view FailureKindName(FailureKind kind) {
   return "failed";
 }
 
+std::string_view FailureMatchName(FailureMatch match) {
+  switch (match) {
+    case FailureMatch::kFolder:
+      return "folder";
+    case FailureMatch::kName:
+      return "name";
+    case FailureMatch::kFingerprint:
+      return "fingerprint";
+  }
+  return "folder";
+}
+
 std::string NormalizeTask(std::string_view task) { return CollapseWhitespace(task); }
 
 Result<FailureCases> CasesFromFailures(store::CheckpointStore& runs, obs::SpanStore* spans,
                                        const FailureOptions& options) {
   MEND_RETURN_IF_ERROR(ValidateOptions(options));
-  MEND_ASSIGN_OR_RETURN(std::vector<Selected> selected, ListMatching(runs, options));
+  MEND_ASSIGN_OR_RETURN(Matching matching, ListMatching(runs, options));
+  const std::vector<Selected>& selected = matching.runs;
   const std::vector<TaskGroup> groups = GroupByTask(selected);
   FailureCases out;
   out.runs_matched = static_cast<std::int64_t>(selected.size());
   out.tasks = static_cast<std::int64_t>(groups.size());
+  out.left_out_agent_toml = matching.left_out_agent_toml;
+  std::set<std::string> other_folders;
+  for (const Selected& s : selected) {
+    switch (s.match) {
+      case FailureMatch::kFolder:
+        ++out.runs_in_folder;
+        continue;
+      case FailureMatch::kName:
+        ++out.runs_by_name;
+        break;
+      case FailureMatch::kFingerprint:
+        ++out.runs_by_fingerprint;
+        break;
+    }
+    other_folders.insert(s.run.agent_dir);
+  }
+  out.other_folders.assign(other_folders.begin(), other_folders.end());
   std::vector<std::string> keys;
   for (const TaskGroup& group : groups) {
     if (out.cases.size() == options.limit) break;

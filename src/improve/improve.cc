@@ -1,13 +1,15 @@
 #include "mend/improve/improve.h"
 
 #include <algorithm>
-#include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "improve/improve_arms.h"
 #include "mend/base/hash.h"
 #include "mend/base/json.h"
 #include "mend/improve/editor_protocol.h"
@@ -16,88 +18,6 @@
 #include "mend/improve/untrusted.h"
 
 namespace mend::improve {
-namespace {
-
-constexpr std::string_view kEditorRole =
-    "You improve the instructions of an AI agent. The agent's behaviour is defined by the file "
-    "instructions.md (its system prompt) and optional skill files skills/<name>.md (front matter "
-    "with name and description, then Markdown). You may change only those files; tools, "
-    "agent.toml, limits and permissions are not yours to change and any attempt is refused.\n"
-    "\n"
-    "You are shown runs of the agent that failed a check. Find what in the instructions made the "
-    "agent fail and write a corrected version. Keep what works; change as little as fixes the "
-    "failures; do not mention the specific test cases.\n"
-    "\n"
-    "Answer only with file blocks and one rationale block, each tag on a line of its own:\n"
-    "<file path=\"instructions.md\">\n"
-    "the complete new text of the file\n"
-    "</file>\n"
-    "<rationale>\n"
-    "one or two sentences: what failed and why the change fixes it\n"
-    "</rationale>\n"
-    "A file block holds the whole new file, not a diff. Leave out files you do not change. "
-    "Nothing may stand outside the blocks.\n";
-
-std::string MessageRoleName(llm::Role role) {
-  switch (role) {
-    case llm::Role::kSystem:
-      return "system";
-    case llm::Role::kUser:
-      return "user";
-    case llm::Role::kAssistant:
-      return "assistant";
-    case llm::Role::kTool:
-      return "tool";
-  }
-  return "message";
-}
-
-// A member's string value, or `fallback` when it is absent or not a string (never throws).
-std::string StringMember(const nlohmann::json& object, const char* key, std::string fallback = "") {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_string()) return fallback;
-  return it->get<std::string>();
-}
-
-// A transcript (CaseRun::transcript, a JSON array) as text for the editor: every message's text
-// inside an untrusted block (tool results and the model's own words may both echo hostile data),
-// bounded to `max_bytes` in all by shrinking every block evenly.
-std::string RenderTranscript(const std::string& transcript_json, std::size_t max_bytes) {
-  std::string out;
-  Result<nlohmann::json> parsed = ParseJson(transcript_json);
-  if (!parsed.ok() || !parsed->is_array()) {
-    return UntrustedBlock("transcript", transcript_json, max_bytes);
-  }
-  const std::size_t entries = std::max<std::size_t>(parsed->size(), 1);
-  const std::size_t per_block = std::max<std::size_t>(max_bytes / entries, 256);
-  for (const nlohmann::json& message : *parsed) {
-    if (!message.is_object()) continue;
-    const std::string role = StringMember(message, "role", "message");
-    if (role == "system") continue;  // the instructions are shown once, as the file
-    std::string text = StringMember(message, "content");
-    auto calls = message.find("tool_calls");
-    if (calls != message.end() && calls->is_array()) {
-      for (const nlohmann::json& call : *calls) {
-        if (!call.is_object()) continue;
-        auto arguments = call.find("arguments");
-        std::string argument_text;
-        if (arguments != call.end()) {
-          argument_text =
-              arguments->is_string() ? arguments->get<std::string>() : DumpJson(*arguments);
-        }
-        text += "\n[calls " + StringMember(call, "name", "?") + " with " + argument_text + "]";
-      }
-    }
-    std::string source = role;
-    if (role == "tool") source = "tool:" + StringMember(message, "name", "?");
-    const std::string decision = StringMember(message, "hook_decision");
-    if (!decision.empty()) source += " (" + decision + " by a hook)";
-    out += UntrustedBlock(source, text, per_block);
-  }
-  return out;
-}
-
-}  // namespace
 
 AgentText ApplyEdits(const AgentText& base, const std::vector<FileEdit>& edits) {
   AgentText out = base;
@@ -111,173 +31,7 @@ AgentText ApplyEdits(const AgentText& base, const std::vector<FileEdit>& edits) 
   return out;
 }
 
-std::vector<llm::Message> BuildEditorMessages(const AgentText& text,
-                                              const std::vector<EditorRunView>& failing,
-                                              const std::map<std::string, std::string>& reports,
-                                              std::size_t max_transcript_bytes, int n, int of) {
-  std::string system(kEditorRole);
-  system += "\n";
-  system += kUntrustedNotice;
-  system += "\n";
-
-  std::string user = "Candidate " + std::to_string(n) + " of " + std::to_string(of) + ".";
-  if (of > 1) user += " Each candidate should try a different fix.";
-  user += "\n\n## Current files\n\n<file path=\"instructions.md\">\n" + text.instructions;
-  if (!text.instructions.empty() && text.instructions.back() != '\n') user += "\n";
-  user += "</file>\n";
-  for (const auto& [path, content] : text.skills) {
-    user += "<file path=\"" + path + "\">\n" + content;
-    if (!content.empty() && content.back() != '\n') user += "\n";
-    user += "</file>\n";
-  }
-  user += "\n## Failing runs\n";
-  if (failing.empty()) user += "\n(none: every training case passed)\n";
-  for (const EditorRunView& view : failing) {
-    user += "\n### Case " + view.c->id + " (passed " + std::to_string(view.passes) + " of " +
-            std::to_string(view.runs) + " runs)\n\nTask:\n";
-    user += UntrustedBlock("task", view.c->task, 4096);
-    if (view.run != nullptr) {
-      user += "Run status: " + view.run->status + "\n";
-      if (!view.run->error.empty()) user += UntrustedBlock("run error", view.run->error, 1024);
-      if (!view.run->output.empty())
-        user += "Final answer:\n" + UntrustedBlock("answer", view.run->output, 2048);
-      user += "Check verdict: " + std::string(view.run->check.pass ? "pass" : "fail");
-      if (!view.run->check.error.empty()) user += " (" + view.run->check.error + ")";
-      user += "\nTranscript:\n" + RenderTranscript(view.run->transcript, max_transcript_bytes);
-    }
-    auto report = reports.find(view.c->id);
-    if (report != reports.end()) {
-      user += "What the original failed run showed:\n" + report->second;
-      if (!report->second.empty() && report->second.back() != '\n') user += "\n";
-    }
-  }
-  std::vector<llm::Message> messages;
-  messages.push_back(llm::Message::System(std::move(system)));
-  messages.push_back(llm::Message::User(std::move(user)));
-  return messages;
-}
-
 namespace {
-
-struct Arm {
-  std::string name;  // "baseline" | "candidate-<n>"
-  AgentText text;
-  ArmRuns runs;
-};
-
-int Passes(const std::vector<CaseRun>& runs) {
-  int passes = 0;
-  for (const CaseRun& run : runs) passes += run.check.pass ? 1 : 0;
-  return passes;
-}
-
-// Passing runs per training case, in the order of `training_index`.
-std::vector<int> TrainingPasses(const ArmRuns& runs, const std::vector<std::size_t>& training) {
-  std::vector<int> out;
-  out.reserve(training.size());
-  for (std::size_t index : training) out.push_back(Passes(runs.cases[index]));
-  return out;
-}
-
-bool Dominates(const std::vector<int>& a, const std::vector<int>& b) {
-  bool strictly = false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i] < b[i]) return false;
-    if (a[i] > b[i]) strictly = true;
-  }
-  return strictly;
-}
-
-int Sum(const std::vector<int>& values) {
-  int sum = 0;
-  for (int v : values) sum += v;
-  return sum;
-}
-
-std::vector<CaseScores> ScoresOf(const std::vector<Case>& cases, const std::set<std::string>& held,
-                                 const ArmRuns& baseline, const ArmRuns& candidate) {
-  std::vector<CaseScores> scores;
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    CaseScores s;
-    s.case_id = cases[i].id;
-    s.held_out = held.count(cases[i].id) > 0;
-    for (const CaseRun& run : baseline.cases[i]) s.baseline.push_back(run.score());
-    for (const CaseRun& run : candidate.cases[i]) s.candidate.push_back(run.score());
-    scores.push_back(std::move(s));
-  }
-  return scores;
-}
-
-std::vector<ScoreRow> RowsOf(const std::vector<Case>& cases, const std::set<std::string>& held,
-                             const Arm& arm) {
-  std::vector<ScoreRow> rows;
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    for (const CaseRun& run : arm.runs.cases[i]) {
-      ScoreRow row;
-      row.case_id = cases[i].id;
-      row.held_out = held.count(cases[i].id) > 0;
-      row.arm = arm.name;
-      row.repeat = run.repeat;
-      row.pass = run.check.pass;
-      row.score = std::isfinite(run.check.score) && run.check.score >= 0 ? run.check.score : 0;
-      row.cost_usd = std::isfinite(run.cost_usd) && run.cost_usd >= 0 ? run.cost_usd : 0;
-      rows.push_back(std::move(row));
-    }
-  }
-  return rows;
-}
-
-int BetterTraining(const GateDecision& decision) {
-  int better = 0;
-  for (const CaseResult& c : decision.cases) {
-    if (!c.held_out && c.verdict == CaseVerdict::kBetter) ++better;
-  }
-  return better;
-}
-
-double CostOrInfinity(const GateDecision& decision) {
-  return decision.candidate_cost.per_success_usd.value_or(1e300);
-}
-
-// True when `a` is a better subject for the card than `b`.
-bool Preferred(const CandidateRecord& a, const CandidateRecord& b) {
-  const int better_a = BetterTraining(a.decision);
-  const int better_b = BetterTraining(b.decision);
-  if (better_a != better_b) return better_a > better_b;
-  if (a.training_passes != b.training_passes) return a.training_passes > b.training_passes;
-  return CostOrInfinity(a.decision) < CostOrInfinity(b.decision);
-}
-
-// improve/<id>/candidates/<n>.json: what candidate n was, where it came from and what the gates
-// said, so the audit folder holds every candidate and every gate decision, not only the chosen one.
-Status WriteCandidate(FileSystem& fs, const std::string& audit_dir, const CandidateRecord& c) {
-  nlohmann::json files = nlohmann::json::object();
-  files["instructions.md"] = c.text.instructions;
-  for (const auto& [path, text] : c.text.skills) files[path] = text;
-  nlohmann::json edited = nlohmann::json::array();
-  for (const FileEdit& e : c.edits) edited.push_back(e.path);
-  nlohmann::json refused = nlohmann::json::array();
-  for (const RefusedEdit& r : c.refused) {
-    refused.push_back({{"path", r.path}, {"refusal", EditRefusalName(r.refusal)}});
-  }
-  nlohmann::json gate = nullptr;
-  if (c.decision.refused_by.has_value()) gate = GateName(*c.decision.refused_by);
-  const nlohmann::json j = {{"candidate", c.n},
-                            {"round", c.round},
-                            {"parent", c.parent},
-                            {"edited", edited},
-                            {"refused", refused},
-                            {"rationale", c.rationale},
-                            {"outcome", GateOutcomeName(c.decision.outcome)},
-                            {"gate", gate},
-                            {"reason", c.decision.reason},
-                            {"training_passes", c.training_passes},
-                            {"files", files}};
-  const std::string dir = JoinPath(audit_dir, "candidates");
-  MEND_RETURN_IF_ERROR(fs.CreateDirs(dir));
-  return WriteFileAtomically(fs, JoinPath(dir, std::to_string(c.n) + ".json"),
-                             DumpJson(j, 2) + "\n");
-}
 
 Status CheckOptions(const ImproveOptions& options) {
   if (options.editor == nullptr) return InvalidArgumentError("improve: no editor model");
@@ -302,96 +56,97 @@ Status CheckOptions(const ImproveOptions& options) {
   return OkStatus();
 }
 
-}  // namespace
+// The Pareto front over training cases: arms no other arm dominates.
+struct FrontMember {
+  int candidate_index;  // into the evaluated candidates; -1: the baseline
+  std::vector<int> passes;
+};
 
-Result<ImproveReport> ImproveAgent(const ImproveOptions& options) {
-  MEND_RETURN_IF_ERROR(CheckOptions(options));
-  FileSystem& fs = *options.env.fs;
-  MEND_ASSIGN_OR_RETURN(Split split,
-                        CheckedSplitCases(options.cases, options.held_out_fraction, options.seed));
-  MEND_ASSIGN_OR_RETURN(AgentText base, ReadAgentText(fs, options.agent_dir));
+std::string RequestName(int round, int request) {
+  return "round " + std::to_string(round) + " candidate " + std::to_string(request);
+}
 
-  ImproveReport report;
-  report.base = base;
-  MEND_ASSIGN_OR_RETURN(report.attempt_id, NewAttemptId(options.env));
-  MEND_ASSIGN_OR_RETURN(AuditFolder audit,
-                        AuditFolder::Create(fs, options.home, report.attempt_id));
-  report.audit_dir = audit.path();
-
-  std::vector<std::pair<std::string, std::string>> skills(base.skills.begin(), base.skills.end());
-  AuditOptions audit_options{options.repeats, options.rounds, options.gates};
-  MEND_RETURN_IF_ERROR(audit.WriteInputs(
-      MakeAuditInputs(options.agent_dir, base.instructions, skills, options.cases, audit_options)));
-  MEND_RETURN_IF_ERROR(audit.WriteSplit(split));
-
-  // Cases in the file's order; held-out ones marked.
-  const std::vector<Case>& cases = options.cases;
-  std::set<std::string> held;
-  for (const Case& c : split.held_out) held.insert(c.id);
-  std::vector<std::size_t> training;
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    if (held.count(cases[i].id) == 0) training.push_back(i);
+// One attempt once its audit folder exists: the baseline, the rounds, the card.
+class Attempt {
+ public:
+  Attempt(const ImproveOptions& options, const Split& split, AuditFolder& audit,
+          ImproveReport& report)
+      : options_(options), cases_(options.cases), audit_(audit), report_(report) {
+    for (const Case& c : split.held_out) held_.insert(c.id);
+    for (std::size_t i = 0; i < cases_.size(); ++i) {
+      if (held_.count(cases_[i].id) == 0) training_.push_back(i);
+    }
+    training_runs_ = static_cast<int>(training_.size()) * options.repeats;
+    for (const auto& [id, text] : options.failure_reports) {
+      if (held_.count(id) == 0) reports_[id] = text;
+    }
   }
-  const int training_runs = static_cast<int>(training.size()) * options.repeats;
 
-  auto progress = [&](ImproveProgress::Kind kind, const std::string& arm, int best,
-                      std::string message) {
-    if (!options.on_progress) return;
+  Status Run() {
+    baseline_ = {"baseline", report_.base, {}};
+    MEND_RETURN_IF_ERROR(Evaluate(baseline_));
+    const std::vector<int> passes = internal::TrainingPasses(baseline_.runs, training_);
+    best_passes_ = internal::Sum(passes);
+    Progress(ImproveProgress::Kind::kArmJudged, "baseline",
+             "baseline: " + std::to_string(best_passes_) + "/" + std::to_string(training_runs_) +
+                 " training runs pass");
+    front_ = {{-1, passes}};
+    for (int round = 1; round <= options_.rounds; ++round) {
+      const FrontMember& parent = Parent();
+      if (internal::Sum(parent.passes) == training_runs_) break;  // nothing left to fix
+      const int parent_index = parent.candidate_index;
+      for (int k = 1; k <= options_.candidates; ++k) {
+        MEND_RETURN_IF_ERROR(Candidate(round, k, parent_index));
+      }
+    }
+    return Finish();
+  }
+
+ private:
+  void Progress(ImproveProgress::Kind kind, const std::string& arm, std::string message) {
+    if (!options_.on_progress) return;
     ImproveProgress p;
     p.kind = kind;
     p.arm = arm;
-    p.best_training_passes = best;
-    p.training_runs = training_runs;
+    p.best_training_passes = best_passes_;
+    p.training_runs = training_runs_;
     p.message = std::move(message);
-    options.on_progress(p);
-  };
+    options_.on_progress(p);
+  }
 
-  auto evaluate = [&](Arm& arm) -> Status {
-    MEND_ASSIGN_OR_RETURN(arm.runs, options.evaluate(arm.text, cases));
-    if (arm.runs.cases.size() != cases.size()) {
+  Status Evaluate(internal::Arm& arm) {
+    MEND_ASSIGN_OR_RETURN(arm.runs, options_.evaluate(arm.text, cases_));
+    if (arm.runs.cases.size() != cases_.size()) {
       return InternalError("improve: the evaluator returned runs for " +
                            std::to_string(arm.runs.cases.size()) + " cases, not " +
-                           std::to_string(cases.size()));
+                           std::to_string(cases_.size()));
     }
-    for (auto& case_runs : arm.runs.cases) report.runs += static_cast<int>(case_runs.size());
-    return audit.AppendScores(RowsOf(cases, held, arm));
-  };
+    for (auto& case_runs : arm.runs.cases) report_.runs += static_cast<int>(case_runs.size());
+    return audit_.AppendScores(internal::RowsOf(cases_, held_, arm));
+  }
 
-  Arm baseline{"baseline", base, {}};
-  MEND_RETURN_IF_ERROR(evaluate(baseline));
-  std::vector<int> baseline_passes = TrainingPasses(baseline.runs, training);
-  progress(ImproveProgress::Kind::kArmJudged, "baseline", Sum(baseline_passes),
-           "baseline: " + std::to_string(Sum(baseline_passes)) + "/" +
-               std::to_string(training_runs) + " training runs pass");
-
-  // The Pareto front over training cases: arms no other arm dominates. Index -1 is the baseline.
-  struct FrontMember {
-    int candidate_index;  // -1: baseline
-    std::vector<int> passes;
-  };
-  std::vector<FrontMember> front{{-1, baseline_passes}};
-  std::vector<Arm> arms;  // candidates, by n - 1
-  int best_passes = Sum(baseline_passes);
-
-  for (int round = 1; round <= options.rounds; ++round) {
-    // The parent: the front member with the most passing training runs (ties: the earliest).
-    const FrontMember* parent = &front.front();
-    for (const FrontMember& member : front) {
-      if (Sum(member.passes) > Sum(parent->passes)) parent = &member;
+  // The front member with the most passing training runs (ties: the earliest).
+  const FrontMember& Parent() const {
+    const FrontMember* parent = &front_.front();
+    for (const FrontMember& member : front_) {
+      if (internal::Sum(member.passes) > internal::Sum(parent->passes)) parent = &member;
     }
-    if (Sum(parent->passes) == training_runs) break;  // nothing left to fix
-    const int parent_index = parent->candidate_index;
-    const Arm& parent_arm = parent_index < 0 ? baseline : arms[parent_index];
-    const AgentText parent_text = parent_arm.text;
+    return *parent;
+  }
 
-    // The parent's failing training runs: per case, the first failing repeat.
+  const internal::Arm& ArmOf(int candidate_index) const {
+    return candidate_index < 0 ? baseline_ : arms_[static_cast<std::size_t>(candidate_index)];
+  }
+
+  // The parent's failing training runs: per case, the first failing repeat.
+  std::vector<EditorRunView> FailingRuns(const internal::Arm& parent) const {
     std::vector<EditorRunView> failing;
-    for (std::size_t index : training) {
-      const auto& runs = parent_arm.runs.cases[index];
-      const int passes = Passes(runs);
+    for (std::size_t index : training_) {
+      const std::vector<CaseRun>& runs = parent.runs.cases[index];
+      const int passes = internal::Passes(runs);
       if (passes == static_cast<int>(runs.size())) continue;
       EditorRunView view;
-      view.c = &cases[index];
+      view.c = &cases_[index];
       view.passes = passes;
       view.runs = static_cast<int>(runs.size());
       for (const CaseRun& run : runs) {
@@ -402,142 +157,255 @@ Result<ImproveReport> ImproveAgent(const ImproveOptions& options) {
       }
       failing.push_back(view);
     }
-    std::map<std::string, std::string> reports;
-    for (const auto& [id, text] : options.failure_reports) {
-      if (held.count(id) == 0) reports[id] = text;
-    }
-
-    for (int k = 1; k <= options.candidates; ++k) {
-      progress(ImproveProgress::Kind::kEditorAsked, "", best_passes,
-               "round " + std::to_string(round) + ": asking the editor for candidate " +
-                   std::to_string(k) + " of " + std::to_string(options.candidates));
-      llm::CompletionRequest request;
-      request.model = options.editor_model;
-      request.messages = BuildEditorMessages(parent_text, failing, reports,
-                                             options.max_transcript_bytes, k, options.candidates);
-      std::string request_text;
-      for (const llm::Message& m : request.messages) {
-        request_text += "=== " + MessageRoleName(m.role) + "\n" + m.content + "\n";
-      }
-      MEND_RETURN_IF_ERROR(audit.WriteEditorRequest(round, k, request_text));
-      Result<llm::Completion> completion = options.editor->Complete(request);
-      if (!completion.ok()) {
-        report.editor_errors.push_back(
-            "round " + std::to_string(round) + " candidate " + std::to_string(k) +
-            ": the editor call failed: " + completion.status().ToString());
-        continue;
-      }
-      MEND_RETURN_IF_ERROR(audit.WriteEditorReply(round, k, completion->text));
-      Result<EditorReply> reply = ParseEditorReply(completion->text);
-      if (!reply.ok()) {
-        report.editor_errors.push_back(
-            "round " + std::to_string(round) + " candidate " + std::to_string(k) +
-            ": malformed reply: " + std::string(reply.status().message()));
-        continue;
-      }
-      CandidateRecord record;
-      record.round = round;
-      record.parent = parent_index + 1;
-      record.edits = reply->edits;
-      record.rationale = reply->rationale;
-      record.refused = reply->refused;
-      record.text = ApplyEdits(parent_text, reply->edits);
-      if (record.text == parent_text || record.text == base) {
-        // Nothing to evaluate: the reply changed no file (or only refused ones).
-        report.editor_errors.push_back("round " + std::to_string(round) + " candidate " +
-                                       std::to_string(k) + ": the reply changes no editable file");
-        CandidateRecord empty = record;
-        empty.n = 0;
-        if (!record.refused.empty()) {
-          // Keep refused edits visible on the card even though nothing was evaluated.
-          report.candidates.push_back(std::move(empty));
-        }
-        continue;
-      }
-      record.n = static_cast<int>(arms.size()) + 1;
-      Arm arm{CandidateArm(record.n), record.text, {}};
-      MEND_RETURN_IF_ERROR(evaluate(arm));
-      MEND_ASSIGN_OR_RETURN(record.decision,
-                            Decide(ScoresOf(cases, held, baseline.runs, arm.runs), options.gates));
-      std::vector<int> passes = TrainingPasses(arm.runs, training);
-      record.training_passes = Sum(passes);
-      best_passes = std::max(best_passes, record.training_passes);
-      progress(ImproveProgress::Kind::kArmJudged, arm.name, best_passes,
-               arm.name + ": " + std::string(GateOutcomeName(record.decision.outcome)) + ", " +
-                   std::to_string(record.training_passes) + "/" + std::to_string(training_runs) +
-                   " training runs pass");
-      MEND_RETURN_IF_ERROR(WriteCandidate(fs, report.audit_dir, record));
-      arms.push_back(std::move(arm));
-      report.candidates.push_back(record);
-
-      // Update the Pareto front.
-      bool dominated = false;
-      for (const FrontMember& member : front) {
-        if (Dominates(member.passes, passes) || member.passes == passes) dominated = true;
-      }
-      if (!dominated) {
-        std::vector<FrontMember> kept;
-        for (FrontMember& member : front) {
-          if (!Dominates(passes, member.passes)) kept.push_back(std::move(member));
-        }
-        kept.push_back({record.n - 1, passes});
-        front = std::move(kept);
-      }
-    }
+    return failing;
   }
 
-  // The card's subject.
-  const CandidateRecord* chosen = nullptr;
-  const CandidateRecord* best_proposal = nullptr;
-  const CandidateRecord* best_rejected = nullptr;
-  const CandidateRecord* best_other = nullptr;
-  for (const CandidateRecord& c : report.candidates) {
-    if (c.n == 0) continue;
-    const CandidateRecord** slot = &best_other;
-    if (c.decision.outcome == GateOutcome::kProposal) {
-      slot = &best_proposal;
-    } else if (c.decision.outcome == GateOutcome::kRejected && BetterTraining(c.decision) > 0) {
-      slot = &best_rejected;
+  // Asks the editor for candidate `k` of `round`; std::nullopt (with the reason in
+  // editor_errors) when the call failed or the reply is malformed.
+  Result<std::optional<EditorReply>> Ask(int round, int k, const internal::Arm& parent) {
+    Progress(ImproveProgress::Kind::kEditorAsked, "",
+             "round " + std::to_string(round) + ": asking the editor for candidate " +
+                 std::to_string(k) + " of " + std::to_string(options_.candidates));
+    llm::CompletionRequest request;
+    request.model = options_.editor_model;
+    request.messages = BuildEditorMessages(parent.text, FailingRuns(parent), reports_,
+                                           options_.max_transcript_bytes, k, options_.candidates);
+    std::string request_text;
+    for (const llm::Message& m : request.messages) {
+      request_text += "=== " + std::string(llm::RoleName(m.role)) + "\n" + m.content + "\n";
     }
-    if (*slot == nullptr || Preferred(c, **slot)) *slot = &c;
+    MEND_RETURN_IF_ERROR(audit_.WriteEditorRequest(round, k, request_text));
+    Result<llm::Completion> completion = options_.editor->Complete(request);
+    if (!completion.ok()) {
+      report_.editor_errors.push_back(
+          RequestName(round, k) + ": the editor call failed: " + completion.status().ToString());
+      return std::optional<EditorReply>();
+    }
+    MEND_RETURN_IF_ERROR(audit_.WriteEditorReply(round, k, completion->text));
+    Result<EditorReply> reply = ParseEditorReply(completion->text);
+    if (!reply.ok()) {
+      report_.editor_errors.push_back(
+          RequestName(round, k) + ": malformed reply: " + std::string(reply.status().message()));
+      return std::optional<EditorReply>();
+    }
+    return std::optional<EditorReply>(*std::move(reply));
   }
-  chosen = best_proposal != nullptr   ? best_proposal
+
+  // One candidate: asked for, then evaluated and judged unless it changes nothing, repeats the
+  // files of an earlier candidate, or holds text the folder cannot hold.
+  Status Candidate(int round, int k, int parent_index) {
+    const AgentText parent_text = ArmOf(parent_index).text;
+    MEND_ASSIGN_OR_RETURN(std::optional<EditorReply> reply, Ask(round, k, ArmOf(parent_index)));
+    if (!reply.has_value()) return OkStatus();
+    CandidateRecord record;
+    record.round = round;
+    record.request = k;
+    record.parent = parent_index + 1;
+    record.edits = reply->edits;
+    record.rationale = reply->rationale;
+    record.refused = reply->refused;
+    record.text = ApplyEdits(parent_text, reply->edits);
+    record.files_sha256 = AgentTextSha256(record.text);
+    if (record.text == parent_text || record.text == report_.base) {
+      report_.editor_errors.push_back(RequestName(round, k) +
+                                      ": the reply changes no editable file");
+      // Kept for the refused edits it shows on the card, though nothing was evaluated.
+      if (!record.refused.empty()) report_.candidates.push_back(std::move(record));
+      return OkStatus();
+    }
+    if (auto same = evaluated_.find(record.files_sha256); same != evaluated_.end()) {
+      return Identical(std::move(record), same->second);
+    }
+    record.n = static_cast<int>(arms_.size()) + 1;
+    internal::Arm arm{CandidateArm(record.n), record.text, {}};
+    Status evaluated = Evaluate(arm);
+    if (evaluated.code() == StatusCode::kInvalidArgument) {
+      // The inputs were checked before the attempt, so it is the candidate's text the folder
+      // cannot hold (a skill without front matter, say): the editor's mistake, not the attempt's.
+      report_.editor_errors.push_back(
+          RequestName(round, k) +
+          ": the candidate cannot be evaluated: " + std::string(evaluated.message()));
+      return OkStatus();
+    }
+    MEND_RETURN_IF_ERROR(evaluated);
+    return Judge(std::move(record), std::move(arm));
+  }
+
+  // Records a reply whose files are those of candidate `same_as` without evaluating it again.
+  Status Identical(CandidateRecord record, int same_as) {
+    const CandidateRecord& original = report_.candidates[candidate_slot_.at(same_as)];
+    IdenticalCandidate identical{record.round, record.request, same_as, original.round,
+                                 original.request};
+    report_.result.identical.push_back(identical);
+    record.identical_to = same_as;
+    report_.candidates.push_back(std::move(record));
+    Progress(ImproveProgress::Kind::kArmJudged, CandidateArm(same_as),
+             RequestName(identical.round, identical.request) + ": the same files as " +
+                 CandidateArm(same_as) + ", not evaluated again");
+    return internal::WriteCandidate(*options_.env.fs, report_.audit_dir,
+                                    report_.candidates[candidate_slot_.at(same_as)],
+                                    report_.result.identical);
+  }
+
+  Status Judge(CandidateRecord record, internal::Arm arm) {
+    MEND_ASSIGN_OR_RETURN(
+        record.decision,
+        Decide(internal::ScoresOf(cases_, held_, baseline_.runs, arm.runs), options_.gates));
+    std::vector<int> passes = internal::TrainingPasses(arm.runs, training_);
+    record.training_passes = internal::Sum(passes);
+    best_passes_ = std::max(best_passes_, record.training_passes);
+    Progress(ImproveProgress::Kind::kArmJudged, arm.name,
+             arm.name + ": " + std::string(GateOutcomeName(record.decision.outcome)) + ", " +
+                 std::to_string(record.training_passes) + "/" + std::to_string(training_runs_) +
+                 " training runs pass");
+    MEND_RETURN_IF_ERROR(internal::WriteCandidate(*options_.env.fs, report_.audit_dir, record,
+                                                  report_.result.identical));
+    evaluated_[record.files_sha256] = record.n;
+    candidate_slot_[record.n] = report_.candidates.size();
+    arms_.push_back(std::move(arm));
+    AddToFront(record.n - 1, std::move(passes));
+    report_.candidates.push_back(std::move(record));
+    return OkStatus();
+  }
+
+  void AddToFront(int candidate_index, std::vector<int> passes) {
+    for (const FrontMember& member : front_) {
+      if (internal::Dominates(member.passes, passes) || member.passes == passes) return;
+    }
+    std::vector<FrontMember> kept;
+    for (FrontMember& member : front_) {
+      if (!internal::Dominates(passes, member.passes)) kept.push_back(std::move(member));
+    }
+    kept.push_back({candidate_index, std::move(passes)});
+    front_ = std::move(kept);
+  }
+
+  // The card's subject: the best proposal, else the best candidate better on a training case but
+  // refused by a gate, else the best of the others; nullptr when none was evaluated.
+  const CandidateRecord* Subject() const {
+    const CandidateRecord* best_proposal = nullptr;
+    const CandidateRecord* best_rejected = nullptr;
+    const CandidateRecord* best_other = nullptr;
+    for (const CandidateRecord& c : report_.candidates) {
+      if (c.n == 0) continue;
+      const CandidateRecord** slot = &best_other;
+      if (c.decision.outcome == GateOutcome::kProposal) {
+        slot = &best_proposal;
+      } else if (c.decision.outcome == GateOutcome::kRejected &&
+                 internal::BetterTraining(c.decision) > 0) {
+        slot = &best_rejected;
+      }
+      if (*slot == nullptr || internal::Preferred(c, **slot)) *slot = &c;
+    }
+    return best_proposal != nullptr   ? best_proposal
            : best_rejected != nullptr ? best_rejected
                                       : best_other;
+  }
 
-  ImproveResult& result = report.result;
-  if (chosen != nullptr) {
-    report.chosen = *chosen;
-    // The gates' decision as Decide gave it, so decision.json recomputes from scores.jsonl: a
-    // candidate worse somewhere is `rejected (worse_case)` even when it is better nowhere.
-    result.decision = chosen->decision;
-    result.rationale = chosen->rationale;
-    const AgentText& before = base;
-    const AgentText& after = chosen->text;
+  Status Finish() {
+    ImproveResult& result = report_.result;
+    if (const CandidateRecord* chosen = Subject(); chosen != nullptr) {
+      report_.chosen = *chosen;
+      // The gates' decision as Decide gave it, so decision.json recomputes from scores.jsonl: a
+      // candidate worse somewhere is `rejected (worse_case)` even when it is better nowhere.
+      result.decision = chosen->decision;
+      result.rationale = chosen->rationale;
+      result.diffs = Diffs(report_.base, chosen->text);
+      MEND_RETURN_IF_ERROR(audit_.WriteDecision(chosen->n, result.decision));
+    } else {
+      // No candidate could be evaluated: the baseline against itself is the honest card.
+      MEND_ASSIGN_OR_RETURN(
+          result.decision, Decide(internal::ScoresOf(cases_, held_, baseline_.runs, baseline_.runs),
+                                  options_.gates));
+      result.decision.reason = report_.editor_errors.empty() ? "the editor proposed no change"
+                                                             : "no candidate could be evaluated: " +
+                                                                   report_.editor_errors.front();
+    }
+    for (const CandidateRecord& c : report_.candidates) {
+      for (const RefusedEdit& refused : c.refused) result.refused_edits.push_back(refused);
+    }
+    report_.card = FormatImproveResult(result);
+    return audit_.WriteCard(report_.card);
+  }
+
+  static std::vector<FileDiff> Diffs(const AgentText& before, const AgentText& after) {
+    std::vector<FileDiff> diffs;
     if (before.instructions != after.instructions) {
-      result.diffs.push_back({"instructions.md", UnifiedDiff("instructions.md", before.instructions,
-                                                             after.instructions)});
+      diffs.push_back({"instructions.md",
+                       UnifiedDiff("instructions.md", before.instructions, after.instructions)});
     }
     for (const auto& [path, content] : after.skills) {
       auto it = before.skills.find(path);
       const std::string old = it == before.skills.end() ? std::string() : it->second;
-      if (old != content) result.diffs.push_back({path, UnifiedDiff(path, old, content)});
+      if (old != content) diffs.push_back({path, UnifiedDiff(path, old, content)});
     }
-    MEND_RETURN_IF_ERROR(audit.WriteDecision(chosen->n, result.decision));
-  } else {
-    // No candidate could be evaluated: the baseline against itself is the honest card.
-    MEND_ASSIGN_OR_RETURN(
-        result.decision,
-        Decide(ScoresOf(cases, held, baseline.runs, baseline.runs), options.gates));
-    result.decision.reason = report.editor_errors.empty() ? "the editor proposed no change"
-                                                          : "no candidate could be evaluated: " +
-                                                                report.editor_errors.front();
+    return diffs;
   }
-  for (const CandidateRecord& c : report.candidates) {
-    for (const RefusedEdit& refused : c.refused) result.refused_edits.push_back(refused);
+
+  const ImproveOptions& options_;
+  const std::vector<Case>& cases_;
+  AuditFolder& audit_;
+  ImproveReport& report_;
+  std::set<std::string> held_;
+  std::vector<std::size_t> training_;
+  int training_runs_ = 0;
+  std::map<std::string, std::string> reports_;  // failure reports of training cases
+  internal::Arm baseline_;
+  std::vector<internal::Arm> arms_;  // evaluated candidates, by n - 1
+  std::vector<FrontMember> front_;
+  int best_passes_ = 0;
+  std::map<std::string, int> evaluated_;       // files digest -> n
+  std::map<int, std::size_t> candidate_slot_;  // n -> index in report_.candidates
+};
+
+}  // namespace
+
+std::string AgentTextSha256(const AgentText& text) {
+  std::string bytes;
+  auto add = [&bytes](std::string_view field) {
+    bytes += std::to_string(field.size());
+    bytes += ':';
+    bytes += field;
+  };
+  add("instructions.md");
+  add(text.instructions);
+  for (const auto& [path, content] : text.skills) {
+    add(path);
+    add(content);
   }
-  report.card = FormatImproveResult(result);
-  MEND_RETURN_IF_ERROR(audit.WriteCard(report.card));
+  return Sha256Hex(bytes);
+}
+
+Result<ImproveReport> ImproveAgent(const ImproveOptions& options) {
+  MEND_RETURN_IF_ERROR(CheckOptions(options));
+  FileSystem& fs = *options.env.fs;
+  MEND_ASSIGN_OR_RETURN(Split split,
+                        CheckedSplitCases(options.cases, options.held_out_fraction, options.seed));
+  MEND_ASSIGN_OR_RETURN(AgentText base, ReadAgentText(fs, options.agent_dir));
+  if (options.check_inputs) MEND_RETURN_IF_ERROR(options.check_inputs(base, options.cases));
+
+  ImproveReport report;
+  report.base = base;
+  MEND_ASSIGN_OR_RETURN(report.attempt_id, NewAttemptId(options.env));
+  MEND_ASSIGN_OR_RETURN(AuditFolder audit,
+                        AuditFolder::Create(fs, options.home, report.attempt_id));
+  report.audit_dir = audit.path();
+  if (options.on_started) options.on_started(report.attempt_id);
+
+  Status status = [&]() -> Status {
+    std::vector<std::pair<std::string, std::string>> skills(base.skills.begin(), base.skills.end());
+    AuditOptions audit_options{options.repeats, options.rounds, options.gates};
+    MEND_RETURN_IF_ERROR(audit.WriteInputs(MakeAuditInputs(options.agent_dir, base.instructions,
+                                                           skills, options.cases, audit_options)));
+    MEND_RETURN_IF_ERROR(audit.WriteSplit(split));
+    return Attempt(options, split, audit, report).Run();
+  }();
+  if (!status.ok()) {
+    // Without it the attempt would be listed as unfinished forever. Best effort: the disk that
+    // failed the attempt may fail this too, and the attempt's own error is what the caller needs.
+    audit.WriteError(status).IgnoreError();
+    return status;
+  }
   return report;
 }
 

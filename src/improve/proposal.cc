@@ -218,6 +218,8 @@ Result<AttemptSummary> SummarizeAttempt(FileSystem& fs, std::string_view home,
   if (record->decision.has_value()) {
     s.outcome = GateOutcomeName(record->decision->outcome);
     if (record->decision->refused_by.has_value()) s.gate = GateName(*record->decision->refused_by);
+  } else if (record->error.has_value()) {
+    s.outcome = "failed";
   } else {
     s.outcome = record->card.has_value() ? "no_improvement" : "unfinished";
   }

@@ -39,7 +39,7 @@ void ImproveGauges::Collect() {
   }
   // Every status and the usual outcomes are always exported, so a query sees zeros, not gaps.
   std::map<std::string, double> by_outcome = {
-      {"proposal", 0}, {"no_improvement", 0}, {"rejected", 0}, {"unfinished", 0}};
+      {"proposal", 0}, {"no_improvement", 0}, {"rejected", 0}, {"failed", 0}, {"unfinished", 0}};
   std::map<std::string, double> by_status = {{"queued", 0}, {"applied", 0}, {"rejected", 0}};
   for (const improve::AttemptSummary& a : *attempts) {
     // Outcomes come from files on disk: only names of letters and underscores become labels.

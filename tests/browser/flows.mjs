@@ -222,6 +222,7 @@ async function applyProposal(t) {
   await open(t, "#/improve");
   await page.getByRole("link", {name: ids.improve}).click();
   await page.locator(".diff-add", {hasText: "+Name the part of the product that changed"}).waitFor();
+  await page.getByText("recomputed from the recorded scores: matches").waitFor();
   await page.getByRole("button", {name: "Apply proposal"}).click();
   await page.locator(".badge-applied").first().waitFor();
   const skill = readFileSync(path.join(paths.improveAgent, "skills", "entry-format.md"), "utf8");

@@ -1,12 +1,13 @@
 // Unit tests of the web UI's modules that need no DOM (node --test): time parsing and formatting,
 // the trace waterfall's model, the Prometheus text parser, links built from data, and the tool
-// calls an approval is for.
+// calls an approval is for, and the audit line of an improve attempt.
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
 import {safeHref} from "../../src/server/ui/lib/dom.js";
 import {formatDuration, formatUsd, preview, toMillis} from "../../src/server/ui/lib/format.js";
 import {headline, parseMetrics} from "../../src/server/ui/lib/prometheus.js";
+import {auditText} from "../../src/server/ui/pages/improve.js";
 import {awaitedCalls} from "../../src/server/ui/lib/run_actions.js";
 import {attributesOf, classify, layout, summarize, timeAxis} from "../../src/server/ui/lib/spans.js";
 
@@ -163,4 +164,15 @@ test("timeAxis shortens idle stretches and keeps busy time to scale", () => {
   assert.equal(close.gaps.length, 0);
   assert.equal(close.at(12), 12 / 20);
   assert.equal(timeAxis([]).at(5), 0);
+});
+
+test("auditText says whether the recorded decision was recomputed and what differs", () => {
+  assert.equal(auditText({recomputed_matches: true}), "recomputed from the recorded scores: matches");
+  // null: the attempt has no decision to recompute (unfinished, failed or nothing evaluated).
+  assert.equal(auditText({recomputed_matches: null}), "not recomputed");
+  assert.equal(auditText({}), "not recomputed");
+  assert.equal(auditText({recomputed_matches: false}), "recomputed: DOES NOT match");
+  assert.equal(auditText({recomputed_matches: false,
+                          recomputed_mismatch: "cases[1].verdict: recorded better, recomputed same (case a)"}),
+               "recomputed: DOES NOT match: cases[1].verdict: recorded better, recomputed same (case a)");
 });

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -90,6 +92,160 @@ TEST(AuditTest, RoundTripAndRecompute) {
     EXPECT_EQ(again->cases[i].verdict, rec->decision->cases[i].verdict);
     EXPECT_EQ(again->cases[i].candidate_passes, rec->decision->cases[i].candidate_passes);
   }
+}
+
+constexpr char kTwoCasesId[] = "imp-20250102T030405-0000abcd";
+
+// An attempt whose candidate is better on two training cases, a and b (FFF -> PPP each).
+AuditRecord TwoBetterCases(FileSystem& fs) {
+  Result<AuditFolder> folder = AuditFolder::Create(fs, "/home", kTwoCasesId);
+  EXPECT_TRUE(folder.ok()) << folder.status();
+  std::vector<Case> cases = {{"a", "A", "", {}, {}}, {"b", "B", "", {}, {}}};
+  EXPECT_TRUE(folder->WriteInputs(MakeAuditInputs("/agents/x", "", {}, cases, {3, 1, {}})).ok());
+  std::vector<ScoreRow> rows;
+  for (auto part :
+       {Rows("a", false, "baseline", "FFF", 0.01), Rows("b", false, "baseline", "FFF", 0.01),
+        Rows("a", false, "candidate-1", "PPP", 0.01),
+        Rows("b", false, "candidate-1", "PPP", 0.01)}) {
+    rows.insert(rows.end(), part.begin(), part.end());
+  }
+  EXPECT_TRUE(folder->AppendScores(rows).ok());
+  Result<GateDecision> d = Decide(*CaseScoresFromRows(rows, 1), GateOptions{});
+  EXPECT_TRUE(d.ok());
+  EXPECT_TRUE(folder->WriteDecision(1, *d).ok());
+  Result<AuditRecord> record = ReadAudit(fs, "/home", kTwoCasesId);
+  EXPECT_TRUE(record.ok()) << record.status();
+  return record.ok() ? *record : AuditRecord{};
+}
+
+void SetCandidatePass(AuditRecord& record, const std::string& case_id, int repeat, bool pass) {
+  for (ScoreRow& row : record.scores) {
+    if (row.case_id == case_id && row.arm == "candidate-1" && row.repeat == repeat) row.pass = pass;
+  }
+}
+
+TEST(AuditCheckTest, AVerdictTheScoresNoLongerGiveIsNamed) {
+  MemoryFileSystem fs;
+  AuditRecord record = TwoBetterCases(fs);
+  Result<AuditCheck> check = CheckRecordedDecision(record);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_TRUE(check->matches);
+  EXPECT_EQ(check->mismatch, "");
+
+  // b: 0/3 -> 1/3 is no longer better, yet a still is, so outcome and gate stay the same.
+  SetCandidatePass(record, "b", 0, false);
+  SetCandidatePass(record, "b", 1, false);
+  check = CheckRecordedDecision(record);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_FALSE(check->matches);
+  EXPECT_EQ(check->mismatch, "cases[1].verdict: recorded better, recomputed same (case b)");
+  Result<GateDecision> again = RecomputeDecision(record, record.inputs.options.gates);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->outcome, record.decision->outcome);  // what the old check compared
+}
+
+TEST(AuditCheckTest, EveryRecordedFieldIsCompared) {
+  MemoryFileSystem fs;
+  const AuditRecord original = TwoBetterCases(fs);
+  struct Edit {
+    std::function<void(AuditRecord&)> apply;
+    std::string mismatch;
+  };
+  const std::vector<Edit> edits = {
+      {[](AuditRecord& r) { r.decision->outcome = GateOutcome::kNoImprovement; },
+       "outcome: recorded no_improvement, recomputed proposal"},
+      {[](AuditRecord& r) { r.decision->refused_by = Gate::kCost; },
+       "gate: recorded cost, recomputed null"},
+      {[](AuditRecord& r) { r.decision->cases.pop_back(); },
+       "cases: recorded 1 cases, recomputed 2 cases"},
+      {[](AuditRecord& r) { r.decision->cases[0].case_id = "z"; },
+       "cases[0].case_id: recorded z, recomputed a"},
+      {[](AuditRecord& r) { r.decision->cases[1].held_out = true; },
+       "cases[1].held_out: recorded true, recomputed false"},
+      {[](AuditRecord& r) { r.decision->cases[0].baseline_passes = 1; },
+       "cases[0].baseline_passes: recorded 1, recomputed 0 (case a)"},
+      {[](AuditRecord& r) { r.decision->cases[1].candidate_passes = 2; },
+       "cases[1].candidate_passes: recorded 2, recomputed 3 (case b)"},
+      {[](AuditRecord& r) { r.decision->gains[1] = 2; },
+       "cases[1].gain: recorded 2, recomputed 3 (case b)"},
+      {[](AuditRecord& r) { r.scores[0].cost_usd = 0.02; },
+       "baseline_cost.total_usd: recorded 0.060000000000000005, recomputed 0.07"},
+      {[](AuditRecord& r) { r.decision->costs->candidate.passes = 5; },
+       "candidate_cost.passes: recorded 5, recomputed 6"},
+      {[](AuditRecord& r) { r.decision->costs->candidate.per_success_usd = 0.02; },
+       "candidate_cost.per_success_usd: recorded 0.02, recomputed 0.01"},
+      {[](AuditRecord& r) { r.decision->costs->max_cost_increase = 1; },
+       "max_cost_increase: recorded 1.0, recomputed 0.5"},
+      {[](AuditRecord& r) { r.decision->costs->cost_limit_usd = 0.5; },
+       "cost_limit_usd: recorded 0.5, recomputed null"},
+      {[](AuditRecord& r) { r.decision->reason = "trust me"; },
+       "reason: recorded \"trust me\", recomputed \"2 training cases are better and none is "
+       "worse\""},
+  };
+  for (const Edit& edit : edits) {
+    AuditRecord record = original;
+    edit.apply(record);
+    Result<AuditCheck> check = CheckRecordedDecision(record);
+    ASSERT_TRUE(check.ok()) << check.status();
+    EXPECT_FALSE(check->matches) << edit.mismatch;
+    EXPECT_THAT(check->mismatch, ::testing::StartsWith(edit.mismatch));
+  }
+}
+
+TEST(AuditCheckTest, ScoresThatDoNotDecideAreAMismatchAndNoDecisionIsAnError) {
+  MemoryFileSystem fs;
+  AuditRecord record = TwoBetterCases(fs);
+  record.scores.resize(3);  // a's baseline only
+  Result<AuditCheck> check = CheckRecordedDecision(record);
+  ASSERT_TRUE(check.ok());
+  EXPECT_FALSE(check->matches);
+  EXPECT_THAT(check->mismatch, ::testing::StartsWith("the recorded scores do not decide: "));
+  record.decision.reset();
+  EXPECT_THAT(CheckRecordedDecision(record), StatusIs(StatusCode::kFailedPrecondition));
+}
+
+TEST(AuditCheckTest, AFolderWrittenBeforeCostsAndGainsWereRecordedStillChecks) {
+  MemoryFileSystem fs;
+  TwoBetterCases(fs);
+  const std::string path = std::string("/home/improve/") + kTwoCasesId + "/decision.json";
+  nlohmann::json old = nlohmann::json::parse(*ReadFileToString(fs, path));
+  for (const char* key :
+       {"baseline_cost", "candidate_cost", "max_cost_increase", "cost_limit_usd"}) {
+    old.erase(key);
+  }
+  for (nlohmann::json& c : old["cases"]) c.erase("gain");
+  MEND_ASSERT_OK(WriteFileAtomically(fs, path, old.dump(2)));
+  Result<AuditRecord> record = ReadAudit(fs, "/home", kTwoCasesId);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_FALSE(record->decision->costs.has_value());
+  EXPECT_TRUE(record->decision->gains.empty());
+  Result<AuditCheck> check = CheckRecordedDecision(*record);
+  ASSERT_TRUE(check.ok());
+  EXPECT_TRUE(check->matches) << check->mismatch;
+  // What it does record is still compared.
+  record->decision->cases[0].verdict = CaseVerdict::kSame;
+  EXPECT_EQ(CheckRecordedDecision(*record)->mismatch,
+            "cases[0].verdict: recorded same, recomputed better (case a)");
+  // Some cases with a gain and some without is a damaged file.
+  old["cases"][0]["gain"] = 3;
+  MEND_ASSERT_OK(WriteFileAtomically(fs, path, old.dump(2)));
+  EXPECT_THAT(ReadAudit(fs, "/home", kTwoCasesId),
+              StatusIs(StatusCode::kDataLoss, ::testing::HasSubstr("decision.json")));
+}
+
+TEST(AuditTest, AnAttemptThatStoppedRecordsItsError) {
+  MemoryFileSystem fs;
+  Result<AuditFolder> folder = AuditFolder::Create(fs, "/home", kId);
+  ASSERT_TRUE(folder.ok());
+  MEND_ASSERT_OK(folder->WriteInputs(MakeAuditInputs("/agents/x", "", {}, {}, {3, 1, {}})));
+  MEND_ASSERT_OK(folder->WriteError(InternalError("disk on fire")));
+  Result<AuditRecord> record = ReadAudit(fs, "/home", kId);
+  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_TRUE(record->error.has_value());
+  EXPECT_EQ(*record->error, (RecordedError{"INTERNAL", "disk on fire"}));
+  MEND_ASSERT_OK(WriteFileAtomically(fs, std::string("/home/improve/") + kId + "/error.json", "{"));
+  EXPECT_THAT(ReadAudit(fs, "/home", kId),
+              StatusIs(StatusCode::kDataLoss, ::testing::HasSubstr("error.json")));
 }
 
 TEST(AuditTest, AttemptIds) {

@@ -99,6 +99,46 @@ cost per successful run
 )");
 }
 
+TEST(FormatImproveResultTest, SmallCostsKeepEnoughDigitsToBeCompared) {
+  // Per success: before 0.0001, after 0.000045 (a cheaper fix), limit 0.00015.
+  ImproveResult result;
+  result.decision = MustDecide({{"a", false, Runs("FP", 0.00005), Runs("PP", 0.000045)}});
+  const std::string card = FormatImproveResult(result);
+  EXPECT_NE(card.find("cost per successful run\n"
+                      "  before: $0.0001000\n"
+                      "  after:  $0.0000450\n"
+                      "  limit:  $0.0001500 (+50%)\n"),
+            std::string::npos)
+      << card;
+}
+
+TEST(FormatImproveResultTest, CostsShareTheDecimalsOfTheSmallest) {
+  ImproveResult result;
+  result.decision.baseline_cost.per_success_usd = 0.0002;
+  result.decision.candidate_cost.per_success_usd = 0.000045;
+  result.decision.cost_limit_usd = 0.0001;
+  const std::string card = FormatImproveResult(result);
+  EXPECT_NE(card.find("  before: $0.0002000\n"
+                      "  after:  $0.0000450\n"
+                      "  limit:  $0.0001000 (+50%)\n"),
+            std::string::npos)
+      << card;
+}
+
+TEST(FormatImproveResultTest, IdenticalCandidatesAreNamed) {
+  ImproveResult result;
+  result.decision = MustDecide({{"a", false, Runs("FF", 0.5), Runs("PP", 0.5)}});
+  result.identical.push_back({1, 2, 1, 1, 1});
+  result.identical.push_back({2, 1, 3, 1, 4});
+  const std::string card = FormatImproveResult(result);
+  EXPECT_NE(
+      card.find("\nidentical candidates (evaluated once)\n"
+                "  round 1 candidate 2: the same files as candidate-1 (round 1 candidate 1)\n"
+                "  round 2 candidate 1: the same files as candidate-3 (round 1 candidate 4)\n"),
+      std::string::npos)
+      << card;
+}
+
 TEST(FormatImproveResultTest, ControlCharactersFromTheModelAreEscaped) {
   ImproveResult result;
   result.decision = MustDecide({{"a", false, Runs("FF", 0.5), Runs("FF", 0.5)}});

@@ -17,6 +17,7 @@
 #include "improve/evaluate_check.h"
 #include "mend/base/manual_clock.h"
 #include "mend/base/random.h"
+#include "mend/base/utf8.h"
 #include "tests/support/status_matchers.h"
 
 namespace mend::improve {
@@ -639,6 +640,85 @@ TEST(CheckVerdictTest, ParsesOneObjectWithABooleanPassAndAnOptionalScore) {
     EXPECT_FALSE(v.pass) << bad;
     EXPECT_NE(v.error, "") << bad;
   }
+}
+
+TEST_F(EvaluateTest, WhatTheCheckSaidIsKeptAsItsMessage) {
+  FunctionProvider model(EchoTask);
+  struct Check {
+    std::string script;
+    std::string message;
+  };
+  const std::vector<Check> checks = {
+      // A verdict's reason, whatever it also printed on stderr.
+      {R"(echo noise >&2; echo '{"pass": false, "reason": "expected cm, got inches"}')",
+       "expected cm, got inches"},
+      // A verdict without a reason: what it wrote on stderr.
+      {R"(echo 'line one' >&2; echo '  line two  ' >&2; echo '{"pass": false}')",
+       "line one\n  line two"},
+      {R"(echo '{"pass": false, "reason": 7}')", ""},
+      // No valid verdict: stderr, else stdout.
+      {R"(echo 'Traceback: boom' >&2; exit 3)", "Traceback: boom"},
+      {R"(echo 'FAILED: 2 of 3 tests'; exit 1)", "FAILED: 2 of 3 tests"},
+      {R"(echo 'not json at all')", "not json at all"},
+  };
+  for (const Check& check : checks) {
+    EvaluateOptions o = Options(&model);
+    o.check_command = {"/bin/sh", "-c", check.script};
+    Result<ArmRuns> arm = EvaluateArm(OriginalText(), {{"a", "bad", "", {}, {}}}, o);
+    ASSERT_TRUE(arm.ok()) << arm.status();
+    EXPECT_EQ(arm->cases[0][0].check.message, check.message) << check.script;
+    EXPECT_FALSE(arm->cases[0][0].check.pass) << check.script;
+  }
+}
+
+TEST_F(EvaluateTest, HugeOrBinaryCheckOutputGivesABoundedMessage) {
+  FunctionProvider model(EchoTask);
+  EvaluateOptions o = Options(&model);
+  // 1 MiB of random bytes (NULs, invalid UTF-8, escapes) on both streams, then a failing exit.
+  o.check_command = {"/bin/sh", "-c",
+                     "head -c 1048576 /dev/urandom; head -c 1048576 /dev/urandom >&2; exit 1"};
+  Result<ArmRuns> arm = EvaluateArm(OriginalText(), {{"a", "bad", "", {}, {}}}, o);
+  ASSERT_TRUE(arm.ok()) << arm.status();
+  const CheckVerdict& v = arm->cases[0][0].check;
+  EXPECT_FALSE(v.pass);
+  EXPECT_THAT(v.error, StartsWith("exited 1"));
+  EXPECT_LE(v.message.size(), internal::kMaxCheckMessageBytes + 3);
+  EXPECT_THAT(v.message, ::testing::EndsWith("..."));
+  EXPECT_TRUE(IsValidUtf8(v.message));
+}
+
+TEST(CheckVerdictTest, MessageExcerptsAreBoundedByLinesAndBytes) {
+  EXPECT_EQ(internal::CheckMessageExcerpt(""), "");
+  EXPECT_EQ(internal::CheckMessageExcerpt(" \n\t "), "");
+  EXPECT_EQ(internal::CheckMessageExcerpt("\n  why\nit failed\n\n"), "why\nit failed");
+  std::string lines;
+  for (int i = 1; i <= 30; ++i) lines += "line " + std::to_string(i) + "\n";
+  const std::string cut = internal::CheckMessageExcerpt(lines);
+  EXPECT_THAT(cut, AllOf(StartsWith("line 1\n"), ::testing::EndsWith("line 20...")));
+  const std::string long_line(10000, 'x');
+  EXPECT_EQ(internal::CheckMessageExcerpt(long_line),
+            std::string(internal::kMaxCheckMessageBytes, 'x') + "...");
+  // Invalid bytes are repaired and a cut never splits a character.
+  const std::string repaired = internal::CheckMessageExcerpt(std::string(5000, '\xff'));
+  EXPECT_TRUE(IsValidUtf8(repaired));
+  EXPECT_LE(repaired.size(), internal::kMaxCheckMessageBytes + 3);
+  EXPECT_EQ(internal::ParseVerdict(R"({"pass": true, "reason": "fine"})").message, "fine");
+  EXPECT_EQ(internal::ParseVerdict(R"({"pass": true, "reason": ["x"]})").message, "");
+}
+
+TEST_F(EvaluateTest, CheckEvaluationRefusesWhatEvaluateArmWouldWithoutARun) {
+  FunctionProvider model(EchoTask);
+  const std::vector<Case> good = {{"a", "good", "", {}, {}}};
+  MEND_EXPECT_OK(CheckEvaluation(OriginalText(), good, Options(&model)));
+  EXPECT_THAT(
+      CheckEvaluation(OriginalText(), {{"a", "t", Path("no-fixture"), {}, {}}}, Options(&model)),
+      StatusIs(StatusCode::kInvalidArgument, HasSubstr("is not a folder")));
+  MEND_ASSERT_OK(fs_.CreateDirs(Path("proj")));
+  Write("agent/agent.toml", std::string(kAgentToml) + "workspace = \"../proj\"\n");
+  EXPECT_THAT(CheckEvaluation(OriginalText(), good, Options(&model)),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("relative path out of the folder")));
+  EXPECT_TRUE(model.requests().empty());
+  EXPECT_FALSE(fs_.Exists(Path("scratch")));
 }
 
 TEST(CheckVerdictTest, TimeoutsAreWrittenInTheLargestExactUnit) {

@@ -265,7 +265,9 @@ TEST_P(CasesFromFailuresTest, FailedQuarantinedAndNoProgressRunsBecomeCasesNewes
   EXPECT_EQ(stuck.c.workspace, "");
   EXPECT_THAT(stuck.c.check_args, SizeIs(0));
   EXPECT_THAT(stuck.c.tags, ElementsAre("from-failure", "no_progress", "MEND_RUN_NO_PROGRESS"));
-  EXPECT_EQ(stuck.c.id, "run-" + Sha256Hex("Read config").substr(0, 8));
+  EXPECT_EQ(stuck.c.id, "r-stuck");  // `mend show <case id>` shows the run
+  EXPECT_EQ(stuck.agent_dir, "/agents/helper");
+  EXPECT_EQ(stuck.matched_by, FailureMatch::kFolder);
   EXPECT_THAT(stuck.report, HasSubstr("run r-stuck: no_progress (status failed, error "
                                       "MEND_RUN_NO_PROGRESS, permanent, not retryable)"));
   EXPECT_THAT(stuck.report, HasSubstr("the run was stopped here (the tool did not run)"));
@@ -319,6 +321,62 @@ TEST_P(CasesFromFailuresTest, OtherAgentsAndSessionTurnsAreExcluded) {
   EXPECT_THAT(RunIds(Must(CasesFromFailures(w.store(), nullptr, options))), ElementsAre("mine"));
   options.agent_name = "other";
   EXPECT_THAT(RunIds(Must(CasesFromFailures(w.store(), nullptr, options))), SizeIs(0));
+}
+
+TEST_P(CasesFromFailuresTest, AMovedOrCopiedFolderFindsItsRunsByNameAndAgentToml) {
+  World w(GetParam());
+  const std::string toml = Sha256Hex("name = \"helper\"\n");
+  auto spec = [&toml](std::string name, std::string dir, std::string sha) {
+    agent::AgentSpec s = World::Spec(std::move(name), std::move(dir));
+    s.agent_toml_sha256 = sha.empty() ? toml : sha;
+    return s;
+  };
+  w.Failed("before-the-move", "Fix the parser", spec("helper", "/old/helper", ""));
+  w.Failed("in-the-copy", "Summarise the log", spec("helper", "/agents/helper", ""));
+  w.Failed("another-helper", "Read config", spec("helper", "/elsewhere/helper", Sha256Hex("x")));
+  w.Failed("no-fingerprint", "Deploy", World::Spec("helper", "/older/helper"));
+  w.Failed("other-name", "Fix the parser", spec("other", "/old/helper", ""));
+
+  FailureOptions options = Options();
+  options.agent_name = "helper";
+  // Without the fingerprint, the folder alone decides (as for runs before it was recorded).
+  EXPECT_THAT(RunIds(Must(CasesFromFailures(w.store(), nullptr, options))),
+              ElementsAre("in-the-copy"));
+
+  options.agent_toml_sha256 = toml;
+  FailureCases got = Must(CasesFromFailures(w.store(), nullptr, options));
+  EXPECT_THAT(RunIds(got), ElementsAre("in-the-copy", "before-the-move"));
+  ASSERT_EQ(got.cases.size(), 2u);
+  EXPECT_EQ(got.cases[0].matched_by, FailureMatch::kFolder);
+  EXPECT_EQ(got.cases[1].matched_by, FailureMatch::kFingerprint);
+  EXPECT_EQ(got.cases[1].agent_dir, "/old/helper");
+  EXPECT_EQ(got.cases[1].c.id, "before-the-move");
+  EXPECT_EQ(got.runs_matched, 2);
+  EXPECT_EQ(got.runs_in_folder, 1);
+  EXPECT_EQ(got.runs_by_fingerprint, 1);
+  EXPECT_EQ(got.runs_by_name, 0);
+  EXPECT_THAT(got.other_folders, ElementsAre("/old/helper"));
+  // Same name, another agent.toml (or none recorded): another agent.
+  EXPECT_EQ(got.left_out_agent_toml, 2);
+
+  // The name alone matches every folder.
+  options.agent_dir = "";
+  got = Must(CasesFromFailures(w.store(), nullptr, options));
+  EXPECT_EQ(got.runs_by_name, 4);
+  EXPECT_THAT(got.other_folders,
+              ElementsAre("/agents/helper", "/elsewhere/helper", "/old/helper", "/older/helper"));
+  EXPECT_EQ(FailureMatchName(FailureMatch::kFingerprint), "fingerprint");
+}
+
+TEST_P(CasesFromFailuresTest, ARunIdThatIsNoCaseIdGivesAnIdFromTheTask) {
+  World w(GetParam());
+  w.Failed("run with spaces", "Fix the parser");
+  w.Failed("r-2", "Read config");
+  FailureCases got = Must(CasesFromFailures(w.store(), nullptr, Options()));
+  ASSERT_EQ(got.cases.size(), 2u);
+  EXPECT_EQ(got.cases[0].c.id, "r-2");
+  EXPECT_EQ(got.cases[1].run_id, "run with spaces");
+  EXPECT_EQ(got.cases[1].c.id, "run-" + Sha256Hex("Fix the parser").substr(0, 8));
 }
 
 TEST_P(CasesFromFailuresTest, DeduplicatesByNormalisedTaskKeepingTheNewest) {

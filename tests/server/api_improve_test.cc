@@ -147,8 +147,8 @@ TEST_F(ImproveApiTest, ShowHasTheDecisionTheCardAndTheDiff) {
   EXPECT_EQ(Keys(shown.body),
             (std::set<std::string>{"attempt_id", "agent_dir", "host", "audit_dir", "audit_here",
                                    "outcome", "gate", "cases", "editor_exchanges", "score_rows",
-                                   "decision", "recomputed_matches", "card", "proposal", "diff",
-                                   "changed_files"}));
+                                   "decision", "recomputed_matches", "recomputed_mismatch", "error",
+                                   "card", "proposal", "diff", "changed_files"}));
   EXPECT_EQ(shown.body["attempt_id"], kId);
   EXPECT_TRUE(shown.body["host"].is_null());
   EXPECT_EQ(shown.body["audit_here"], true);
@@ -159,6 +159,8 @@ TEST_F(ImproveApiTest, ShowHasTheDecisionTheCardAndTheDiff) {
   EXPECT_EQ(shown.body["decision"]["candidate"], 1);
   EXPECT_TRUE(shown.body["decision"]["gate"].is_null());
   EXPECT_EQ(shown.body["recomputed_matches"], true);
+  EXPECT_TRUE(shown.body["recomputed_mismatch"].is_null());
+  EXPECT_TRUE(shown.body["error"].is_null());
   EXPECT_EQ(shown.body["card"], kCard);
   EXPECT_EQ(shown.body["proposal"]["status"], "queued");
   EXPECT_EQ(shown.body["proposal"]["files"],
@@ -166,6 +168,42 @@ TEST_F(ImproveApiTest, ShowHasTheDecisionTheCardAndTheDiff) {
   EXPECT_EQ(shown.body["diff"], ExpectedDiff());
   EXPECT_THAT(shown.body["diff"].get<std::string>(), HasSubstr("+Run the tests first.\n"));
   EXPECT_TRUE(shown.body["changed_files"].empty());
+}
+
+TEST_F(ImproveApiTest, ShowNamesTheCostFigureTheEditedScoresNoLongerGive) {
+  StartServer();
+  WriteAttempt(kId, /*improved=*/true);
+  // A cost changed after the fact: the outcome, the gate and every verdict stay what they were.
+  const std::string path = home_ + "/improve/" + kId + "/scores.jsonl";
+  std::string scores = *ReadFileToString(*env_.fs, path);
+  const std::string row = R"("arm":"candidate-1","case_id":"fix-1","cost_usd":0.01)";
+  ASSERT_NE(scores.find(row), std::string::npos) << scores;
+  scores.replace(scores.find(row), row.size(),
+                 R"("arm":"candidate-1","case_id":"fix-1","cost_usd":0.02)");
+  MEND_ASSERT_OK(WriteFileAtomically(*env_.fs, path, scores));
+  Reply shown = Get(std::string("/api/v1/improve/") + kId);
+  ASSERT_EQ(shown.status, 200) << shown.text;
+  EXPECT_EQ(shown.body["decision"]["outcome"], "proposal");
+  EXPECT_EQ(shown.body["recomputed_matches"], false);
+  EXPECT_THAT(shown.body["recomputed_mismatch"].get<std::string>(),
+              ::testing::StartsWith("candidate_cost.total_usd: recorded 0.06"));
+}
+
+TEST_F(ImproveApiTest, ShowOfAnAttemptThatStoppedOnAnError) {
+  StartServer();
+  auto folder = improve::AuditFolder::Create(*env_.fs, home_, kId);
+  MEND_ASSERT_OK(folder);
+  MEND_ASSERT_OK(folder->WriteInputs(
+      improve::MakeAuditInputs(agent_dir_, kOldInstructions, {}, {}, {3, 2, {}})));
+  MEND_ASSERT_OK(folder->WriteError(UnavailableError("the model is down")));
+  Reply shown = Get(std::string("/api/v1/improve/") + kId);
+  ASSERT_EQ(shown.status, 200) << shown.text;
+  EXPECT_EQ(shown.body["outcome"], "failed");
+  EXPECT_EQ(shown.body["error"],
+            (nlohmann::json{{"code", "UNAVAILABLE"}, {"message", "the model is down"}}));
+  EXPECT_TRUE(shown.body["decision"].is_null());
+  EXPECT_TRUE(shown.body["recomputed_matches"].is_null());
+  EXPECT_EQ(Get("/api/v1/improve").body["attempts"][0]["outcome"], "failed");
 }
 
 TEST_F(ImproveApiTest, ShowOfAnAttemptWithoutAProposal) {

@@ -34,9 +34,11 @@ struct AttemptDetail {
   improve::AttemptSummary summary;
   improve::AuditRecord record;
   std::optional<improve::Proposal> proposal;
-  // Whether the recorded scores give the recorded decision (RecomputeDecision); nullopt without
-  // a decision.
+  // Whether the recorded scores give the recorded decision, every recorded field of it
+  // (CheckRecordedDecision); nullopt without a decision. When not, `recomputed_mismatch` names the
+  // first field that differs ("cases[3].verdict: recorded better, recomputed same (case x)").
   std::optional<bool> recomputed_matches;
+  std::string recomputed_mismatch;
   // The proposal as a unified diff per file (improve/proposal_diff.h), against the text the
   // attempt started from: the backup of an applied proposal, else the agent folder's file while
   // it still has the recorded hash. A file edited since the attempt started is diffed against its
@@ -54,7 +56,8 @@ Result<AttemptDetail> ReadAttemptDetail(FileSystem& fs, improve::AttemptStore& s
 
 // `show --json`: {"attempt_id","agent_dir","host":null|"...","audit_dir","audit_here","outcome",
 // "gate":null|"...","cases","editor_exchanges","score_rows",
-// "decision":null|{"candidate","outcome","gate","reason"},"recomputed_matches":null|bool,"card",
+// "decision":null|{"candidate","outcome","gate","reason"},"recomputed_matches":null|bool,
+// "recomputed_mismatch":null|"<first differing field>","error":null|{"code","message"},"card",
 // "proposal":PROPOSAL,"diff","changed_files":[...]}.
 nlohmann::json AttemptDetailJson(const AttemptDetail& detail);
 

@@ -93,6 +93,14 @@ struct ScoreRow {
 // "candidate-<n>".
 std::string CandidateArm(int n);
 
+// The cost figures of a decision (GateDecision's), as decision.json records them.
+struct RecordedCosts {
+  ArmCost baseline;
+  ArmCost candidate;
+  double max_cost_increase = 0;
+  std::optional<double> cost_limit_usd;
+};
+
 // decision.json: the decision about one candidate as it was recorded.
 struct RecordedDecision {
   int candidate = 0;  // the n of "candidate-<n>" the gates judged
@@ -100,6 +108,17 @@ struct RecordedDecision {
   std::optional<Gate> refused_by;
   std::string reason;
   std::vector<CaseResult> cases;
+  // Each case's gain (candidate_passes - baseline_passes) as recorded, in the order of `cases`;
+  // empty, like `costs`, in a folder written before mend recorded them.
+  std::vector<int> gains;
+  std::optional<RecordedCosts> costs;
+};
+
+// error.json: why an attempt stopped before it came to an outcome.
+struct RecordedError {
+  std::string code;  // StatusCodeName, e.g. "INVALID_ARGUMENT"
+  std::string message;
+  friend bool operator==(const RecordedError&, const RecordedError&) = default;
 };
 
 // Everything read back from one audit folder. Files an unfinished attempt has not written yet are
@@ -112,6 +131,7 @@ struct AuditRecord {
   std::vector<ScoreRow> scores;        // in file order
   std::optional<RecordedDecision> decision;
   std::optional<std::string> card;
+  std::optional<RecordedError> error;
 };
 
 // Writes one attempt's folder through a FileSystem. Every file is written with
@@ -135,9 +155,12 @@ class AuditFolder {
   // kInvalidArgument for an invalid arm, a negative repeat, an empty case id or a non-finite or
   // negative score or cost; nothing is written then.
   Status AppendScores(const std::vector<ScoreRow>& rows);
+  // decision.json: the outcome, gate and reason, every case with its gain, and the cost figures.
   // kInvalidArgument for candidate < 1.
   Status WriteDecision(int candidate, const GateDecision& decision);
   Status WriteCard(std::string_view card);
+  // error.json: the attempt stopped with `error` (not OK) and has no outcome.
+  Status WriteError(const Status& error);
 
  private:
   AuditFolder(FileSystem& fs, std::string attempt_id, std::string path)
@@ -166,5 +189,28 @@ Result<std::vector<CaseScores>> CaseScoresFromRows(const std::vector<ScoreRow>& 
 // decision can be checked against what the scores give. kFailedPrecondition when the record has
 // no decision; Decide's errors otherwise.
 Result<GateDecision> RecomputeDecision(const AuditRecord& record, const GateOptions& options);
+
+// The first field of `recorded` that `recomputed` does not give, as
+// "<field>: recorded <value>, recomputed <value>", e.g.
+// "cases[3].verdict: recorded better, recomputed same (case fix-1)"; std::nullopt when every
+// recorded field agrees. Fields are compared in this order: outcome, gate, the cases (their
+// number, then each one's case_id, held_out and runs), every case's verdict, every case's
+// baseline_passes, candidate_passes and gain, the cost figures (baseline_cost and candidate_cost
+// with total_usd, runs, passes and per_success_usd; max_cost_increase; cost_limit_usd), the reason.
+// Costs agree within a relative 1e-9. Gains and costs a folder written before mend recorded them
+// lacks are not compared. Pure.
+std::optional<std::string> FirstDecisionMismatch(const RecordedDecision& recorded,
+                                                 const GateDecision& recomputed);
+
+// Whether an audit folder's scores give its recorded decision: RecomputeDecision with the gate
+// options of inputs.json, then FirstDecisionMismatch.
+struct AuditCheck {
+  bool matches = false;
+  // Why not: the first differing field, or "the recorded scores do not decide: <error>" when
+  // RecomputeDecision fails. Empty when they match.
+  std::string mismatch;
+};
+// kFailedPrecondition when the record has no decision.
+Result<AuditCheck> CheckRecordedDecision(const AuditRecord& record);
 
 }  // namespace mend::improve

@@ -28,6 +28,11 @@ struct Case {
 // The longest case id accepted.
 inline constexpr std::size_t kMaxCaseIdLength = 128;
 
+// True for [A-Za-z0-9][A-Za-z0-9._-]{0,127}. Ids become file names in the audit log and keys of
+// its records, so they are limited to characters safe in a path component and cannot start with
+// '.' (no hidden files, no ".."). Pure.
+bool IsValidCaseId(std::string_view id);
+
 // Parses cases JSONL: one JSON object per line; blank lines are skipped; `\r\n` line ends are
 // accepted. `base_dir` is the folder relative workspaces are resolved against ("" leaves them as
 // they are). Every error is kInvalidArgument and its message starts with "line N: " (1-based):

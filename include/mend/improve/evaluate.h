@@ -40,7 +40,14 @@ struct CheckVerdict {
   // "timed out after 30s", "exited 3: <first line of stderr>", "killed by signal 9",
   // "printed no JSON object: ...", "printed an invalid verdict: ...", "printed N bytes, more than
   // ...", "could not start: ...", "not checked: ..." (a run with status "error" is never checked).
+  // Mend's words, but after "exited N: " it quotes the check, so it is untrusted text too.
   std::string error;
+  // What the check itself said about the run, for the editor: the verdict's "reason" when it
+  // printed a valid verdict with a string "reason"; otherwise the first lines of its stderr, or,
+  // without a valid verdict, of its stdout. At most 20 lines and 2 KiB (whole characters, invalid
+  // UTF-8 repaired, "..." when cut); "" when it said nothing. Untrusted: a check may echo the
+  // run's output, so it reaches an editor only inside an untrusted-data block.
+  std::string message;
 };
 
 // One run of one case in one arm, with everything the editor and the audit folder need.
@@ -77,7 +84,7 @@ struct EvaluateOptions {
   // it) before EvaluateArm returns.
   std::string scratch_dir;
   std::vector<std::string> check_command;  // argv prefix; a case's check_args are appended
-  std::chrono::milliseconds check_timeout{30'000};
+  std::chrono::milliseconds check_timeout{60'000};
   int repeats = 3;      // K >= 1
   int concurrency = 4;  // runs at the same time, >= 1
   // Called after every finished run (any thread, serialised by EvaluateArm): progress displays.
@@ -112,5 +119,12 @@ struct EvaluateOptions {
 // empty; file system errors creating the scratch folder or its store keep their code.
 Result<ArmRuns> EvaluateArm(const AgentText& text, const std::vector<Case>& cases,
                             const EvaluateOptions& options);
+
+// Everything EvaluateArm checks before its first run, and nothing more: the options, the cases,
+// the folder and the copy with `text` written into it (made in scratch_dir and removed again). The
+// same errors as EvaluateArm; OK means EvaluateArm would start its runs. No run starts and no model
+// is called, so an attempt can refuse bad inputs before it records anything.
+Status CheckEvaluation(const AgentText& text, const std::vector<Case>& cases,
+                       const EvaluateOptions& options);
 
 }  // namespace mend::improve

@@ -31,14 +31,21 @@ enum class FailureKind { kFailed, kQuarantined, kNoProgress };
 std::string_view FailureKindName(FailureKind kind);
 
 struct FailureOptions {
-  // Which runs belong to the agent. A run matches when its recorded agent folder
-  // (RunRecord::agent_dir) equals `agent_dir` and, when `agent_name` is not empty, its recorded
-  // name equals `agent_name`. Folders are compared as text after lexical normalisation ("a/./b/"
-  // equals "a/b"), never through the file system: pass the absolute path runs record (the CLI
-  // records the absolute, normalised path of AGENT_DIR). At least one of the two must be set; an
-  // empty `agent_dir` matches on the name alone.
+  // Which runs belong to the agent (docs/improve.md "Which runs"). Every run must have the
+  // recorded name `agent_name` (RunRecord::agent) when it is set. Then a run matches when
+  //   - its recorded folder (RunRecord::agent_dir) equals `agent_dir` (kFolder), or
+  //   - `agent_dir` is empty: every folder matches on the name alone (kName), or
+  //   - it was recorded in another folder and the fingerprint it recorded has the agent.toml digest
+  //     `agent_toml_sha256` (kFingerprint): the same agent, copied or moved. A run of that name in
+  //     another folder with another agent.toml (or none recorded: runs from before fingerprints)
+  //     is left out and counted in FailureCases::left_out_agent_toml.
+  // Folders are compared as text after lexical normalisation ("a/./b/" equals "a/b"), never
+  // through the file system: pass the absolute path runs record (the CLI records the absolute,
+  // normalised path of AGENT_DIR). At least one of `agent_dir` and `agent_name` must be set; the
+  // fingerprint is used only with both.
   std::string agent_dir;
   std::string agent_name;
+  std::string agent_toml_sha256;  // AgentSpec::agent_toml_sha256 of the folder; may be empty
   // The kinds to include; at least one, repeats ignored.
   std::vector<FailureKind> kinds = {FailureKind::kFailed, FailureKind::kQuarantined,
                                     FailureKind::kNoProgress};
@@ -55,13 +62,22 @@ struct FailureOptions {
 // The report room reserved beyond the task and error blocks (headings, tags, the omission line).
 inline constexpr std::size_t kReportReserveBytes = 1024;
 
+// How a run was found to be the agent's (FailureOptions).
+enum class FailureMatch { kFolder, kName, kFingerprint };
+// "folder", "name", "fingerprint".
+std::string_view FailureMatchName(FailureMatch match);
+
 // One case made from the newest readable failed run of a task.
 struct FailureCase {
-  // id "run-<hex>" (the first 8 hex digits of SHA-256 of the normalised task, more when two tasks
-  // share them), task = the run's task as recorded, workspace empty (no fixture: see
-  // docs/improve.md), tags {"from-failure", kind name, error code (when the run has one)}.
+  // id = the run's id (so `mend show <case id>` shows the run), or, for a run id that is not a
+  // valid case id (IsValidCaseId), "run-<hex>": the first 8 hex digits of SHA-256 of the
+  // normalised task, more when another case has that id; task = the run's task as recorded,
+  // workspace empty (no fixture: see docs/improve.md), tags {"from-failure", kind name, error
+  // code (when the run has one)}.
   Case c;
   std::string run_id;
+  std::string agent_dir;  // the folder the run recorded
+  FailureMatch matched_by = FailureMatch::kFolder;
   FailureKind kind = FailureKind::kFailed;
   std::string error_code;     // RunError::code; "" when the run recorded none
   std::string error_message;  // RunError::message, as recorded (untrusted text)
@@ -82,6 +98,15 @@ struct FailureCases {
   std::vector<SkippedRun> skipped;
   std::int64_t runs_matched = 0;  // runs of the agent with a selected kind, sessions excluded
   std::int64_t tasks = 0;         // distinct normalised tasks among them
+  // How runs_matched divides by FailureMatch, and the other folders the kName and kFingerprint
+  // runs were recorded in (sorted, each once).
+  std::int64_t runs_in_folder = 0;
+  std::int64_t runs_by_name = 0;
+  std::int64_t runs_by_fingerprint = 0;
+  std::vector<std::string> other_folders;
+  // Runs of agent_name with a selected kind, recorded in another folder with another agent.toml
+  // (or no fingerprint): not the agent's, so not matched.
+  std::int64_t left_out_agent_toml = 0;
 };
 
 // The dedup key of a task: white space at both ends removed and every inner run of white space

@@ -56,21 +56,34 @@ struct ImproveOptions {
 
   int repeats = 3;  // K runs per case and arm
   GateOptions gates;
-  ArmEvaluator evaluate;                                    // required
+  ArmEvaluator evaluate;  // required
+  // Optional: what `evaluate` would refuse before its first run (CheckEvaluation), called with the
+  // folder's text before anything is recorded, so an attempt refused for its inputs (a case whose
+  // workspace is not a folder, say) leaves no audit folder behind.
+  std::function<Status(const AgentText& text, const std::vector<Case>& cases)> check_inputs;
   std::function<void(const ImproveProgress&)> on_progress;  // optional, called on this thread
+  // Optional: called once the audit folder exists, with the attempt's id (before any run), so a
+  // caller can record an attempt that then stops on an error.
+  std::function<void(const std::string& attempt_id)> on_started;
 };
 
 // One candidate: its text, where it came from and what the gates said about it.
 struct CandidateRecord {
-  int n = 0;       // "candidate-<n>", 1-based over the whole attempt
-  int round = 0;   // 1-based
-  int parent = 0;  // 0: the baseline
+  // "candidate-<n>", 1-based over the whole attempt, for an evaluated candidate; 0 for a reply
+  // that was not evaluated: it changed no editable file (and is kept for its refused edits), or
+  // its files are those of candidate `identical_to`.
+  int n = 0;
+  int round = 0;    // 1-based
+  int request = 0;  // the editor request of the round it answered, 1-based
+  int parent = 0;   // 0: the baseline
   AgentText text;
+  std::string files_sha256;  // AgentTextSha256(text)
   std::vector<FileEdit> edits;
   std::string rationale;
   std::vector<RefusedEdit> refused;
   GateDecision decision;
   int training_passes = 0;  // passing training runs
+  int identical_to = 0;     // n of the evaluated candidate with the same files; 0: none
 };
 
 struct ImproveReport {
@@ -84,9 +97,16 @@ struct ImproveReport {
   ImproveResult result;
   std::string card;  // FormatImproveResult(result)
   std::vector<CandidateRecord> candidates;
-  std::vector<std::string> editor_errors;  // malformed replies and failed editor calls
-  int runs = 0;                            // agent runs evaluated in all
+  // Malformed replies, failed editor calls, replies that change nothing and candidates whose text
+  // the agent folder cannot hold.
+  std::vector<std::string> editor_errors;
+  int runs = 0;  // agent runs evaluated in all
 };
+
+// Lowercase hex SHA-256 of a text's editable files: every path (instructions.md, then the skills
+// in path order) and its content, each length-prefixed, so two texts give one digest exactly when
+// they hold the same files with the same bytes. Pure.
+std::string AgentTextSha256(const AgentText& text);
 
 // DESIGN.md §9, docs/improve.md "The improve loop": splits the cases (seeded), evaluates the
 // unchanged agent on every case, then for `rounds` rounds asks the editor for `candidates`
@@ -98,8 +118,14 @@ struct ImproveReport {
 // cost per success); else the best candidate that was better on a training case but refused by a
 // gate; else the best of the others. The card's decision is that candidate's exactly as Decide
 // gave it (a candidate worse on some case and better on none is `rejected` by `worse_case`).
-// kInvalidArgument for bad options; errors of the file system and the evaluator come back as they
-// are (editor failures do not stop the attempt: they are recorded).
+// A candidate whose files are those of an earlier one (by AgentTextSha256) is not evaluated
+// again: it is recorded as identical to that one (ImproveResult::identical).
+//
+// kInvalidArgument for bad options, and check_inputs' error, before anything is recorded; errors
+// of the file system and of the evaluator on the baseline come back as they are, after error.json
+// is written to the audit folder (so the attempt is listed as "failed"). Editor failures, and a
+// candidate the evaluator refuses with kInvalidArgument (text the folder cannot hold), do not stop
+// the attempt: they are recorded in editor_errors.
 Result<ImproveReport> ImproveAgent(const ImproveOptions& options);
 
 // The editor's request for one candidate (exposed for tests and the audit): the system prompt

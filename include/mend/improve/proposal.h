@@ -67,8 +67,11 @@ Result<Proposal> ProposalFromJsonText(std::string_view text);
 struct AttemptSummary {
   std::string attempt_id;
   std::string agent_dir;
-  std::string outcome;  // decision.json's outcome; "unfinished" when there is none yet
-  std::string gate;     // the refusing gate of a rejected outcome
+  // decision.json's outcome; "no_improvement" for an attempt that evaluated no candidate,
+  // "failed" for one that stopped on an error (error.json), "unfinished" while it runs (or after
+  // it was killed).
+  std::string outcome;
+  std::string gate;                        // the refusing gate of a rejected outcome
   std::optional<ProposalStatus> proposal;  // std::nullopt: no proposal
   // Where the audit folder is, when the list came from a store shared by hosts
   // (attempt_store.h): the host's name and the folder's path there. Empty from ListAttempts.

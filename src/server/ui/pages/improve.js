@@ -31,6 +31,14 @@ export function diffView(text) {
   }));
 }
 
+// The audit line: `recomputed_matches` is true, false (with the first field that differs in
+// `recomputed_mismatch`) or null when there is no decision to recompute.
+export function auditText(attempt) {
+  if (attempt.recomputed_matches === true) return "recomputed from the recorded scores: matches";
+  if (attempt.recomputed_matches !== false) return "not recomputed";
+  return "recomputed: DOES NOT match" + (attempt.recomputed_mismatch ? ": " + attempt.recomputed_mismatch : "");
+}
+
 // The diff: the `diff` field when the server gives one, else the part of the card that is one.
 function diffOf(attempt) {
   if (attempt.diff) return attempt.diff;
@@ -83,9 +91,10 @@ async function showAttempt(main, id, signal) {
           h("dt", {}, "Outcome"), h("dd", {}, badge(decision.outcome ?? attempt.outcome ?? "", decision.outcome ?? attempt.outcome)),
           h("dt", {}, "Gate"), h("dd", {}, decision.gate ?? "none"),
           h("dt", {}, "Reason"), h("dd", {}, decision.reason ?? ""),
-          attempt.recomputed_matches !== undefined
-            ? [h("dt", {}, "Audit"), h("dd", {}, attempt.recomputed_matches ? "recomputed from the recorded scores: matches" : "recomputed: DOES NOT match")]
-            : null),
+          attempt.error
+            ? [h("dt", {}, "Stopped by"), h("dd", {}, h("code", {}, attempt.error.code ?? ""), " " + (attempt.error.message ?? ""))]
+            : null,
+          h("dt", {}, "Audit"), h("dd", {}, auditText(attempt))),
         decisionControls(attempt, signal, load)),
       diff ? section("Diff", diffView(diff)) : null,
       section("Card", textBlock(attempt.card ?? "", 100000)),
