@@ -48,6 +48,9 @@ struct CliContext {
   // Set by a command that already reported its failure (e.g. a failed run's JSON and its one
   // line on stderr): RunCli then only maps the Status to the exit code.
   bool error_reported = false;
+  // The command line's deepest selected command ("mend memory search"), set by RunCli once the
+  // arguments are parsed (or failed to parse): a usage error points to its --help.
+  std::string command_path = "mend";
 };
 
 // Adds the flags of every configuration key under "provider." that has a flag (--provider,
@@ -95,8 +98,9 @@ Status UsageError(std::string_view message);
 // 0 for OK, 2 for a usage error, 1 otherwise. The one place that maps Status to an exit code.
 int ExitCodeFor(const Status& status);
 
-// Writes "mend: <message>" to ctx.err (with a hint to run 'mend --help' for usage errors) and,
-// with --json, {"error":{"code","message","class","retryable"}} to ctx.out. Returns the exit code.
+// Writes "mend: <message>" to ctx.err (a usage error with a hint to run '<command> --help', the
+// command being ctx.command_path) and, with --json, {"error":{"code","message","class",
+// "retryable"}} to ctx.out. Returns the exit code.
 int ReportError(const CliContext& ctx, const Status& status);
 
 // The commands; each adds its subcommand(s) to `app`.
