@@ -67,6 +67,7 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   AddRunCommand(app, ctx);
   AddChatCommand(app, ctx);
   AddPendingCommand(app, ctx);
+  AddRunsCommand(app, ctx);
   AddShowCommand(app, ctx);
   AddResumeCommand(app, ctx);
   AddRecoverCommand(app, ctx);

@@ -111,6 +111,7 @@ void AddDemoCommand(CLI::App& app, CliContext& ctx);
 void AddPlannedCommands(CLI::App& app, CliContext& ctx);
 void AddRunCommand(CLI::App& app, CliContext& ctx);
 void AddPendingCommand(CLI::App& app, CliContext& ctx);
+void AddRunsCommand(CLI::App& app, CliContext& ctx);
 void AddShowCommand(CLI::App& app, CliContext& ctx);
 void AddRecoverCommand(CLI::App& app, CliContext& ctx);
 void AddServeCommand(CLI::App& app, CliContext& ctx);
