@@ -155,7 +155,7 @@ Status Recall(CliContext& ctx, const RecallArgs& args) {
     return OkStatus();
   }
   if (answer.retrieval.section.empty()) {
-    ctx.err << "nothing would be injected (" << answer.reason << ")\n";
+    ctx.err << "nothing would be injected (" << app::RecallReasonText(answer) << ")\n";
     return OkStatus();
   }
   ctx.out << answer.retrieval.section;
