@@ -82,6 +82,7 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   AddTracesCommand(app, ctx);
   AddMigrateCommand(app, ctx);
   AddVersionCommand(app, ctx);
+  AddToolReferenceCommand(app, ctx);
   AddPlannedCommands(app, ctx);
 }
 

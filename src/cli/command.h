@@ -126,6 +126,8 @@ void AddMemoryCommand(CLI::App& app, CliContext& ctx);
 void AddMigrateCommand(CLI::App& app, CliContext& ctx);
 void AddReflectCommand(CLI::App& app, CliContext& ctx);
 void AddTracesCommand(CLI::App& app, CliContext& ctx);
+// `mend tool-reference`, left out of --help: prints docs/tools.md (tool_reference.h).
+void AddToolReferenceCommand(CLI::App& app, CliContext& ctx);
 // Prints the span tree of `run_id`'s trace from <home>/observe.db as `mend traces RUN_ID` does
 // (text, colour on a terminal). kNotFound when there is no observe.db or no trace of the run.
 Status PrintRunTrace(CliContext& ctx, const std::string& home, const std::string& run_id);
