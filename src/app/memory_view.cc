@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
@@ -16,14 +17,24 @@
 namespace mend::app {
 namespace {
 
-// Why a recall came back empty, for the person who asked.
-Result<std::string> EmptyReason(Runtime& runtime, const memory::Retrieval& retrieval) {
-  if (!runtime.config.GetBool("memory.enabled")) return std::string("memory.enabled is false");
+// Why a recall came back empty, for the person who asked: sets answer.reason (and below_gate).
+Status ExplainEmpty(Runtime& runtime, RecallAnswer& answer) {
+  if (!runtime.config.GetBool("memory.enabled")) {
+    answer.reason = "memory.enabled is false";
+    return OkStatus();
+  }
   MEND_ASSIGN_OR_RETURN(int64_t count, runtime.facts->Count());
-  if (count == 0) return std::string("no facts");
-  if (retrieval.gated) return std::string("below the relevance gate");
-  if (retrieval.ranked.empty()) return std::string("no fact matches the task");
-  return std::string("no fact fits memory.max_facts and memory.budget_chars");
+  if (count == 0) {
+    answer.reason = "no facts";
+  } else if (answer.retrieval.gated) {
+    answer.reason = "below the relevance gate";
+    answer.below_gate = true;
+  } else if (answer.retrieval.ranked.empty()) {
+    answer.reason = "no fact matches the task";
+  } else {
+    answer.reason = "no fact fits memory.max_facts and memory.budget_chars";
+  }
+  return OkStatus();
 }
 
 int64_t Millis(Time t) {
@@ -88,9 +99,11 @@ Result<RecallAnswer> ExplainRecall(Runtime& runtime, std::string_view task,
   // that cannot be built only turns HyDE off, as in a run.
   if (runtime.config.GetBool("memory.hyde")) PrepareProvider(runtime, model).IgnoreError();
   MEND_ASSIGN_OR_RETURN(answer.retrieval, RecallForTask(runtime, text, answer.workspace));
-  if (answer.retrieval.section.empty()) {
-    MEND_ASSIGN_OR_RETURN(answer.reason, EmptyReason(runtime, answer.retrieval));
+  if (runtime.config.GetBool("memory.enabled") && runtime.retriever != nullptr) {
+    answer.gate_needed = runtime.retriever->options().gate;
+    answer.coverage_needed = runtime.retriever->options().coverage_gate;
   }
+  if (answer.retrieval.section.empty()) MEND_RETURN_IF_ERROR(ExplainEmpty(runtime, answer));
   return answer;
 }
 
@@ -104,7 +117,22 @@ nlohmann::json RecallAnswerJson(const RecallAnswer& answer) {
       {"facts", facts},
       {"section", answer.retrieval.section},
       {"workspace", answer.workspace},
-      {"reason", answer.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(answer.reason)}};
+      {"reason", answer.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(answer.reason)},
+      {"gate",
+       {{"score", answer.retrieval.gate_score},
+        {"needed", answer.gate_needed},
+        {"coverage", answer.retrieval.coverage},
+        {"coverage_needed", answer.coverage_needed}}}};
+}
+
+std::string RecallReasonText(const RecallAnswer& answer) {
+  if (!answer.below_gate) return answer.reason;
+  char figures[160];
+  std::snprintf(figures, sizeof(figures),
+                ": best score %.2f, gate %.2f (rare words' worth); best coverage %.2f, gate %.2f",
+                answer.retrieval.gate_score, answer.gate_needed, answer.retrieval.coverage,
+                answer.coverage_needed);
+  return answer.reason + figures;
 }
 
 Result<FactPage> ListFactPage(memory::FactStore& facts, const memory::ListOptions& filter,

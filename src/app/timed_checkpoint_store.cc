@@ -54,6 +54,10 @@ class TimedCheckpointStore final : public store::CheckpointStore {
   Result<store::RunSnapshot> Load(const std::string& run_id, std::optional<int64_t> step) override {
     return inner_->Load(run_id, step);
   }
+  Result<std::vector<store::CheckpointState>> LatestStates(
+      const std::vector<std::string>& run_ids) override {
+    return inner_->LatestStates(run_ids);
+  }
   Result<std::vector<store::CheckpointInfo>> History(const std::string& run_id) override {
     return inner_->History(run_id);
   }

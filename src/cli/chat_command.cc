@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <istream>
 #include <memory>
@@ -22,7 +23,39 @@ namespace {
 
 constexpr char kHelp[] =
     "commands: /reflect [list|failed|drain|retry <id>|purge <id>|<lesson text>], /config quality, "
-    "/pending, /resume <run-id>, /memory longterm, /quit (anything else is sent; Tab completes)";
+    "/pending, /resume <run-id>, /memory longterm, /help, /quit (anything else is sent; Tab "
+    "completes)";
+
+// What `/help` prints: every slash command with what it does.
+struct SlashCommand {
+  const char* usage;
+  const char* does;
+};
+constexpr SlashCommand kSlashCommands[] = {
+    {"/help", "this list"},
+    {"/pending", "the unfinished runs, as `mend pending` shows them"},
+    {"/resume <run-id>", "continue a run from its last checkpoint"},
+    {"/memory longterm", "the long-term memory's active facts, newest first (also /memory)"},
+    {"/config quality", "the reflexion and quality settings, and the lesson queue"},
+    {"/reflect", "the lesson queue: depth, WAL records, dead letters"},
+    {"/reflect list", "the lesson jobs waiting and the dead letters"},
+    {"/reflect failed", "the dead letters only"},
+    {"/reflect drain", "process every pending lesson job now"},
+    {"/reflect retry <id>", "queue a dead letter again"},
+    {"/reflect purge <id>", "delete a dead letter"},
+    {"/reflect <lesson text>", "store a lesson of two or more words, no model call"},
+    {"/quit", "end the session (also /exit)"},
+};
+
+void PrintSlashCommands(std::ostream& out) {
+  size_t width = 0;
+  for (const SlashCommand& c : kSlashCommands) width = std::max(width, std::string(c.usage).size());
+  out << "slash commands (any other line is sent to the agent; Tab completes):\n";
+  for (const SlashCommand& c : kSlashCommands) {
+    const std::string usage = c.usage;
+    out << "  " << usage << std::string(width + 2 - usage.size(), ' ') << c.does << "\n";
+  }
+}
 
 struct ChatSession {
   CliContext& ctx;
@@ -96,6 +129,10 @@ void ShowLongTermMemory(ChatSession& session) {
 bool HandleLine(ChatSession& session, const std::string& line) {
   if (line.empty()) return true;
   if (line == "/quit" || line == "/exit") return false;
+  if (line == "/help") {
+    PrintSlashCommands(session.ctx.out);
+    return true;
+  }
   if (line == "/pending") {
     ShowError(session, PrintPending(session.ctx, session.runtime));
     return true;
@@ -117,8 +154,8 @@ bool HandleLine(ChatSession& session, const std::string& line) {
     return true;
   }
   if (line.starts_with("/")) {
-    session.ctx.err << "mend: unknown chat command " << line.substr(0, line.find(' ')) << "; "
-                    << kHelp << "\n";
+    session.ctx.err << "mend: unknown chat command " << line.substr(0, line.find(' '))
+                    << "; /help lists the commands\n";
     return true;
   }
   Send(session, line);

@@ -10,8 +10,8 @@
 namespace mend::cli {
 namespace {
 
-constexpr const char* kSlashCommands[] = {"/reflect", "/memory", "/config",
-                                          "/pending", "/resume", "/quit"};
+constexpr const char* kSlashCommands[] = {"/reflect", "/memory", "/config", "/pending",
+                                          "/resume",  "/help",   "/quit"};
 constexpr const char* kReflectSubcommands[] = {"list", "failed", "drain", "retry", "purge"};
 constexpr const char* kMemorySubcommands[] = {"longterm"};
 constexpr const char* kConfigSubcommands[] = {"quality"};

@@ -33,8 +33,26 @@ bool WantsJson(int argc, char** argv) {
   return false;
 }
 
+std::string VersionText() { return std::string("mend ") + MEND_VERSION; }
+
+// `mend version`: what --version prints, for those who type it as a command.
+void AddVersionCommand(CLI::App& app, CliContext& ctx) {
+  CLI::App* version = app.add_subcommand("version", "print the version (as --version and -V)");
+  version->group("Commands");
+  version->callback([&ctx] {
+    ctx.action = [&ctx] {
+      if (ctx.json) {
+        ctx.out << "{\"version\":\"" << MEND_VERSION << "\"}\n";
+      } else {
+        ctx.out << VersionText() << "\n";
+      }
+      return OkStatus();
+    };
+  });
+}
+
 void ConfigureApp(CLI::App& app, CliContext& ctx) {
-  app.set_version_flag("--version", std::string("mend ") + MEND_VERSION, "print the version");
+  app.set_version_flag("--version,-V", VersionText(), "print the version");
   app.add_option("--home", ctx.home, "state directory (default $MEND_HOME, else ~/.mend)");
   app.add_flag("--json", ctx.json, "machine-readable output on stdout");
   app.footer(kFooter);
@@ -49,6 +67,7 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   AddRunCommand(app, ctx);
   AddChatCommand(app, ctx);
   AddPendingCommand(app, ctx);
+  AddRunsCommand(app, ctx);
   AddShowCommand(app, ctx);
   AddResumeCommand(app, ctx);
   AddRecoverCommand(app, ctx);
@@ -62,6 +81,8 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   AddReflectCommand(app, ctx);
   AddTracesCommand(app, ctx);
   AddMigrateCommand(app, ctx);
+  AddVersionCommand(app, ctx);
+  AddToolReferenceCommand(app, ctx);
   AddPlannedCommands(app, ctx);
 }
 
@@ -107,8 +128,12 @@ int Run(int argc, char** argv, CliContext& ctx) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e, ctx.out, ctx.err);
   } catch (const CLI::ParseError& e) {
+    // CLI11 records the commands it entered before the error, so the hint names the help of the
+    // command whose arguments were wrong.
+    ctx.command_path = SelectedCommandPath(app);
     return ReportError(ctx, ParseErrorToStatus(app, e));
   }
+  ctx.command_path = SelectedCommandPath(app);
   if (!ctx.action) {
     if (app.get_subcommands().empty()) return ReportError(ctx, UsageError("no command given"));
     return ReportError(ctx, UsageError("'" + SelectedCommandPath(app) + "' needs a subcommand"));

@@ -119,7 +119,9 @@ int ExitCodeFor(const Status& status) {
 
 int ReportError(const CliContext& ctx, const Status& status) {
   std::string line = "mend: " + OneLine(status.message());
-  if (status.detail_code() == kUsageDetail) line += " (run 'mend --help' for usage)";
+  if (status.detail_code() == kUsageDetail) {
+    line += " (run '" + ctx.command_path + " --help' for usage)";
+  }
   ctx.err << line << "\n";
   if (ctx.json) {
     nlohmann::json error = {

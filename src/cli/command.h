@@ -48,6 +48,9 @@ struct CliContext {
   // Set by a command that already reported its failure (e.g. a failed run's JSON and its one
   // line on stderr): RunCli then only maps the Status to the exit code.
   bool error_reported = false;
+  // The command line's deepest selected command ("mend memory search"), set by RunCli once the
+  // arguments are parsed (or failed to parse): a usage error points to its --help.
+  std::string command_path = "mend";
 };
 
 // Adds the flags of every configuration key under "provider." that has a flag (--provider,
@@ -96,8 +99,9 @@ Status UsageError(std::string_view message);
 // folder), 1 otherwise. The one place that maps Status to an exit code.
 int ExitCodeFor(const Status& status);
 
-// Writes "mend: <message>" to ctx.err (with a hint to run 'mend --help' for usage errors) and,
-// with --json, {"error":{"code","message","class","retryable"}} to ctx.out. Returns the exit code.
+// Writes "mend: <message>" to ctx.err (a usage error with a hint to run '<command> --help', the
+// command being ctx.command_path) and, with --json, {"error":{"code","message","class",
+// "retryable"}} to ctx.out. Returns the exit code.
 int ReportError(const CliContext& ctx, const Status& status);
 
 // The commands; each adds its subcommand(s) to `app`.
@@ -108,6 +112,7 @@ void AddDemoCommand(CLI::App& app, CliContext& ctx);
 void AddPlannedCommands(CLI::App& app, CliContext& ctx);
 void AddRunCommand(CLI::App& app, CliContext& ctx);
 void AddPendingCommand(CLI::App& app, CliContext& ctx);
+void AddRunsCommand(CLI::App& app, CliContext& ctx);
 void AddShowCommand(CLI::App& app, CliContext& ctx);
 void AddRecoverCommand(CLI::App& app, CliContext& ctx);
 void AddServeCommand(CLI::App& app, CliContext& ctx);
@@ -122,6 +127,8 @@ void AddMemoryCommand(CLI::App& app, CliContext& ctx);
 void AddMigrateCommand(CLI::App& app, CliContext& ctx);
 void AddReflectCommand(CLI::App& app, CliContext& ctx);
 void AddTracesCommand(CLI::App& app, CliContext& ctx);
+// `mend tool-reference`, left out of --help: prints docs/tools.md (tool_reference.h).
+void AddToolReferenceCommand(CLI::App& app, CliContext& ctx);
 // Prints the span tree of `run_id`'s trace from <home>/observe.db as `mend traces RUN_ID` does
 // (text, colour on a terminal). kNotFound when there is no observe.db or no trace of the run.
 Status PrintRunTrace(CliContext& ctx, const std::string& home, const std::string& run_id);

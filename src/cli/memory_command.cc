@@ -155,7 +155,7 @@ Status Recall(CliContext& ctx, const RecallArgs& args) {
     return OkStatus();
   }
   if (answer.retrieval.section.empty()) {
-    ctx.err << "nothing would be injected (" << answer.reason << ")\n";
+    ctx.err << "nothing would be injected (" << app::RecallReasonText(answer) << ")\n";
     return OkStatus();
   }
   ctx.out << answer.retrieval.section;
@@ -202,8 +202,10 @@ void AddSearch(CLI::App& memory, CliContext& ctx) {
                                            "the ranking a run for QUERY considers, in its order "
                                            "(no relevance gate, no budget, no HyDE)");
   search->add_option("QUERY", args->query, "the query; several words are joined")->required();
-  search->add_option("-k", args->k, "how many results at most (default: 10)")
-      ->check(CLI::Range(1, 1000));
+  // The range is in the help text, in words; CLI11 would otherwise add "UINT:INT in [1 - 1000]".
+  search->add_option("-k", args->k, "how many results at most, 1–1000 (default 10)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000).description(""));
   search->callback([&ctx, args] { ctx.action = [&ctx, args] { return SearchFacts(ctx, *args); }; });
 }
 

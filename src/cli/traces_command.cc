@@ -1,5 +1,6 @@
 // `mend traces [RUN_ID]`: the runs recorded in observe.db, newest first, or the span tree of one
-// run's trace (docs/cli.md). Reads observe.db only, read-only, so it runs beside a live process.
+// run's trace (docs/traces_cli.md). Reads observe.db only, read-only, so it runs beside a live
+// process.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -126,7 +127,7 @@ void AddTracesCommand(CLI::App& app, CliContext& ctx) {
                          " (default: " + std::to_string(kDefaultLimit) + ")");
   traces->add_option("--before", args->before,
                      "the page after this cursor: what the previous page's last line (or the "
-                     "\"next_cursor\" field of --json) gives");
+                     "\"next\" field of --json) gives");
   traces->callback([&ctx, args] { ctx.action = [&ctx, args] { return RunTraces(ctx, *args); }; });
 }
 

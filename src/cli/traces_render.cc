@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
+#include <string_view>
 
 #include "mend/base/time_format.h"
 
@@ -132,23 +133,44 @@ std::string Details(const obs::SpanData& s, const Paint& paint) {
   return out;
 }
 
+// `line` printed at `indent`, ending in a newline. Messages and reasons come from tools and other
+// programs and may hold several lines (a command's stderr); each following line is indented four
+// more than the first, so it reads as part of that line and never starts at the left margin in the
+// middle of the tree. Trailing line breaks are dropped.
+void PrintLine(const std::string& indent, std::string_view line, std::ostream& out) {
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  const std::string continuation = indent + "    ";
+  out << indent;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\r' && i + 1 < line.size() && line[i + 1] == '\n') continue;
+    if (line[i] == '\n' || line[i] == '\r') {
+      out << "\n" << continuation;
+    } else {
+      out << line[i];
+    }
+  }
+  out << "\n";
+}
+
 void PrintSpan(const obs::SpanData& s, size_t depth,
                const std::map<std::string, std::vector<const obs::SpanData*>>& children,
                const Paint& paint, std::ostream& out) {
   const std::string indent(2 * depth, ' ');
   // A snapshot that was never replaced: the process that ran it died (or still runs).
   const bool unended = Text(s, obs::kInProgressAttribute) == "true";
-  out << indent << paint(kBold, s.name) << "  "
-      << (unended ? paint(kYellow, "did not end (process killed, or still running)")
-                  : paint(kDim, DurationText(s.end - s.start)))
-      << Details(s, paint) << "\n";
+  PrintLine(indent,
+            paint(kBold, s.name) + "  " +
+                (unended ? paint(kYellow, "did not end (process killed, or still running)")
+                         : paint(kDim, DurationText(s.end - s.start))) +
+                Details(s, paint),
+            out);
   for (const obs::SpanEvent& e : s.events) {
     if (e.name != "heal.action") continue;
     std::string line = "heal " + EventText(e, "heal.action");
     if (const std::string reason = EventText(e, "heal.reason"); !reason.empty()) {
       line += ": " + reason;
     }
-    out << indent << "  " << paint(kYellow, line) << "\n";
+    PrintLine(indent + "  ", paint(kYellow, line), out);
   }
   auto it = children.find(s.context.span_id);
   if (it == children.end()) return;
@@ -188,9 +210,11 @@ json RunListJson(const obs::RunTracePage& page, int64_t dropped_spans) {
                     {"input_tokens", r.input_tokens},
                     {"output_tokens", r.output_tokens}});
   }
+  json next = page.next.has_value() ? json(obs::FormatRunTraceCursor(*page.next)) : json(nullptr);
+  // `next` is the next-page field of every paged list; `next_cursor`, its first name here, stays.
   return {{"runs", std::move(runs)},
-          {"next_cursor",
-           page.next.has_value() ? json(obs::FormatRunTraceCursor(*page.next)) : json(nullptr)},
+          {"next", next},
+          {"next_cursor", next},
           {"dropped_spans", dropped_spans}};
 }
 

@@ -14,7 +14,8 @@ namespace mend::cli::traces {
 // ANSI colour for a terminal, none for pipes and files.
 enum class Color { kNone, kAnsi };
 
-// The `traces` list JSON shape (docs/cli.md): {"runs":[...],"next_cursor","dropped_spans"}.
+// The `traces` list JSON shape (docs/traces_cli.md): {"runs":[...],"next","next_cursor",
+// "dropped_spans"}; `next_cursor` is the older name of `next`.
 nlohmann::json RunListJson(const obs::RunTracePage& page, int64_t dropped_spans);
 // The `traces RUN_ID` JSON shape: {"run_id","trace_id","dropped_spans","spans":[...]}.
 nlohmann::json TraceJson(const obs::RunTraceSummary& run, const std::vector<obs::SpanData>& spans,
@@ -25,7 +26,8 @@ void PrintRunList(const obs::RunTracePage& page, int64_t dropped_spans, Color co
                   std::ostream& out);
 // A header line for the run, then the span tree of its trace: children indented under their
 // parent, siblings by start time; spans whose parent is not stored are roots (one per attempt).
-// Heal actions are lines of their own under their span.
+// Heal actions are lines of their own under their span. A message of several lines (a tool's
+// stderr) continues on lines indented four more than its first.
 void PrintTrace(const obs::RunTraceSummary& run, const std::vector<obs::SpanData>& spans,
                 int64_t dropped_spans, Color color, std::ostream& out);
 

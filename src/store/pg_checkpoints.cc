@@ -1,7 +1,10 @@
-// The checkpoint half of the PostgreSQL store: Save, Load, History and Fork.
+// The checkpoint half of the PostgreSQL store: Save, Load, LatestStates, History and Fork.
 
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "mend/base/hash.h"
 #include "store/lease_rules.h"
@@ -24,6 +27,10 @@ constexpr char kSelectCheckpoint[] =
     "SELECT message_count, state, crc FROM checkpoints WHERE run_id = $1 AND step = $2";
 constexpr char kSelectMessages[] =
     "SELECT seq, body, crc FROM messages WHERE run_id = $1 AND seq < $2 ORDER BY seq";
+// The newest checkpoint of each run of a text[] of ids: the row at the run's step.
+constexpr char kSelectLatestStates[] =
+    "SELECT c.run_id, c.step, c.state, c.crc FROM runs r JOIN checkpoints c "
+    "ON c.run_id = r.id AND c.step = r.step WHERE r.id = ANY($1::text[])";
 constexpr char kSelectHistory[] =
     "SELECT step, message_count, created_at FROM checkpoints WHERE run_id = $1 ORDER BY step";
 
@@ -167,6 +174,39 @@ Result<RunSnapshot> PgStore::Load(const std::string& run_id, std::optional<int64
     return OkStatus();
   }));
   return std::move(*out);
+}
+
+Result<std::vector<CheckpointState>> PgStore::LatestStates(
+    const std::vector<std::string>& run_ids) {
+  std::vector<CheckpointState> out;
+  if (run_ids.empty()) return out;
+  MEND_RETURN_IF_ERROR(Transact(TxKind::kRead, [&](PgConn& conn) -> Status {
+    out.clear();
+    MEND_ASSIGN_OR_RETURN(PgResult res,
+                          conn.Exec(kSelectLatestStates, {PgParam::Text(PgTextArray(run_ids))}));
+    std::map<std::string, CheckpointState> found;
+    for (int i = 0; i < res.rows(); ++i) {
+      const std::string id = res.Text(i, 0);
+      std::optional<int64_t> step = res.Int(i, 1);
+      std::optional<std::string> state = IntactBytes(res, i, 2, 3);
+      if (!step.has_value() || !state.has_value()) {
+        found[id] = {id, 0, "",
+                     DataLossError("run " + Quote(id) +
+                                   ": its newest checkpoint is corrupt (checksum mismatch)")};
+      } else {
+        found[id] = {id, *step, std::move(*state), OkStatus()};
+      }
+    }
+    // The caller's order, each run once.
+    for (const std::string& id : run_ids) {
+      auto it = found.find(id);
+      if (it == found.end()) continue;
+      out.push_back(std::move(it->second));
+      found.erase(it);
+    }
+    return OkStatus();
+  }));
+  return out;
 }
 
 Result<std::vector<CheckpointInfo>> PgStore::History(const std::string& run_id) {

@@ -37,6 +37,8 @@ class PgStore final : public CheckpointStore {
   Status Update(const Lease& lease, const RunUpdate& update) override;
   Status UpdateUnleased(const std::string& run_id, const RunUpdate& update) override;
   Result<RunSnapshot> Load(const std::string& run_id, std::optional<int64_t> step) override;
+  Result<std::vector<CheckpointState>> LatestStates(
+      const std::vector<std::string>& run_ids) override;
   Result<std::vector<CheckpointInfo>> History(const std::string& run_id) override;
   Result<RunRecord> Fork(const std::string& run_id, int64_t step,
                          const std::string& new_id) override;

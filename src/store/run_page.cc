@@ -40,8 +40,8 @@ std::string FormatRunCursor(const RunCursor& cursor) {
 // Only the form FormatRunCursor writes is accepted (upper-case escapes, plain bytes unescaped), so
 // one cursor has one text.
 Result<RunCursor> ParseRunCursor(std::string_view text) {
-  const Status bad = InvalidArgumentError("\"" + std::string(text.substr(0, 80)) +
-                                          "\" is not a page cursor of mend pending");
+  const Status bad =
+      InvalidArgumentError("\"" + std::string(text.substr(0, 80)) + "\" is not a page cursor");
   const size_t colon = text.find(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return bad;
   const std::string_view nanos = text.substr(0, colon);

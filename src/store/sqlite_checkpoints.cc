@@ -1,7 +1,9 @@
-// The checkpoint half of the SQLite store: Save, Load, History and Fork.
+// The checkpoint half of the SQLite store: Save, Load, LatestStates, History and Fork.
 
+#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "mend/base/hash.h"
 #include "store/lease_rules.h"
@@ -23,6 +25,10 @@ constexpr char kSelectCheckpoint[] =
     "SELECT message_count, state, crc FROM checkpoints WHERE run_id = ?1 AND step = ?2";
 constexpr char kSelectMessages[] =
     "SELECT seq, body, crc FROM messages WHERE run_id = ?1 AND seq < ?2 ORDER BY seq";
+// The newest checkpoint of one run: the row at the run's step, found through both primary keys.
+constexpr char kSelectLatestState[] =
+    "SELECT c.step, c.state, c.crc FROM runs r JOIN checkpoints c "
+    "ON c.run_id = r.id AND c.step = r.step WHERE r.id = ?1";
 constexpr char kSelectHistory[] =
     "SELECT step, message_count, created_at FROM checkpoints WHERE run_id = ?1 ORDER BY step";
 
@@ -159,6 +165,31 @@ Result<RunSnapshot> SqliteStore::Load(const std::string& run_id, std::optional<i
     return OkStatus();
   }));
   return std::move(*out);
+}
+
+Result<std::vector<CheckpointState>> SqliteStore::LatestStates(
+    const std::vector<std::string>& run_ids) {
+  std::vector<CheckpointState> out;
+  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kRead, [&]() -> Status {
+    out.clear();
+    std::set<std::string> seen;
+    for (const std::string& id : run_ids) {
+      if (!seen.insert(id).second) continue;
+      MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kSelectLatestState));
+      stmt.BindText(1, id);
+      MEND_ASSIGN_OR_RETURN(bool found, stmt.Step());
+      if (!found) continue;  // no checkpoint yet, or no such run
+      if (stmt.ColumnType(0) != SQLITE_INTEGER || !BlobIntact(stmt, 1, 2)) {
+        out.push_back({id, 0, "",
+                       DataLossError("run " + Quote(id) +
+                                     ": its newest checkpoint is corrupt (checksum mismatch)")});
+        continue;
+      }
+      out.push_back({id, stmt.Int(0), stmt.Blob(1), OkStatus()});
+    }
+    return OkStatus();
+  }));
+  return out;
 }
 
 Result<std::vector<CheckpointInfo>> SqliteStore::History(const std::string& run_id) {

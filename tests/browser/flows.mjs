@@ -232,11 +232,35 @@ async function applyProposal(t) {
 
 async function metricsOverview(t) {
   const {page} = t;
+  // The store's totals as the API counts them before and after the page read them: runs that
+  // finish meanwhile only make the counts grow.
+  const totals = async () => {
+    const response = await fetch(`${t.url}/api/v1/metrics`, {headers: {Authorization: `Bearer ${t.token}`}});
+    assert(response.ok, `GET /api/v1/metrics answered ${response.status}`);
+    return response.json();
+  };
+  const before = await totals();
+  assert(before.runs.total >= 5 && before.runs.completed >= 1 && before.facts.active >= 1,
+         `the seeded home should have runs and facts: ${JSON.stringify(before)}`);
   await open(t, "#/metrics");
   await page.locator('.metric[data-metric="mend_lessonq_queue_depth"]').waitFor();
+  await page.locator('.stat[data-total="runs.total"]').waitFor();
+  const shown = {};
+  for (const key of ["runs.total", "runs.completed", "facts.active", "facts.lessons"]) {
+    const text = await page.locator(`.stat[data-total="${key}"] .stat-value`).textContent();
+    shown[key] = Number(text.trim().replace(/,/g, ""));
+  }
+  const after = await totals();
+  for (const [key, value] of Object.entries(shown)) {
+    const [group, name] = key.split(".");
+    assert(before[group][name] <= value && value <= after[group][name],
+           `${key} shows ${value}; the API said ${before[group][name]}, then ${after[group][name]}`);
+  }
+  // The process's counters say since when they count.
+  await page.getByText(/count what this server did since it started, \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(up \d+ (s|min)/).waitFor();
+  await t.screenshot({fullPage: true});
   await page.getByLabel("Filter", {exact: true}).fill("lessonq");
   assert(await page.locator(".metric").count() >= 3, "the lessonq metrics are not shown");
-  await t.screenshot();
 }
 
 // `needs`: the API routes a test uses; the runner checks the server has them before the test.
@@ -266,5 +290,5 @@ export const TESTS = [
    needs: ["GET /api/v1/runs/ID", "POST /api/v1/runs/ID/fork", "POST /api/v1/runs/ID/resume"]},
   {name: "apply-proposal", run: applyProposal,
    needs: ["GET /api/v1/improve", "GET /api/v1/improve/ID", "POST /api/v1/improve/ID/apply"]},
-  {name: "metrics-overview", run: metricsOverview, needs: ["GET /metrics"]},
+  {name: "metrics-overview", run: metricsOverview, needs: ["GET /metrics", "GET /api/v1/metrics"]},
 ];

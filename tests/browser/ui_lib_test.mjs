@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import {test} from "node:test";
 
 import {safeHref} from "../../src/server/ui/lib/dom.js";
-import {formatDuration, formatUsd, preview, toMillis} from "../../src/server/ui/lib/format.js";
+import {formatDuration, formatUptime, formatUsd, preview, toMillis} from "../../src/server/ui/lib/format.js";
 import {headline, parseMetrics} from "../../src/server/ui/lib/prometheus.js";
 import {auditText} from "../../src/server/ui/pages/improve.js";
 import {awaitedCalls} from "../../src/server/ui/lib/run_actions.js";
@@ -38,6 +38,17 @@ test("durations, money and previews read well", () => {
   assert.equal(formatUsd(null), "");
   assert.equal(preview("a\n  b\tc", 10), "a b c");
   assert.equal(preview("x".repeat(20), 10), "xxxxxxxxx…");
+});
+
+test("the server's uptime reads in the largest units that matter", () => {
+  assert.equal(formatUptime(0), "0 s");
+  assert.equal(formatUptime(59.9), "59 s");
+  assert.equal(formatUptime(60), "1 min");
+  assert.equal(formatUptime(3599), "59 min");
+  assert.equal(formatUptime(3 * 3600 + 5 * 60 + 9), "3 h 05 min");
+  assert.equal(formatUptime(2 * 86400 + 4 * 3600 + 59), "2 d 4 h");
+  assert.equal(formatUptime(-1), "");
+  assert.equal(formatUptime(undefined), "");
 });
 
 test("links built from data stay inside the UI", () => {

@@ -38,8 +38,9 @@ const std::vector<lessonq::Job> kDead = {
 
 TEST(CompleteChatLineTest, SlashCommandsByPrefix) {
   EXPECT_THAT(Texts(CompleteChatLine("/re", {})), ElementsAre("/reflect", "/resume"));
-  EXPECT_THAT(Texts(CompleteChatLine("/", {})),
-              ElementsAre("/reflect", "/memory", "/config", "/pending", "/resume", "/quit"));
+  EXPECT_THAT(
+      Texts(CompleteChatLine("/", {})),
+      ElementsAre("/reflect", "/memory", "/config", "/pending", "/resume", "/help", "/quit"));
   EXPECT_THAT(CompleteChatLine("/q", {}), ElementsAre(Completion{"/quit", "/quit"}));
 }
 

@@ -64,6 +64,50 @@ TEST_F(CliTest, VersionPrintsNameAndVersion) {
   EXPECT_EQ(err(), "");
 }
 
+TEST_F(CliTest, ShortVersionFlagAndVersionCommandPrintTheVersion) {
+  ASSERT_EQ(Run({"--version"}), 0);
+  const std::string version = out();
+  EXPECT_EQ(Run({"-V"}), 0);
+  EXPECT_EQ(out(), version);
+  EXPECT_EQ(err(), "");
+  EXPECT_EQ(Run({"version"}), 0);
+  EXPECT_EQ(out(), version);
+  EXPECT_EQ(err(), "");
+  EXPECT_EQ(Run({"version", "--json"}), 0);
+  const nlohmann::json doc = nlohmann::json::parse(out(), nullptr, false);
+  EXPECT_EQ("mend " + doc.value("version", "") + "\n", version);
+  EXPECT_EQ(Run({"version", "extra"}), 2);
+}
+
+TEST_F(CliTest, ASubcommandsUsageErrorPointsToItsHelp) {
+  // CLI11's own check of an option's value.
+  EXPECT_EQ(Run({"memory", "search", "deploy", "-k", "0"}), 2);
+  EXPECT_THAT(err(), AllOf(StartsWith("mend: "), HasSubstr("-k"),
+                           EndsWith(" (run 'mend memory search --help' for usage)\n")));
+  EXPECT_EQ(LineCount(err()), 1u);
+  // A missing argument.
+  EXPECT_EQ(Run({"memory", "search"}), 2);
+  EXPECT_EQ(err(), "mend: QUERY is required (run 'mend memory search --help' for usage)\n");
+  // A usage error the command itself finds after parsing.
+  EXPECT_EQ(Run({"pending", "--limit", "0"}), 2);
+  EXPECT_EQ(err(),
+            "mend: --limit must be between 1 and 1000, not 0 (run 'mend pending --help' for "
+            "usage)\n");
+  // An unknown subcommand of a command points to that command's help.
+  EXPECT_EQ(Run({"config", "frob"}), 2);
+  EXPECT_THAT(err(), EndsWith(" (run 'mend config --help' for usage)\n"));
+  // Nothing selected yet: the top-level help.
+  EXPECT_EQ(Run({"--frob"}), 2);
+  EXPECT_THAT(err(), EndsWith(" (run 'mend --help' for usage)\n"));
+}
+
+TEST_F(CliTest, MemorySearchHelpShowsKAsANumberWithItsRange) {
+  ASSERT_EQ(Run({"memory", "search", "--help"}), 0);
+  EXPECT_THAT(out(), ContainsRegex("-k N +how many results at most, 1–1000 \\(default 10\\)"));
+  EXPECT_THAT(out(), Not(HasSubstr("UINT")));
+  EXPECT_THAT(out(), Not(HasSubstr("[1 - 1000]")));
+}
+
 TEST_F(CliTest, HelpListsCommandsAndMarksPlannedOnes) {
   EXPECT_EQ(Run({"--help"}), 0);
   EXPECT_THAT(
@@ -104,7 +148,7 @@ TEST_F(CliTest, MissingCommandOrSubcommandIsUsageError) {
 
 TEST_F(CliTest, AMissingArgumentIsNamedAsInTheHelp) {
   EXPECT_EQ(Run({"run"}), 2);
-  EXPECT_EQ(err(), "mend: AGENT_DIR is required (run 'mend --help' for usage)\n");
+  EXPECT_EQ(err(), "mend: AGENT_DIR is required (run 'mend run --help' for usage)\n");
 }
 
 TEST_F(CliTest, OneCommandPerInvocation) {

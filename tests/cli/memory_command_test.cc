@@ -21,6 +21,7 @@ namespace mend::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
 using ::testing::StartsWith;
 
 constexpr char kLesson[] =
@@ -144,10 +145,30 @@ TEST_F(MemoryCommandTest, RecallOfAnUnrelatedTaskPrintsNothing) {
   AddMemory();
   ASSERT_EQ(Mend({"memory", "recall", kUnrelatedTask}), 0) << err();
   EXPECT_EQ(out(), "");
-  EXPECT_EQ(err(), "nothing would be injected (below the relevance gate)\n");
+  // The gate's thresholds and how close the task came, so a person can tell a near miss from
+  // an unrelated task.
+  EXPECT_THAT(err(), MatchesRegex("nothing would be injected \\(below the relevance gate: best "
+                                  "score [0-9]+\\.[0-9]{2}, gate 1\\.90 \\(rare words' worth\\); "
+                                  "best coverage [0-9]\\.[0-9]{2}, gate 0\\.50\\)\n"));
   ASSERT_EQ(Mend({"memory", "recall", kUnrelatedTask, "--json"}), 0) << err();
-  EXPECT_TRUE(Json()["facts"].empty());
-  EXPECT_EQ(Json()["section"], "");
+  const nlohmann::json recall = Json();
+  EXPECT_TRUE(recall["facts"].empty());
+  EXPECT_EQ(recall["section"], "");
+  EXPECT_EQ(recall["reason"], "below the relevance gate");
+  EXPECT_EQ(JsonKeys(recall["gate"]),
+            (std::set<std::string>{"score", "needed", "coverage", "coverage_needed"}));
+  EXPECT_EQ(recall["gate"]["needed"], 1.9);
+  EXPECT_EQ(recall["gate"]["coverage_needed"], 0.5);
+  EXPECT_LT(recall["gate"]["score"].get<double>(), 1.9);
+  EXPECT_LT(recall["gate"]["coverage"].get<double>(), 0.5);
+
+  // A related task opens the gate; its figures say by how much.
+  ASSERT_EQ(Mend({"memory", "recall", kRelatedTask, "--json"}), 0) << err();
+  const nlohmann::json related = Json();
+  EXPECT_TRUE(related["reason"].is_null());
+  const nlohmann::json& open = related["gate"];
+  EXPECT_TRUE(open["score"].get<double>() >= 1.9 || open["coverage"].get<double>() >= 0.5)
+      << open.dump();
 }
 
 TEST_F(MemoryCommandTest, RecallSaysWhyNothingIsInjected) {

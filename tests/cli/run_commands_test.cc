@@ -115,7 +115,8 @@ TEST_F(RunCommandsTest, TaskComesFromStdinWhenOmitted) {
 
 TEST_F(RunCommandsTest, EmptyTaskIsAUsageError) {
   EXPECT_EQ(MendWithModel({"run", agent_}, "   \n"), 2);
-  EXPECT_THAT(err(), AllOf(StartsWith("mend: a task is needed"), HasSubstr("mend --help")));
+  EXPECT_THAT(err(), AllOf(StartsWith("mend: a task is needed"),
+                           HasSubstr("(run 'mend run --help' for usage)")));
 }
 
 TEST_F(RunCommandsTest, FailedRunPrintsJsonAndOneErrorLineAndExitsOne) {

@@ -38,7 +38,8 @@ TEST_F(TracesCommandTest, NoObserveDbIsAnEmptyList) {
   EXPECT_EQ(Mend({"traces"}), 0) << err();
   EXPECT_THAT(out(), HasSubstr("no traces yet"));
   EXPECT_EQ(Mend({"traces", "--json"}), 0);
-  EXPECT_EQ(Json(), nlohmann::json::parse(R"({"runs":[],"next_cursor":null,"dropped_spans":0})"));
+  EXPECT_EQ(Json(), nlohmann::json::parse(
+                        R"({"runs":[],"next":null,"next_cursor":null,"dropped_spans":0})"));
 }
 
 TEST_F(TracesCommandTest, ListsNewestFirstAndPages) {
@@ -53,12 +54,13 @@ TEST_F(TracesCommandTest, ListsNewestFirstAndPages) {
       (std::set<std::string>{"run_id", "trace_id", "agent", "status", "start", "end", "duration_ms",
                              "attempts", "model_turns", "tool_calls", "tool_errors", "heal_actions",
                              "cost_usd", "input_tokens", "output_tokens"}));
-  ASSERT_TRUE(page["next_cursor"].is_string());
-  ASSERT_EQ(Mend({"traces", "--json", "--limit", "2", "--before",
-                  page["next_cursor"].get<std::string>()}),
+  ASSERT_TRUE(page["next"].is_string());
+  EXPECT_EQ(page["next_cursor"], page["next"]);
+  ASSERT_EQ(Mend({"traces", "--json", "--limit", "2", "--before", page["next"].get<std::string>()}),
             0);
   EXPECT_EQ(Json()["runs"].size(), 1u);
   EXPECT_EQ(Json()["runs"][0]["run_id"], "run-1");
+  EXPECT_TRUE(Json()["next"].is_null());
   EXPECT_TRUE(Json()["next_cursor"].is_null());
 
   ASSERT_EQ(Mend({"traces", "--limit", "2"}), 0);

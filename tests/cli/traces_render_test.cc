@@ -89,6 +89,29 @@ TEST(TracesRenderTest, TreeIndentsChildrenAndOrdersByStart) {
             "  execute_tool read  100ms  replaced by hook\n");
 }
 
+// A tool's error output often has several lines; they stay under their span instead of starting
+// at the left margin in the middle of the tree.
+TEST(TracesRenderTest, MultiLineErrorsAreIndentedUnderTheirSpan) {
+  std::vector<obs::SpanData> spans = TwoAttempts();
+  obs::SpanData& denied = spans[2];
+  ASSERT_EQ(denied.name, "execute_tool shell");
+  denied.status_message = "exit status 2\nstderr: make: *** [all] Error 1\r\n  in ./src\n";
+  denied.events[0].attributes[1].value = std::string("twice the same\ncommand");
+  std::ostringstream out;
+  PrintTrace(SampleRun(), spans, 0, Color::kNone, out);
+  EXPECT_EQ(out.str(),
+            "run run-1  trace aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa  5 spans\n"
+            "invoke_agent helper  5s  attempt=send  status=waiting\n"
+            "  chat gpt-x  1.5s  model=gpt-x-1  tokens=120/7\n"
+            "  execute_tool shell  <1ms  ERROR denied: exit status 2\n"
+            "      stderr: make: *** [all] Error 1\n"
+            "        in ./src\n"
+            "    heal deny: twice the same\n"
+            "        command\n"
+            "invoke_agent helper  2s  attempt=resume  fork of parent-run\n"
+            "  execute_tool read  100ms  replaced by hook\n");
+}
+
 TEST(TracesRenderTest, NoColourWithoutTerminalAndColourWithOne) {
   std::ostringstream plain, coloured;
   PrintTrace(SampleRun(), TwoAttempts(), 0, Color::kNone, plain);
@@ -124,7 +147,10 @@ TEST(TracesRenderTest, JsonShapes) {
   page.next = obs::RunTraceCursor{At(0), "run-1"};
   const nlohmann::json list = RunListJson(page, 4);
   EXPECT_EQ(list["dropped_spans"], 4);
-  EXPECT_EQ(list["next_cursor"], obs::FormatRunTraceCursor(*page.next));
+  // `next` is the next-page field of every paged list (pending, runs, the HTTP API);
+  // `next_cursor` is the older name, kept.
+  EXPECT_EQ(list["next"], obs::FormatRunTraceCursor(*page.next));
+  EXPECT_EQ(list["next_cursor"], list["next"]);
   EXPECT_EQ(list["runs"][0]["duration_ms"], 62000.0);
   EXPECT_EQ(list["runs"][0]["start"], "2023-11-14T22:13:20Z");
   EXPECT_EQ(list["runs"][0]["tool_errors"], 1);

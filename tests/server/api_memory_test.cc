@@ -232,7 +232,8 @@ TEST_F(MemoryApiTest, RecallIsExactlyWhatARunWouldGet) {
   const std::string id = AddMemory();
   Reply recall = Get("/api/v1/memory/recall?task=" + Q(kRelatedTask));
   ASSERT_EQ(recall.status, 200) << recall.text;
-  EXPECT_EQ(Keys(recall.body), (std::set<std::string>{"facts", "section", "workspace", "reason"}));
+  EXPECT_EQ(Keys(recall.body),
+            (std::set<std::string>{"facts", "section", "workspace", "reason", "gate"}));
   ASSERT_GE(recall.body["facts"].size(), 1u);
   EXPECT_EQ(recall.body["facts"][0]["id"], id);
   EXPECT_EQ(Keys(recall.body["facts"][0]), (std::set<std::string>{"id", "category", "content"}));
@@ -251,6 +252,10 @@ TEST_F(MemoryApiTest, RecallIsExactlyWhatARunWouldGet) {
   EXPECT_TRUE(unrelated.body["facts"].empty());
   EXPECT_EQ(unrelated.body["section"], "");
   EXPECT_EQ(unrelated.body["reason"], "below the relevance gate");
+  // The gate's figures, as `mend memory recall --json` gives them.
+  EXPECT_EQ(Keys(unrelated.body["gate"]),
+            (std::set<std::string>{"score", "needed", "coverage", "coverage_needed"}));
+  EXPECT_LT(unrelated.body["gate"]["score"].get<double>(), unrelated.body["gate"]["needed"]);
 }
 
 TEST_F(MemoryApiTest, RecallIsScopedByWorkspace) {

@@ -4,7 +4,10 @@
 #include "tests/store/checkpoint_store_conformance.h"
 
 #include <chrono>
+#include <string>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "tests/support/status_matchers.h"
 
@@ -154,6 +157,48 @@ TEST_P(CheckpointStoreConformanceTest, LoadBeforeFirstSaveIsEmpty) {
   EXPECT_TRUE(snap->messages.empty());
   EXPECT_EQ(snap->state, "");
   EXPECT_EQ(snap->run.id, "r1");
+}
+
+// (run id, step, state) of each entry, for comparing LatestStates answers.
+std::vector<std::tuple<std::string, int64_t, std::string>> Rows(
+    const std::vector<CheckpointState>& states) {
+  std::vector<std::tuple<std::string, int64_t, std::string>> rows;
+  for (const CheckpointState& s : states) {
+    EXPECT_THAT(s.status, IsOk()) << s.run_id;
+    rows.emplace_back(s.run_id, s.step, s.state);
+  }
+  return rows;
+}
+
+TEST_P(CheckpointStoreConformanceTest, LatestStatesGiveEachRunsNewestStateInTheAskedOrder) {
+  // An id with the characters an array literal quotes, and a state that is bytes.
+  const std::string odd = "q\"u,o{t}e\\ d";
+  const std::string binary("x\0y\xff", 4);
+  for (const std::string& id : {std::string("r1"), std::string("r2"), std::string("r3"), odd}) {
+    MakeRun(id);
+  }
+  Lease r1 = MustClaim("r1");
+  MEND_ASSERT_OK(store_->Save(r1, Cp(1, {"u1"}, "r1 at 1"), {}));
+  MEND_ASSERT_OK(store_->Save(r1, Cp(2, {"a1"}, "r1 at 2"), {}));
+  Lease r3 = MustClaim("r3");
+  MEND_ASSERT_OK(store_->Save(r3, Cp(1, {"u3"}, binary), {}));
+  Lease q = MustClaim(odd);
+  MEND_ASSERT_OK(store_->Save(q, Cp(1, {"uq"}, "odd at 1"), {}));
+  MEND_ASSERT_OK(store_->Fork("r1", 1, "r1.fork").status());
+
+  // r2 has no checkpoint and "nope" is no run: both are left out; a repeat is listed once.
+  Result<std::vector<CheckpointState>> states =
+      store_->LatestStates({"r3", "nope", "r2", "r1", "r3", "r1.fork", odd});
+  MEND_ASSERT_OK(states);
+  using Row = std::tuple<std::string, int64_t, std::string>;
+  EXPECT_THAT(Rows(*states), ElementsAre(Row{"r3", 1, binary}, Row{"r1", 2, "r1 at 2"},
+                                         Row{"r1.fork", 1, "r1 at 1"}, Row{odd, 1, "odd at 1"}));
+  // Each state is the one Load gives.
+  for (const CheckpointState& s : *states) EXPECT_EQ(s.state, store_->Load(s.run_id)->state);
+
+  Result<std::vector<CheckpointState>> none = store_->LatestStates({});
+  MEND_ASSERT_OK(none);
+  EXPECT_TRUE(none->empty());
 }
 
 TEST_P(CheckpointStoreConformanceTest, HistoryIsARingOfTheNewest50) {

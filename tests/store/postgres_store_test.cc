@@ -325,6 +325,16 @@ TEST_F(PostgresStoreTest, ACorruptMessageIsDataLossForThatRunOnly) {
 
   SchemaExec("UPDATE checkpoints SET state = 'st4te'::bytea WHERE run_id = 'good'");
   EXPECT_THAT(store->Load("good"), StatusIs(StatusCode::kDataLoss, HasSubstr("checkpoint")));
+  // LatestStates reads no message, so "bad" is intact there; "good"'s state is not, and only its
+  // entry says so.
+  Result<std::vector<CheckpointState>> states = store->LatestStates({"good", "bad"});
+  MEND_ASSERT_OK(states);
+  ASSERT_EQ(states->size(), 2u);
+  EXPECT_EQ((*states)[0].run_id, "good");
+  EXPECT_THAT((*states)[0].status, StatusIs(StatusCode::kDataLoss, HasSubstr("\"good\"")));
+  EXPECT_EQ((*states)[1].run_id, "bad");
+  MEND_EXPECT_OK((*states)[1].status);
+  EXPECT_EQ((*states)[1].state, "state");
 }
 
 TEST_F(PostgresStoreTest, ACorruptRunRowIsListedAsFailedAndCanBeDeleted) {

@@ -168,6 +168,21 @@ TEST_F(SqliteStoreTest, CorruptOrMissingCheckpointRowsAreDataLoss) {
   EXPECT_THAT(store_->Load("gap"), StatusIs(StatusCode::kDataLoss, HasSubstr("missing")));
 }
 
+TEST_F(SqliteStoreTest, ACorruptNewestStateIsDataLossForThatRunOnlyInLatestStates) {
+  MakeRunWithTwoSteps("bad");
+  MakeRunWithTwoSteps("good");
+  RawExec(options_.path, "UPDATE checkpoints SET crc = crc + 1 WHERE run_id = 'bad' AND step = 2");
+  Result<std::vector<CheckpointState>> states = store_->LatestStates({"bad", "good"});
+  MEND_ASSERT_OK(states);
+  ASSERT_EQ(states->size(), 2u);
+  EXPECT_EQ((*states)[0].run_id, "bad");
+  EXPECT_THAT((*states)[0].status, StatusIs(StatusCode::kDataLoss, HasSubstr("\"bad\"")));
+  EXPECT_EQ((*states)[0].state, "");
+  EXPECT_EQ((*states)[1].run_id, "good");
+  MEND_EXPECT_OK((*states)[1].status);
+  EXPECT_EQ((*states)[1].state, store_->Load("good")->state);
+}
+
 TEST_F(SqliteStoreTest, CorruptRunsRowIsListedAsFailedWithDataLoss) {
   MakeRunWithTwoSteps("bad");
   MakeRunWithTwoSteps("typed");

@@ -35,6 +35,12 @@ struct RecallAnswer {
   // "below the relevance gate", "no fact matches the task",
   // "no fact fits memory.max_facts and memory.budget_chars".
   std::string reason;
+  // The injection gate (docs/memory.md, Retrieval): something is injected only when some fact
+  // scores `gate_needed` rare words' worth, or holds `coverage_needed` of the task's weight in two
+  // or more words. The thresholds are 0 when memory is off.
+  double gate_needed = 0;
+  double coverage_needed = 0;
+  bool below_gate = false;  // the reason is the gate's
 };
 
 // RecallForTask for `task` in `workspace` ("" = runtime.caller_dir, where a run of an agent
@@ -44,8 +50,14 @@ struct RecallAnswer {
 Result<RecallAnswer> ExplainRecall(Runtime& runtime, std::string_view task,
                                    const std::string& workspace, const std::string& model = "");
 
-// {"facts":[{"id","category","content"}],"section","workspace","reason":null|"..."}.
+// {"facts":[{"id","category","content"}],"section","workspace","reason":null|"...",
+//  "gate":{"score","needed","coverage","coverage_needed"}}: `score` and `coverage` are the best
+// fact's (Retrieval::gate_score, Retrieval::coverage), beside the thresholds.
 nlohmann::json RecallAnswerJson(const RecallAnswer& answer);
+
+// "below the relevance gate: best score 0.42, gate 1.90 (rare words' worth); best coverage 0.20,
+// gate 0.50" for an answer the gate refused; `answer.reason` otherwise.
+std::string RecallReasonText(const RecallAnswer& answer);
 
 // The most facts one page may hold.
 inline constexpr size_t kMaxFactPageSize = 1000;

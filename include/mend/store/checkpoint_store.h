@@ -58,6 +58,14 @@ struct CheckpointInfo {
   Time created_at;
 };
 
+// The newest checkpoint of a run without its conversation (CheckpointStore::LatestStates).
+struct CheckpointState {
+  std::string run_id;
+  int64_t step = 0;   // the checkpoint's step: the run's step
+  std::string state;  // RunSnapshot::state at that checkpoint; empty when `status` is not OK
+  Status status;      // kDataLoss naming the run when the stored state fails its checksum
+};
+
 struct ListOptions {
   bool unfinished_only = true;  // every status but completed
   size_t limit = 0;             // 0: no limit
@@ -92,6 +100,15 @@ class CheckpointStore {
   // index instead, at about the cost of the page plus, for the counts, a walk of that index without
   // reading a row. A store that forwards to another must forward this too.
   virtual Result<RecoveryPage> ListRecoveryCandidates(const RecoveryQuery& query);
+  // The state of the newest checkpoint of each run of `run_ids` (what Load(id).state gives,
+  // without reading the conversation), in the order of `run_ids`: what `mend runs` reads for a
+  // page. A run without a checkpoint yet and an unknown id are left out; a repeated id is listed
+  // once. A state that fails its checksum affects its run only: its entry carries kDataLoss.
+  // Other errors are the database's. This default calls GetRun and Load for each run; the SQL
+  // stores read the checkpoint rows alone, in one snapshot, so a page costs about the page. A
+  // store that forwards to another must forward this too.
+  virtual Result<std::vector<CheckpointState>> LatestStates(
+      const std::vector<std::string>& run_ids);
   // Removes the run, its checkpoints and messages. Refused (kUnavailable) while a live holder
   // has the lease.
   virtual Status DeleteRun(const std::string& run_id) = 0;

@@ -27,10 +27,10 @@ struct RunCursor {
   bool operator==(const RunCursor&) const = default;
 };
 
-// The text form of a cursor, for `mend pending --before` and the `next` field of its JSON: the
-// created_at in nanoseconds since the Unix epoch, ':', then the id with every byte other than
-// A-Z, a-z, 0-9, '.', '_' and '-' written as %XX ("1700000000000000000:run-7%20b"). It holds only
-// characters a shell passes through unquoted.
+// The text form of a cursor, for `--before` of `mend pending` and `mend runs` and the `next` field
+// of their JSON: the created_at in nanoseconds since the Unix epoch, ':', then the id with every
+// byte other than A-Z, a-z, 0-9, '.', '_' and '-' written as %XX ("1700000000000000000:run-7%20b").
+// It holds only characters a shell passes through unquoted.
 std::string FormatRunCursor(const RunCursor& cursor);
 // Reads FormatRunCursor's form back; kInvalidArgument for anything else.
 Result<RunCursor> ParseRunCursor(std::string_view text);

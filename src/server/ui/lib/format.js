@@ -50,6 +50,19 @@ export function formatDuration(ms) {
   return `${minutes} min ${String(seconds).padStart(2, "0")} s`;
 }
 
+// A length of time given in seconds, to the minute once it is long: "45 s", "12 min",
+// "3 h 05 min", "2 d 4 h".
+export function formatUptime(seconds) {
+  const s = Number(seconds);
+  if (!Number.isFinite(s) || s < 0) return "";
+  if (s < 60) return `${Math.floor(s)} s`;
+  const minutes = Math.floor(s / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours} h ${String(minutes % 60).padStart(2, "0")} min`;
+  return `${Math.floor(hours / 24)} d ${hours % 24} h`;
+}
+
 export function formatUsd(value) {
   if (value === null || value === undefined || !Number.isFinite(Number(value))) return "";
   const n = Number(value);

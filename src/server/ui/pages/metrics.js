@@ -1,9 +1,12 @@
 // A small overview of /metrics: one card per metric family (its total, or count and mean for a
-// histogram) grouped by subsystem, with each family's labelled samples on demand.
-import {get} from "../lib/api.js";
+// histogram) grouped by subsystem, with each family's labelled samples on demand. The process's
+// counters start at zero with the server, so the page says since when they count, and shows the
+// store's totals (/api/v1/metrics: runs by status, facts, lessons) above them.
+import {apiPath, get} from "../lib/api.js";
 import {errorBox, field, h, render} from "../lib/dom.js";
+import {formatTime, formatUptime} from "../lib/format.js";
 import {parseMetrics, headline} from "../lib/prometheus.js";
-import {pageHeader, poll} from "../lib/page.js";
+import {pageHeader, poll, section} from "../lib/page.js";
 
 const POLL_MS = 10000;
 
@@ -13,10 +16,10 @@ function number(value) {
   return Math.abs(value) >= 100 ? value.toFixed(1) : value.toPrecision(3);
 }
 
-// The numbers a person looks at first, when the server exports them.
+// The numbers a person looks at first, when the server exports them. The runs by status are the
+// store's, shown above with the other store totals.
 const HEADLINES = [
-  ["mend_runs_active", "runs running"], ["mend_runs_waiting", "runs waiting"],
-  ["mend_runs_quarantined", "runs quarantined"], ["mend_runs_failed_total", "failed attempts"],
+  ["mend_runs_failed_total", "failed attempts"],
   ["mend_lessonq_queue_depth", "lessons queued"], ["mend_lessonq_dlq_size", "dead letters"],
   ["mend_provider_requests_total", "model requests"], ["mend_provider_cost_usd_total", "model cost (USD)"],
   ["mend_heal_actions_total", "heal actions"], ["mend_recovery_outage", "provider outage"],
@@ -30,6 +33,26 @@ function headlines(families) {
     h("div", {class: "stat", dataset: {metric: name}},
       h("span", {class: "stat-value"}, number(headline(byName.get(name)).value ?? NaN)),
       h("span", {class: "stat-label"}, label))));
+}
+
+const STORE_TOTALS = [
+  ["runs", "total", "runs"], ["runs", "running", "running"], ["runs", "waiting", "waiting"],
+  ["runs", "completed", "completed"], ["runs", "failed", "failed"],
+  ["runs", "quarantined", "quarantined"], ["facts", "active", "facts"],
+  ["facts", "lessons", "lessons"], ["facts", "superseded", "superseded facts"],
+];
+
+function storeTotals(totals) {
+  return h("div", {class: "stats", "aria-label": "Store totals"}, STORE_TOTALS.map(([group, key, label]) =>
+    h("div", {class: "stat", dataset: {total: `${group}.${key}`}},
+      h("span", {class: "stat-value"}, number(Number(totals[group]?.[key] ?? NaN))),
+      h("span", {class: "stat-label"}, label))));
+}
+
+function sinceText(totals) {
+  return `Counters (names ending in _total, and histograms) count what this server did since it ` +
+         `started, ${formatTime(totals.started_at)} (up ${formatUptime(totals.uptime_seconds)}); ` +
+         `gauges are current values.`;
 }
 
 function groupOf(name) {
@@ -88,16 +111,32 @@ export async function show(main, current, signal) {
     }
   };
   filter.addEventListener("input", draw);
+  const storeSlot = h("div");
+  const since = h("p", {class: "since"}, "Counters count since this server started.");
   render(main, pageHeader("Metrics", updated),
-         h("p", {class: "muted"}, "From ", h("code", {}, "/metrics"), " (Prometheus text format), every 10 s."),
-         h("div", {class: "filters"}, field("Filter", filter)), slot);
+         h("p", {class: "muted"}, "From ", h("code", {}, "/metrics"), " (Prometheus text format) and ",
+           h("code", {}, "/api/v1/metrics"), ", every 10 s."),
+         section("In the store", h("p", {class: "muted"},
+                   "Every run and fact of this home, whichever process made them."), storeSlot),
+         section("This server", since, h("div", {class: "filters"}, field("Filter", filter)), slot));
   poll(async () => {
-    try {
-      families = parseMetrics(await get("/metrics", {signal, text: true}));
-      updated.textContent = "updated " + new Date().toLocaleTimeString();
-      draw();
-    } catch (e) {
-      if (e.name !== "AbortError") render(slot, errorBox(e));
+    const [text, totals] = await Promise.allSettled([
+      get("/metrics", {signal, text: true}), get(apiPath("metrics"), {signal})]);
+    for (const result of [text, totals]) {
+      if (result.status === "rejected" && result.reason.name === "AbortError") return;
     }
+    if (totals.status === "fulfilled") {
+      render(storeSlot, storeTotals(totals.value));
+      since.textContent = sinceText(totals.value);
+    } else {
+      render(storeSlot, errorBox(totals.reason));
+    }
+    if (text.status === "fulfilled") {
+      families = parseMetrics(text.value);
+      draw();
+    } else {
+      render(slot, errorBox(text.reason));
+    }
+    updated.textContent = "updated " + new Date().toLocaleTimeString();
   }, POLL_MS, signal);
 }
