@@ -230,22 +230,4 @@ Result<std::string> WriteRunOrigin(std::string_view metadata, const RunOrigin& o
   return DumpJson(j);
 }
 
-std::optional<int64_t> RecordedSteps(std::string_view metadata) {
-  if (metadata.empty()) return std::nullopt;
-  Result<json> parsed = ParseJson(metadata);
-  if (!parsed.ok() || !parsed->is_object()) return std::nullopt;
-  auto it = parsed->find("steps");
-  if (it == parsed->end() || !it->is_number_integer() || it->get<int64_t>() < 0) {
-    return std::nullopt;
-  }
-  return it->get<int64_t>();
-}
-
-Result<std::string> WriteRecordedSteps(std::string_view metadata, int64_t steps,
-                                       std::string_view run_id) {
-  MEND_ASSIGN_OR_RETURN(json j, ParseObject(metadata, run_id));
-  j["steps"] = steps;
-  return DumpJson(j);
-}
-
 }  // namespace mend::agent

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "agent/message_codec.h"
-#include "mend/agent/run_origin.h"
 #include "mend/base/json.h"
 
 namespace mend::agent {
@@ -240,12 +239,8 @@ Result<std::optional<RunResult>> StepLoop::ModelTurn() {
     update.waiting = "";
     update.last_error = std::optional<store::RunError>();
   }
-  // Listings (mend pending, mend runs, the UI) read a run's steps from its record.
-  MEND_ASSIGN_OR_RETURN(update.metadata,
-                        WriteRecordedSteps(run_.metadata, s.steps, run_.info.run_id));
   MEND_RETURN_IF_ERROR(
       Checkpoint({llm::Message::Assistant(std::move(completion->text), std::move(calls))}, update));
-  run_.metadata = *update.metadata;
   obs::Event e("step.completed");
   e.AddString("run", run_.info.run_id).AddInt("step", s.steps);
   Emit(std::move(e));

@@ -103,14 +103,4 @@ Result<RunOrigin> ParseRunOrigin(std::string_view metadata, std::string_view run
 Result<std::string> WriteRunOrigin(std::string_view metadata, const RunOrigin& origin,
                                    std::string_view run_id);
 
-// The run's steps (model turns taken) as its record's metadata keeps them under "steps", so that
-// listings read them without loading a checkpoint (docs/runs.md, "Steps and checkpoints").
-// nullopt for runs saved before it was kept, and for metadata that is not an object.
-std::optional<int64_t> RecordedSteps(std::string_view metadata);
-
-// `metadata` (a JSON object, or "") with "steps" set to `steps`; other keys are kept.
-// kDataLoss as ParseRunOrigin when `metadata` is not an object.
-Result<std::string> WriteRecordedSteps(std::string_view metadata, int64_t steps,
-                                       std::string_view run_id);
-
 }  // namespace mend::agent
