@@ -23,9 +23,18 @@ struct TriggerOptions {
   bool on_low_quality = false;
 };
 
-// The trigger for `outcome`, checked in order forced → error → hallucination → low_quality;
-// std::nullopt when no gate matches. Pure, allocation-free: "manual", "error", "hallucination"
-// or "low_quality".
+// True when `error` is a failure of the task, one the agent could have avoided and a lesson can
+// help with: class permanent (ClassOf), such as a tool or check failure, a limit reached, the
+// progress guard stopping the run, or a model request the run made unusable (a context too
+// long). Not one: OK; errors of class transient (a provider outage, 5xx, 429, a timeout, a refused
+// connection, a DNS failure, no network), auth (401, 403) and internal (mend's own failures); and
+// permanent errors of the provider's account or configuration (detail codes insufficient_quota,
+// http_404 and MEND_CONFIG_INVALID). Decided on the class and detail code only; allocation-free.
+bool IsTaskFailure(const Status& error);
+
+// The trigger for `outcome`, checked in order forced → error (a task failure, IsTaskFailure) →
+// hallucination → low_quality; std::nullopt when no gate matches. Pure, allocation-free:
+// "manual", "error", "hallucination" or "low_quality".
 std::optional<std::string_view> TriggerFor(const agent::RunOutcome& outcome,
                                            const TriggerOptions& options);
 
