@@ -342,7 +342,7 @@ Runtime::~Runtime() {
   if (tracer != nullptr) tracer->Shutdown(std::chrono::seconds(2));
 }
 
-void StartBackgroundWork(Runtime& runtime) {
+void StartBackgroundWork(Runtime& runtime, lessonq::JobsTaken lessons_taken) {
   if (runtime.backfill != nullptr) runtime.backfill->Start();
   // Workers only for the durable queue: legacy mode has none, and a queue that could not be
   // opened has already said why (reflexion.unavailable).
@@ -351,7 +351,7 @@ void StartBackgroundWork(Runtime& runtime) {
       lessons.enqueuer != lessons.queue.get()) {
     return;
   }
-  const Status started = StartLessonWorkers(runtime);
+  const Status started = StartLessonWorkers(runtime, lessons_taken);
   // Another process owning the workers is normal: it picks up this process's records.
   if (!started.ok() && started.code() != StatusCode::kUnavailable && runtime.events != nullptr) {
     obs::Event e("reflexion.workers_failed");
@@ -399,7 +399,7 @@ Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::Agent
                         agent::Agent::Create(spec, std::move(options)));
   MEND_RETURN_IF_ERROR(AddCheckHooks(runtime, *agent, spec, shadow));
   if (runtime.config.GetBool("memory.enabled")) AddMemoryHooks(runtime, *agent);
-  AddQualityHooks(runtime, *agent);
+  AddQualityHooks(runtime, *agent, model);
   if (runtime.config.GetBool("heal.progress_guard")) {
     heal::ProgressGuardOptions guard_options;
     guard_options.max_denials = static_cast<int>(runtime.config.GetInt("heal.max_denials"));

@@ -74,8 +74,9 @@ std::string OutcomeText(const agent::RunOutcome& outcome, std::string_view trigg
   return "reflection requested on a run that ended: " + ending;
 }
 
-ReflexionHook::ReflexionHook(TriggerOptions options, lessonq::LessonEnqueuer& enqueuer)
-    : options_(options), enqueuer_(enqueuer) {}
+ReflexionHook::ReflexionHook(TriggerOptions options, lessonq::LessonEnqueuer& enqueuer,
+                             LessonProvider provider)
+    : options_(options), enqueuer_(enqueuer), provider_(std::move(provider)) {}
 
 Status ReflexionHook::AfterRun(agent::RunOutcome& outcome) {
   std::optional<std::string_view> trigger = TriggerFor(outcome, options_);
@@ -86,6 +87,9 @@ Status ReflexionHook::AfterRun(agent::RunOutcome& outcome) {
   request.outcome = OutcomeText(outcome, *trigger);
   request.trigger = std::string(*trigger);
   request.run_id = outcome.run == nullptr ? "" : outcome.run->run_id;
+  request.provider = provider_.provider;
+  request.base_url = provider_.base_url;
+  request.model = provider_.model;
   obs::Span span = obs::StartSpan("mend.reflexion.enqueue", obs::SpanKind::kProducer);
   span.SetAttribute("mend.lesson.trigger", request.trigger);
   if (span.recording()) request.traceparent = obs::FormatTraceparent(span.context());

@@ -248,6 +248,18 @@ TEST(ReflexionHookTest, EnqueuesTheRequestFields) {
                                     "error", "run-1", /*traceparent=*/""}));
 }
 
+TEST(ReflexionHookTest, TheJobRecordsTheRunsProvider) {
+  FakeEnqueuer enqueuer;
+  ReflexionHook hook(TriggerOptions{}, enqueuer,
+                     LessonProvider{"openai", "http://127.0.0.1:11434/v1", "llama3"});
+  agent::RunOutcome outcome = Failed();
+  MEND_ASSERT_OK(hook.AfterRun(outcome));
+  ASSERT_EQ(enqueuer.requests.size(), 1u);
+  EXPECT_EQ(enqueuer.requests[0].provider, "openai");
+  EXPECT_EQ(enqueuer.requests[0].base_url, "http://127.0.0.1:11434/v1");
+  EXPECT_EQ(enqueuer.requests[0].model, "llama3");
+}
+
 TEST(ReflexionHookTest, NoTriggerNoEnqueue) {
   FakeEnqueuer enqueuer;
   ReflexionHook hook(TriggerOptions{}, enqueuer);

@@ -42,19 +42,31 @@ std::optional<std::string_view> TriggerFor(const agent::RunOutcome& outcome,
 // the flag and the final answer.
 std::string OutcomeText(const agent::RunOutcome& outcome, std::string_view trigger);
 
+// The provider a run's lessons are to be generated with, recorded in each of its jobs
+// (LessonRequest::provider, base_url, model): the run's provider kind and base URL, and its model
+// or the configured lesson model. Never an API key.
+struct LessonProvider {
+  std::string provider;
+  std::string base_url;
+  std::string model;
+};
+
 // Post-run hook "reflexion": when a trigger matches, hands a LessonRequest {task, attempt,
-// outcome, trigger} to the enqueuer (the durable queue writes its WAL record and returns; the
-// lesson is generated later by a worker). When no gate matches it returns without I/O.
+// outcome, trigger, run id, traceparent, `provider`} to the enqueuer (the durable queue writes
+// its WAL record and returns; the lesson is generated later by a worker). When no gate matches it
+// returns without I/O.
 class ReflexionHook final : public agent::PostRunHook {
  public:
   // `enqueuer` must outlive the hook.
-  ReflexionHook(TriggerOptions options, lessonq::LessonEnqueuer& enqueuer);
+  ReflexionHook(TriggerOptions options, lessonq::LessonEnqueuer& enqueuer,
+                LessonProvider provider = {});
   std::string_view name() const override { return "reflexion"; }
   Status AfterRun(agent::RunOutcome& outcome) override;
 
  private:
   TriggerOptions options_;
   lessonq::LessonEnqueuer& enqueuer_;
+  LessonProvider provider_;
 };
 
 struct VerifyOptions {
