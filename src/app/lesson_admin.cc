@@ -106,18 +106,35 @@ nlohmann::json QueueStatsJson(const lessonq::QueueStats& stats) {
 }
 
 nlohmann::json LessonJobJson(const lessonq::Job& job, Time now) {
+  const lessonq::LessonRequest& r = job.request;
   return {{"id", job.id},
-          {"trigger", job.request.trigger},
+          {"trigger", r.trigger},
           {"attempts", job.attempts},
           {"age_seconds", LessonJobAgeSeconds(job, now)},
-          {"task", job.request.task},
+          {"task", r.task},
           {"last_error",
-           job.last_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.last_error)}};
+           job.last_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.last_error)},
+          {"provider", r.provider.empty() ? nlohmann::json(nullptr)
+                                          : nlohmann::json{{"name", r.provider},
+                                                           {"base_url", r.base_url},
+                                                           {"model", r.model}}}};
 }
 
 nlohmann::json LessonJobsJson(const std::vector<lessonq::Job>& jobs, Time now) {
   nlohmann::json list = nlohmann::json::array();
   for (const lessonq::Job& job : jobs) list.push_back(LessonJobJson(job, now));
+  return list;
+}
+
+nlohmann::json PendingLessonJobsJson(const Runtime& runtime, const std::vector<lessonq::Job>& jobs,
+                                     Time now) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const lessonq::Job& job : jobs) {
+    nlohmann::json entry = LessonJobJson(job, now);
+    const std::string why = WhyLessonWaits(runtime, job);
+    entry["waits_for"] = why.empty() ? nlohmann::json(nullptr) : nlohmann::json(why);
+    list.push_back(std::move(entry));
+  }
   return list;
 }
 

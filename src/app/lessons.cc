@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "app/lessons_internal.h"
+#include "mend/app/run_model.h"
 #include "mend/app/runtime.h"
 #include "mend/lessonq/postgres_queue.h"
 #include "mend/obs/trace.h"
@@ -123,11 +124,56 @@ Status OpenLessons(Runtime& runtime) {
 
 }  // namespace internal
 
+lessonq::LessonEndpoint LessonEndpointOf(const Runtime& runtime) {
+  const agent::RunModel configured = NewRunModel(runtime, agent::AgentSpec{});
+  return lessonq::LessonEndpoint{configured.provider, configured.base_url};
+}
+
+reflexion::LessonProvider LessonProviderFor(const Runtime& runtime, const agent::RunModel& model) {
+  const std::string& lesson_model = runtime.config.GetString("reflexion.model");
+  return reflexion::LessonProvider{model.provider, model.base_url,
+                                   lesson_model.empty() ? model.model : lesson_model};
+}
+
+namespace {
+
+std::string DescribeEndpoint(std::string_view provider, std::string_view base_url) {
+  return std::string(provider) + " at " +
+         (base_url.empty() ? std::string("its default URL") : std::string(base_url));
+}
+
+// The job goes only to the provider it recorded: the run's data never reaches another one.
+lessonq::Processor OnRecordedProvider(Runtime& runtime, lessonq::Processor process) {
+  return [&runtime, process = std::move(process)](
+             const lessonq::Job& job,
+             const lessonq::JobContext& context) -> Result<lessonq::ProcessResult> {
+    if (std::string why = WhyLessonWaits(runtime, job); !why.empty()) {
+      return FailedPreconditionError("lesson job " + job.id + " " + why);
+    }
+    // A provider built on demand gets the job's model as its default: a configuration that
+    // names no model (agents name theirs) can still generate the lessons of their runs.
+    MEND_RETURN_IF_ERROR(
+        PrepareProvider(runtime, runtime.lessons.generator->ModelFor(job.request)));
+    return process(job, context);
+  };
+}
+
+}  // namespace
+
+std::string WhyLessonWaits(const Runtime& runtime, const lessonq::Job& job) {
+  const lessonq::LessonEndpoint here = LessonEndpointOf(runtime);
+  if (lessonq::JobFitsEndpoint(job.request, here)) return "";
+  return "waits for a process with provider " +
+         DescribeEndpoint(job.request.provider, job.request.base_url) + " (this one has " +
+         DescribeEndpoint(here.provider, here.base_url) + ")";
+}
+
 lessonq::Processor LessonProcessor(Runtime& runtime) {
   obs::Counter* failures = &runtime.metrics->counter("mend_lessonq_persist_failures_total",
                                                      "lessons the fact store failed to take");
-  lessonq::Processor process = reflexion::MakeLessonProcessor(
-      *runtime.lessons.generator, *runtime.lessons.sink, [failures] { failures->Inc(); });
+  lessonq::Processor process = OnRecordedProvider(
+      runtime, reflexion::MakeLessonProcessor(*runtime.lessons.generator, *runtime.lessons.sink,
+                                              [failures] { failures->Inc(); }));
   obs::Tracer* tracer = runtime.tracer.get();
   if (tracer == nullptr) return process;
   // Each processing attempt is a span of the trace of the run that asked for the lesson (a root
@@ -160,10 +206,11 @@ lessonq::Processor LessonProcessor(Runtime& runtime) {
   };
 }
 
-Status StartLessonWorkers(Runtime& runtime) {
+Status StartLessonWorkers(Runtime& runtime, lessonq::JobsTaken jobs) {
   if (runtime.lessons.queue == nullptr) return runtime.lessons.unavailable;
   if (runtime.lessons.queue->owner()) return OkStatus();
-  return runtime.lessons.queue->Start(LessonProcessor(runtime));
+  return runtime.lessons.queue->Start(LessonProcessor(runtime),
+                                      lessonq::WorkerScope{LessonEndpointOf(runtime), jobs});
 }
 
 Status StopLessonWorkers(Runtime& runtime, Duration timeout) {
@@ -177,7 +224,7 @@ Result<std::string> AddManualLesson(Runtime& runtime, std::string_view text) {
   return runtime.lessons.sink->Persist(lesson, nullptr);
 }
 
-void AddQualityHooks(Runtime& runtime, agent::Agent& agent) {
+void AddQualityHooks(Runtime& runtime, agent::Agent& agent, const agent::RunModel& model) {
   const Config& config = runtime.config;
   if (config.GetBool("quality.verify.enabled")) {
     reflexion::VerifyOptions options;
@@ -192,8 +239,8 @@ void AddQualityHooks(Runtime& runtime, agent::Agent& agent) {
     agent.AddPostRunHook(std::make_shared<reflexion::RefineHook>(*runtime.provider, options));
   }
   if (runtime.lessons.triggers.enabled && runtime.lessons.enqueuer != nullptr) {
-    agent.AddPostRunHook(std::make_shared<reflexion::ReflexionHook>(runtime.lessons.triggers,
-                                                                    *runtime.lessons.enqueuer));
+    agent.AddPostRunHook(std::make_shared<reflexion::ReflexionHook>(
+        runtime.lessons.triggers, *runtime.lessons.enqueuer, LessonProviderFor(runtime, model)));
   }
 }
 

@@ -100,10 +100,13 @@ Status OpenTracer(Runtime& runtime, std::shared_ptr<obs::SpanProcessor> injected
 
   // observe.db: a store that cannot be opened (a corrupt file, a full disk) costs the traces,
   // never the run; the event log says why.
+  const std::string& endpoint = runtime.config.GetString("observe.otlp.endpoint");
+  std::shared_ptr<obs::SpanStore> span_store;
   Result<std::unique_ptr<obs::SpanStore>> store =
       obs::SpanStore::Open(JoinPath(runtime.home, kObserveFile));
   if (store.ok()) {
     std::shared_ptr<obs::SpanStore> shared = std::move(store).value();
+    span_store = shared;
     // Unfinished runs keep their whole trace, as they keep their checkpoints.
     store::CheckpointStore* runs = runtime.store.get();
     runtime.prune_spans = [shared, runs](Time cutoff, store::PruneMode mode) -> Result<int64_t> {
@@ -125,6 +128,9 @@ Status OpenTracer(Runtime& runtime, std::shared_ptr<obs::SpanProcessor> injected
     writer.clock = runtime.env.clock;
     writer.metrics = runtime.metrics.get();
     writer.buffer_spans = static_cast<size_t>(runtime.config.GetInt("observe.buffer_spans"));
+    // With an exporter, observe.db is also its durable copy: a span waits there until a
+    // collector took it (docs/observe.md, "Spans a collector has not taken").
+    writer.otlp = endpoint.empty() ? obs::OtlpExport::kNone : obs::OtlpExport::kAwait;
     runtime.tracer->AddProcessor(std::make_shared<obs::BatchSpanWriter>(std::move(shared), writer));
   } else if (runtime.events != nullptr) {
     obs::Event e("observe.unavailable");
@@ -132,7 +138,6 @@ Status OpenTracer(Runtime& runtime, std::shared_ptr<obs::SpanProcessor> injected
     runtime.events->Publish(std::move(e));
   }
 
-  const std::string& endpoint = runtime.config.GetString("observe.otlp.endpoint");
   if (endpoint.empty()) return OkStatus();
   // A wrong export setting is a configuration error (exit 2), reported before any run starts.
   auto config_error = [](std::string_view key, const Status& s) {
@@ -158,6 +163,8 @@ Status OpenTracer(Runtime& runtime, std::shared_ptr<obs::SpanProcessor> injected
   otlp.clock = runtime.env.clock;
   otlp.random = options.random;
   otlp.metrics = runtime.metrics.get();
+  otlp.backlog = std::move(span_store);
+  otlp.retention = runtime.config.GetDuration("observe.otlp.retention");
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<obs::OtlpExporter> exporter,
                         obs::OtlpExporter::Create(std::move(otlp)));
   runtime.tracer->AddProcessor(std::move(exporter));
@@ -342,7 +349,7 @@ Runtime::~Runtime() {
   if (tracer != nullptr) tracer->Shutdown(std::chrono::seconds(2));
 }
 
-void StartBackgroundWork(Runtime& runtime) {
+void StartBackgroundWork(Runtime& runtime, lessonq::JobsTaken lessons_taken) {
   if (runtime.backfill != nullptr) runtime.backfill->Start();
   // Workers only for the durable queue: legacy mode has none, and a queue that could not be
   // opened has already said why (reflexion.unavailable).
@@ -351,7 +358,7 @@ void StartBackgroundWork(Runtime& runtime) {
       lessons.enqueuer != lessons.queue.get()) {
     return;
   }
-  const Status started = StartLessonWorkers(runtime);
+  const Status started = StartLessonWorkers(runtime, lessons_taken);
   // Another process owning the workers is normal: it picks up this process's records.
   if (!started.ok() && started.code() != StatusCode::kUnavailable && runtime.events != nullptr) {
     obs::Event e("reflexion.workers_failed");
@@ -402,7 +409,7 @@ Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::Agent
                         agent::Agent::Create(spec, std::move(options)));
   MEND_RETURN_IF_ERROR(AddCheckHooks(runtime, *agent, spec, shadow));
   if (runtime.config.GetBool("memory.enabled")) AddMemoryHooks(runtime, *agent);
-  AddQualityHooks(runtime, *agent);
+  AddQualityHooks(runtime, *agent, model);
   if (runtime.config.GetBool("heal.progress_guard")) {
     heal::ProgressGuardOptions guard_options;
     guard_options.max_denials = static_cast<int>(runtime.config.GetInt("heal.max_denials"));

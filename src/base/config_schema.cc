@@ -332,7 +332,11 @@ void AddObserveKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(Duration("observe.otlp.timeout", "10s", milliseconds(1), minutes(10),
                           "MEND_OTLP_TIMEOUT", "", "time limit of one export request"));
   keys.push_back(Int("observe.otlp.queue_spans", 2048, 16, 1'000'000, "MEND_OTLP_QUEUE_SPANS",
-                     "spans waiting for export at most; more are dropped and counted"));
+                     "spans waiting in memory for export at most; more wait in observe.db"));
+  keys.push_back(Duration("observe.otlp.retention", "24h", minutes(1), hours(87600),
+                          "MEND_OTLP_RETENTION", "",
+                          "spans not exported yet are sent later from observe.db until they are "
+                          "this old; then they are dropped and counted"));
 }
 
 std::vector<ConfigKeySpec> BuildSchema() {

@@ -30,8 +30,10 @@ constexpr char kChatHint[] =
     "subcommands: /reflect <lesson text> | list | failed | retry <id> | purge <id> | drain";
 
 // The seed's layout: a header with the count, then two or three indented lines per job.
+// `runtime` (null for dead letters) says why a pending job waits when this process would not
+// take it up.
 void PrintSection(std::ostream& out, std::string_view title, const std::vector<lessonq::Job>& jobs,
-                  Time now) {
+                  Time now, const app::Runtime* runtime) {
   out << title << " (" << jobs.size() << "):\n";
   for (const lessonq::Job& job : jobs) {
     out << "  " << job.id << " [trigger=" << job.request.trigger << " attempts=" << job.attempts
@@ -40,6 +42,8 @@ void PrintSection(std::ostream& out, std::string_view title, const std::vector<l
     if (!job.last_error.empty()) {
       out << "    last error: " << FirstLine(job.last_error, kErrorPreviewChars) << "\n";
     }
+    const std::string why = runtime == nullptr ? "" : app::WhyLessonWaits(*runtime, job);
+    if (!why.empty()) out << "    " << why << "\n";
   }
 }
 
@@ -108,12 +112,12 @@ Status PrintJobs(CliContext& ctx, app::Runtime& runtime, Listing listing) {
   const Time now = runtime.env.clock->Now();
   if (ctx.json) {
     nlohmann::json doc = {{"dlq", app::LessonJobsJson(dead, now)}};
-    if (with_pending) doc["pending"] = app::LessonJobsJson(pending, now);
+    if (with_pending) doc["pending"] = app::PendingLessonJobsJson(runtime, pending, now);
     ctx.out << DumpJson(doc) << "\n";
     return OkStatus();
   }
-  if (with_pending) PrintSection(ctx.out, "pending", pending, now);
-  PrintSection(ctx.out, "dead letter queue", dead, now);
+  if (with_pending) PrintSection(ctx.out, "pending", pending, now, &runtime);
+  PrintSection(ctx.out, "dead letter queue", dead, now, nullptr);
   return OkStatus();
 }
 

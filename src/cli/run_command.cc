@@ -72,7 +72,9 @@ Status RunAgent(CliContext& ctx, const RunArgs& args) {
   runtime->record_path = args.record;
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
                         app::OpenAgent(*runtime, AbsoluteAgentDir(args.agent_dir)));
-  app::StartBackgroundWork(*runtime);
+  // Only this run's own lessons: a leftover job of another run must not take the model's
+  // attention (or, with a scripted server, its replies) while this run makes its calls.
+  app::StartBackgroundWork(*runtime, lessonq::JobsTaken::kOwn);
   agent::SendOptions options;
   options.run_id = args.id;
   options.trace_parent = caller;

@@ -26,6 +26,23 @@ std::string JobIdFor(const LessonRequest& request) {
   return HexEncode(std::string_view(reinterpret_cast<const char*>(digest.data()), 8));
 }
 
+LessonEndpoint EndpointOf(const LessonRequest& request) {
+  return LessonEndpoint{request.provider, request.base_url};
+}
+
+std::string_view CanonicalBaseUrl(std::string_view base_url) {
+  while (!base_url.empty() && base_url.back() == '/') base_url.remove_suffix(1);
+  return base_url;
+}
+
+bool JobFitsEndpoint(const LessonRequest& request, const LessonEndpoint& endpoint) {
+  // A job that recorded nothing predates the rule (or was typed by an operator): any process
+  // with a provider may generate it, as before.
+  if (request.provider.empty() || endpoint.empty()) return true;
+  return request.provider == endpoint.provider &&
+         CanonicalBaseUrl(request.base_url) == CanonicalBaseUrl(endpoint.base_url);
+}
+
 bool IsJobId(std::string_view id) {
   if (id.size() != 16) return false;
   for (char c : id) {

@@ -58,6 +58,11 @@ Result<EnqueueResult> LessonQueue::Impl::Enqueue(const LessonRequest& request) {
   const Time now = env_.clock->Now();
   Job job{JobIdFor(request), request, now, now, 0, ""};
   EnqueueResult result{job.id, false, EnqueueOutcome::kDeduped};
+  {
+    // Before the record exists, so the poller never finds it foreign.
+    std::lock_guard<std::mutex> lock(scope_mu_);
+    own_ids_.insert(job.id);
+  }
   // A job this process already holds has a record too; skip the write.
   if (owner() && heap_.Knows(job.id)) {
     CountEnqueue(result.outcome);
@@ -65,10 +70,32 @@ Result<EnqueueResult> LessonQueue::Impl::Enqueue(const LessonRequest& request) {
   }
   MEND_ASSIGN_OR_RETURN(result.created, wal_->Append(job));
   if (result.created) {
-    result.outcome = owner() ? Hand(std::move(job)) : EnqueueOutcome::kAccepted;
+    result.outcome = owner() && Takes(job) ? Hand(std::move(job)) : EnqueueOutcome::kAccepted;
+  } else if (owner()) {
+    LoadOne(job.id);  // the pending record is this process's own now
   }
   CountEnqueue(result.outcome);
   return result;
+}
+
+bool LessonQueue::Impl::IsOwn(const std::string& id) {
+  std::lock_guard<std::mutex> lock(scope_mu_);
+  return own_ids_.count(id) > 0;
+}
+
+bool LessonQueue::Impl::Takes(const Job& job) {
+  if (!JobFitsEndpoint(job.request, scope_.endpoint)) return false;
+  return scope_.jobs == JobsTaken::kAll || IsOwn(job.id);
+}
+
+void LessonQueue::Impl::LoadOne(const std::string& id) {
+  if (heap_.Knows(id)) return;
+  Result<Job> job = wal_->Read(id);
+  if (!job.ok()) {
+    if (job.status().code() == StatusCode::kDataLoss) metrics_.wal_corruption_total.Inc();
+    return;
+  }
+  if (Takes(*job)) heap_.TryPush(std::move(job).value());  // no room: the poller loads it later
 }
 
 // The record is already durable, so a job that does not fit in memory is not lost: the poller
@@ -91,10 +118,11 @@ EnqueueOutcome LessonQueue::Impl::Hand(Job job) {
   return EnqueueOutcome::kAccepted;
 }
 
-Status LessonQueue::Impl::Start(Processor processor) {
+Status LessonQueue::Impl::Start(Processor processor, WorkerScope scope) {
   std::lock_guard<std::mutex> lock(state_mu_);
   if (started_) return FailedPreconditionError("the lesson queue was already started");
   MEND_ASSIGN_OR_RETURN(owner_lock_, env_.fs->Lock(JoinPath(options_.base_dir, "owner.lock")));
+  scope_ = std::move(scope);  // before Replay, which reads it
   if (Status s = Replay(); !s.ok()) {
     owner_lock_.reset();
     return s;
@@ -151,6 +179,11 @@ Status LessonQueue::Impl::Replay() {
       stale.push_back(job.id);
       continue;
     }
+    if (!Takes(job)) {
+      std::lock_guard<std::mutex> lock(scope_mu_);
+      declined_.insert(job.id);
+      continue;
+    }
     // Oldest first; what does not fit stays in the WAL for the poller.
     if (heap_.TryPush(std::move(job)) == PushOutcome::kFull) break;
   }
@@ -191,7 +224,8 @@ Status LessonQueue::Impl::RetryDeadLetter(const std::string& id) {
   // WAL first: a crash between the two writes leaves the job in both places, never in neither.
   MEND_RETURN_IF_ERROR(wal_->Update(job));
   MEND_RETURN_IF_ERROR(dlq_->Remove(id));
-  if (owner()) heap_.TryPush(std::move(job));  // no room: the poller reloads it later
+  // No room: the poller reloads it later.
+  if (owner() && Takes(job)) heap_.TryPush(std::move(job));
   RefreshGauges();
   return OkStatus();
 }
@@ -229,7 +263,9 @@ LessonQueue::~LessonQueue() = default;
 Result<EnqueueResult> LessonQueue::Enqueue(const LessonRequest& request) {
   return impl_->Enqueue(request);
 }
-Status LessonQueue::Start(Processor processor) { return impl_->Start(std::move(processor)); }
+Status LessonQueue::Start(Processor processor, WorkerScope scope) {
+  return impl_->Start(std::move(processor), std::move(scope));
+}
 bool LessonQueue::owner() const { return impl_->owner(); }
 Result<DrainReport> LessonQueue::DrainNow(Duration timeout) { return impl_->DrainNow(timeout); }
 Status LessonQueue::Shutdown(Duration timeout) { return impl_->Shutdown(timeout); }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -29,7 +30,7 @@ class LessonQueue::Impl {
   ~Impl();
 
   Result<EnqueueResult> Enqueue(const LessonRequest& request);
-  Status Start(Processor processor);
+  Status Start(Processor processor, WorkerScope scope);
   bool owner() const { return owner_.load(); }
   Result<DrainReport> DrainNow(Duration timeout);
   Status Shutdown(Duration timeout);
@@ -46,6 +47,13 @@ class LessonQueue::Impl {
   Status Replay();
   void CountEnqueue(EnqueueOutcome outcome);
   static Result<std::vector<Job>> SortedScan(WalDir& dir);
+  // Whether this process's workers take up `job` (the scope of Start); an id this object enqueued
+  // is its own. Not taking it leaves the job pending, as it is, for another process.
+  bool Takes(const Job& job);
+  bool IsOwn(const std::string& id);
+  // The owner loads the record of `id` when it takes it and does not hold it yet (an enqueue that
+  // deduped onto a record this process did not hold).
+  void LoadOne(const std::string& id);
 
   // queue_workers.cc
   void StartThreads();
@@ -74,12 +82,17 @@ class LessonQueue::Impl {
   bool shut_down_ = false;
   std::unique_ptr<FileLock> owner_lock_;
   Processor processor_;  // set before the threads start; read-only afterwards
+  WorkerScope scope_;    // likewise
   std::vector<std::thread> workers_;
   std::thread poller_;
 
   std::atomic<bool> owner_{false};
   // Attempts in flight: their deadlines and cancellation flags (JobContext::cancelled).
   AttemptRunner runner_;
+
+  std::mutex scope_mu_;
+  std::set<std::string> own_ids_;   // jobs enqueued through this object
+  std::set<std::string> declined_;  // records read and found outside the scope
 
   std::mutex poll_mu_;
   std::condition_variable poll_cv_;

@@ -17,7 +17,7 @@ using store::internal::PgPool;
 using store::internal::PgResult;
 using store::internal::QuoteIdentifier;
 
-constexpr int64_t kSchemaVersion = 1;
+constexpr int64_t kSchemaVersion = 2;
 
 // Held while the tables are created or checked, so that queues opening at once do not race on
 // CREATE ... IF NOT EXISTS (which is not safe against concurrent creators).
@@ -28,6 +28,8 @@ constexpr char kSelectVersion[] =
     "SELECT value FROM lesson_queue_meta WHERE key = 'lessonq.schema_version'";
 constexpr char kInsertVersion[] =
     "INSERT INTO lesson_queue_meta (key, value) VALUES ('lessonq.schema_version', $1)";
+constexpr char kUpdateVersion[] =
+    "UPDATE lesson_queue_meta SET value = $1 WHERE key = 'lessonq.schema_version'";
 
 // Version 1. Times are nanoseconds since the Unix epoch on the clock of the process that wrote
 // them. While a job is claimed, next_attempt_at = locked_until, so lesson_jobs_due finds due jobs
@@ -54,16 +56,30 @@ CREATE INDEX lesson_jobs_due ON lesson_jobs (next_attempt_at, enqueued_at) WHERE
 CREATE SEQUENCE lesson_claim_tokens;
 )sql";
 
+// Version 2: the provider a job is generated with (docs/lesson_queue.md). Rows of version 1 get
+// empty values: "not recorded". IF NOT EXISTS keeps the step harmless when repeated.
+constexpr char kSchemaV2[] = R"sql(
+ALTER TABLE lesson_jobs ADD COLUMN IF NOT EXISTS provider TEXT NOT NULL DEFAULT '';
+ALTER TABLE lesson_jobs ADD COLUMN IF NOT EXISTS base_url TEXT NOT NULL DEFAULT '';
+ALTER TABLE lesson_jobs ADD COLUMN IF NOT EXISTS model TEXT NOT NULL DEFAULT '';
+)sql";
+
 #define MEND_LESSONQ_JOB_COLUMNS                                                             \
   "id, task, attempt, outcome, trigger, run_id, traceparent, enqueued_at, next_attempt_at, " \
-  "attempts, last_error"
+  "attempts, last_error, provider, base_url, model"
 
-constexpr char kInsert[] = "INSERT INTO lesson_jobs (" MEND_LESSONQ_JOB_COLUMNS
-                           ", state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
-                           "ON CONFLICT (id, state) DO NOTHING";
-// One statement: the due rows are locked and taken in one step, skipping rows another worker is
-// taking at the same moment. The token comes from a sequence, so it never repeats, not even for a
-// job enqueued again after it was done.
+// The rows a worker's scope holds (ClaimFilter), with the provider kind, the base URL without
+// trailing slashes and the ids as parameters $P, $P+1 and $P+2.
+#define MEND_LESSONQ_SCOPE(p, b, i)                                                              \
+  " AND (" p "::text = '' OR provider = '' OR (provider = " p                                    \
+  "::text AND "                                                                                  \
+  "rtrim(base_url, '/') = " b "::text)) AND (" i "::text IS NULL OR id = ANY(string_to_array(" i \
+  "::text, ',')))"
+
+constexpr char kInsert[] =
+    "INSERT INTO lesson_jobs (" MEND_LESSONQ_JOB_COLUMNS
+    ", state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) "
+    "ON CONFLICT (id, state) DO NOTHING";
 // One statement and one commit: the job the worker finished last ($5, $6; NULL when none) is
 // deleted, and due rows are locked and taken, skipping rows another worker is taking at the same
 // moment. The token comes from a sequence, so it never repeats, not even for a job enqueued again
@@ -72,15 +88,16 @@ constexpr char kClaim[] =
     "WITH done AS (DELETE FROM lesson_jobs WHERE id = $5 AND state = 'pending' AND "
     "claim_token = $6), "
     "due AS MATERIALIZED (SELECT id FROM lesson_jobs WHERE state = 'pending' AND "
-    "next_attempt_at <= $1::bigint ORDER BY next_attempt_at, enqueued_at LIMIT $3 "
-    "FOR UPDATE SKIP LOCKED) "
+    "next_attempt_at <= $1::bigint" MEND_LESSONQ_SCOPE("$7", "$8", "$9")
+    " ORDER BY next_attempt_at, enqueued_at LIMIT $3 FOR UPDATE SKIP LOCKED) "
     "UPDATE lesson_jobs AS j SET claim_token = nextval('lesson_claim_tokens'), "
     "locked_until = $2::bigint, next_attempt_at = $2::bigint, "
     "attempts = j.attempts + CASE WHEN j.claim_token IS NULL THEN 0 ELSE 1 END, "
     "last_error = CASE WHEN j.claim_token IS NULL THEN j.last_error ELSE $4::text END "
     "FROM due WHERE j.id = due.id AND j.state = 'pending' "
     "RETURNING j.id, j.task, j.attempt, j.outcome, j.trigger, j.run_id, j.traceparent, "
-    "j.enqueued_at, j.next_attempt_at, j.attempts, j.last_error, j.claim_token";
+    "j.enqueued_at, j.next_attempt_at, j.attempts, j.last_error, j.provider, j.base_url, j.model, "
+    "j.claim_token";
 constexpr char kComplete[] =
     "DELETE FROM lesson_jobs WHERE id = $1 AND state = 'pending' AND claim_token = $2";
 constexpr char kReschedule[] =
@@ -99,12 +116,13 @@ constexpr char kBury[] =
     "INSERT INTO lesson_jobs (" MEND_LESSONQ_JOB_COLUMNS
     ", state) "
     "SELECT id, task, attempt, outcome, trigger, run_id, traceparent, enqueued_at, $3::bigint, "
-    "$4::bigint, $5::text, 'dead' FROM gone "
+    "$4::bigint, $5::text, provider, base_url, model, 'dead' FROM gone "
     "ON CONFLICT (id, state) DO UPDATE SET task = EXCLUDED.task, attempt = EXCLUDED.attempt, "
     "outcome = EXCLUDED.outcome, trigger = EXCLUDED.trigger, run_id = EXCLUDED.run_id, "
     "traceparent = EXCLUDED.traceparent, enqueued_at = EXCLUDED.enqueued_at, "
     "next_attempt_at = EXCLUDED.next_attempt_at, attempts = EXCLUDED.attempts, "
-    "last_error = EXCLUDED.last_error RETURNING id";
+    "last_error = EXCLUDED.last_error, provider = EXCLUDED.provider, "
+    "base_url = EXCLUDED.base_url, model = EXCLUDED.model RETURNING id";
 constexpr char kRevive[] =
     "WITH dead AS (DELETE FROM lesson_jobs WHERE id = $1 AND state = 'dead' "
     "RETURNING " MEND_LESSONQ_JOB_COLUMNS
@@ -112,11 +130,12 @@ constexpr char kRevive[] =
     "INSERT INTO lesson_jobs (" MEND_LESSONQ_JOB_COLUMNS
     ", state) "
     "SELECT id, task, attempt, outcome, trigger, run_id, traceparent, enqueued_at, $2::bigint, "
-    "0, '', 'pending' FROM dead "
+    "0, '', provider, base_url, model, 'pending' FROM dead "
     "ON CONFLICT (id, state) DO UPDATE SET task = EXCLUDED.task, attempt = EXCLUDED.attempt, "
     "outcome = EXCLUDED.outcome, trigger = EXCLUDED.trigger, run_id = EXCLUDED.run_id, "
     "traceparent = EXCLUDED.traceparent, enqueued_at = EXCLUDED.enqueued_at, "
     "next_attempt_at = EXCLUDED.next_attempt_at, attempts = 0, last_error = '', "
+    "provider = EXCLUDED.provider, base_url = EXCLUDED.base_url, model = EXCLUDED.model, "
     "locked_until = NULL, claim_token = NULL RETURNING id";
 constexpr char kPurge[] = "DELETE FROM lesson_jobs WHERE id = $1 AND state = 'dead'";
 constexpr char kDiscardStale[] =
@@ -124,9 +143,10 @@ constexpr char kDiscardStale[] =
     "(claim_token IS NULL OR locked_until <= $2)";
 constexpr char kMakeAllDue[] =
     "UPDATE lesson_jobs SET next_attempt_at = $1 WHERE state = 'pending' AND "
-    "claim_token IS NULL AND next_attempt_at > $1";
+    "claim_token IS NULL AND next_attempt_at > $1" MEND_LESSONQ_SCOPE("$2", "$3", "$4");
 constexpr char kEarliestDue[] =
-    "SELECT min(next_attempt_at) FROM lesson_jobs WHERE state = 'pending'";
+    "SELECT min(next_attempt_at) FROM lesson_jobs WHERE state = 'pending'" MEND_LESSONQ_SCOPE(
+        "$1", "$2", "$3");
 constexpr char kCount[] =
     "SELECT count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'dead') "
     "FROM lesson_jobs";
@@ -169,7 +189,27 @@ Result<Job> JobOfRow(const PgResult& res, int row) {
   job.next_attempt_at = FromNanos(*next);
   job.attempts = *attempts;
   job.last_error = res.Text(row, 10);
+  job.request.provider = res.Text(row, 11);
+  job.request.base_url = res.Text(row, 12);
+  job.request.model = res.Text(row, 13);
   return job;
+}
+
+// The three parameters of MEND_LESSONQ_SCOPE.
+std::vector<PgParam> ScopeParams(const ClaimFilter& filter) {
+  std::vector<PgParam> params = {PgParam::Text(filter.endpoint.provider),
+                                 PgParam::Text(CanonicalBaseUrl(filter.endpoint.base_url))};
+  if (!filter.ids.has_value()) {
+    params.push_back(PgParam::Null());
+  } else {
+    std::string joined;  // ids are hex digits: a comma never occurs in one
+    for (const std::string& id : *filter.ids) {
+      if (!joined.empty()) joined.push_back(',');
+      joined += id;
+    }
+    params.push_back(PgParam::Text(joined));
+  }
+  return params;
 }
 
 }  // namespace
@@ -228,10 +268,15 @@ Status PgJobTable::Init() {
                                        std::to_string(v) + " > " + std::to_string(kSchemaVersion) +
                                        "); upgrade mend");
       }
-      return OkStatus();
+      if (v == kSchemaVersion) return OkStatus();
     }
-    MEND_RETURN_IF_ERROR(conn->Run(kSchemaV1));
-    return conn->Exec(kInsertVersion, {PgParam::Int(kSchemaVersion)}).status();
+    if (version.rows() == 0) {
+      MEND_RETURN_IF_ERROR(conn->Run(kSchemaV1));
+      MEND_RETURN_IF_ERROR(conn->Exec(kInsertVersion, {PgParam::Int(1)}).status());
+    }
+    // Every step from the version found; all of them commit together.
+    MEND_RETURN_IF_ERROR(conn->Run(kSchemaV2));
+    return conn->Exec(kUpdateVersion, {PgParam::Int(kSchemaVersion)}).status();
   }();
   if (!s.ok()) {
     conn->Run("ROLLBACK").IgnoreError();
@@ -253,24 +298,29 @@ Result<bool> PgJobTable::Insert(const Job& job, JobState state) {
       Exec(kInsert,
            {PgParam::Text(job.id), Text(r.task), Text(r.attempt), Text(r.outcome), Text(r.trigger),
             Text(r.run_id), Text(r.traceparent), At(job.enqueued_at), At(job.next_attempt_at),
-            PgParam::Int(job.attempts), Text(job.last_error), PgParam::Text(StateName(state))}));
+            PgParam::Int(job.attempts), Text(job.last_error), Text(r.provider), Text(r.base_url),
+            Text(r.model), PgParam::Text(StateName(state))}));
   return res.affected() > 0;
 }
 
 Result<std::vector<ClaimedJob>> PgJobTable::Claim(Time now, Time locked_until, int limit,
                                                   const std::string& expired_error,
+                                                  const ClaimFilter& filter,
                                                   const ClaimedJob* completed) {
-  MEND_ASSIGN_OR_RETURN(
-      PgResult res, Exec(kClaim,
-                         {At(now), At(locked_until), PgParam::Int(limit), Text(expired_error),
-                          completed != nullptr ? PgParam::Text(completed->job.id) : PgParam::Null(),
-                          completed != nullptr ? PgParam::Int(completed->token) : PgParam::Null()},
-                         Pool::kClaims));
+  std::vector<PgParam> params = {
+      At(now),
+      At(locked_until),
+      PgParam::Int(limit),
+      Text(expired_error),
+      completed != nullptr ? PgParam::Text(completed->job.id) : PgParam::Null(),
+      completed != nullptr ? PgParam::Int(completed->token) : PgParam::Null()};
+  for (PgParam& p : ScopeParams(filter)) params.push_back(std::move(p));
+  MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kClaim, params, Pool::kClaims));
   std::vector<ClaimedJob> out;
   out.reserve(static_cast<size_t>(res.rows()));
   for (int i = 0; i < res.rows(); ++i) {
     MEND_ASSIGN_OR_RETURN(Job job, JobOfRow(res, i));
-    out.push_back(ClaimedJob{std::move(job), res.Int(i, 11).value_or(0)});
+    out.push_back(ClaimedJob{std::move(job), res.Int(i, 14).value_or(0)});
   }
   return out;
 }
@@ -310,10 +360,14 @@ Result<int64_t> PgJobTable::DiscardStale(Time cutoff, Time now) {
   return res.affected();
 }
 
-Status PgJobTable::MakeAllDue(Time now) { return Exec(kMakeAllDue, {At(now)}).status(); }
+Status PgJobTable::MakeAllDue(Time now, const ClaimFilter& filter) {
+  std::vector<PgParam> params = {At(now)};
+  for (PgParam& p : ScopeParams(filter)) params.push_back(std::move(p));
+  return Exec(kMakeAllDue, params).status();
+}
 
-Result<std::optional<Time>> PgJobTable::EarliestDue() {
-  MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kEarliestDue, {}));
+Result<std::optional<Time>> PgJobTable::EarliestDue(const ClaimFilter& filter) {
+  MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kEarliestDue, ScopeParams(filter)));
   std::optional<int64_t> nanos = res.rows() > 0 ? res.Int(0, 0) : std::nullopt;
   if (!nanos.has_value()) return std::optional<Time>();
   return std::optional<Time>(FromNanos(*nanos));

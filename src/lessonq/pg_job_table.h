@@ -16,6 +16,13 @@ namespace mend::lessonq {
 
 enum class JobState { kPending, kDead };
 
+// The pending rows a process's workers may claim (its WorkerScope): rows whose recorded provider
+// fits `endpoint` (JobFitsEndpoint), and with `ids` only those ids.
+struct ClaimFilter {
+  LessonEndpoint endpoint;
+  std::optional<std::vector<std::string>> ids;
+};
+
 // A job a worker holds: its row may be changed only while `token` is still the row's claim token.
 struct ClaimedJob {
   Job job;
@@ -36,12 +43,13 @@ class PgJobTable {
 
   // Inserts `job` in `state` unless a row of its id and state exists; true when inserted.
   Result<bool> Insert(const Job& job, JobState state);
-  // Claims up to `limit` pending jobs due at `now` (next_attempt_at <= now, oldest first) until
-  // `locked_until`. A job whose previous claim expired counts that claim as a failed attempt with
-  // the error `expired_error`. `completed` (may be null), a job the caller finished, is completed
-  // as Complete does in the same statement: one commit for both. On error neither happened.
+  // Claims up to `limit` pending jobs of `filter` due at `now` (next_attempt_at <= now, oldest
+  // first) until `locked_until`. A job whose previous claim expired counts that claim as a failed
+  // attempt with the error `expired_error`. `completed` (may be null), a job the caller finished,
+  // is completed as Complete does in the same statement: one commit for both. On error neither
+  // happened.
   Result<std::vector<ClaimedJob>> Claim(Time now, Time locked_until, int limit,
-                                        const std::string& expired_error,
+                                        const std::string& expired_error, const ClaimFilter& filter,
                                         const ClaimedJob* completed = nullptr);
   // Each of these applies to a claimed job and returns false when `claimed.token` is no longer
   // the row's (the claim expired and someone else took it over): nothing was changed then.
@@ -52,10 +60,10 @@ class PgJobTable {
 
   // Deletes unclaimed (or expired) pending jobs enqueued before `cutoff`; how many.
   Result<int64_t> DiscardStale(Time cutoff, Time now);
-  // Makes every unclaimed pending job due at `now`.
-  Status MakeAllDue(Time now);
-  // The earliest time a pending job becomes claimable; nullopt when none is pending.
-  Result<std::optional<Time>> EarliestDue();
+  // Makes every unclaimed pending job of `filter` due at `now`.
+  Status MakeAllDue(Time now, const ClaimFilter& filter);
+  // The earliest time a pending job of `filter` becomes claimable; nullopt when none is pending.
+  Result<std::optional<Time>> EarliestDue(const ClaimFilter& filter);
   struct Counts {
     int64_t pending = 0;
     int64_t dead = 0;

@@ -48,20 +48,35 @@ void PgLessonQueue::CountEnqueue(EnqueueOutcome outcome) {
 Result<EnqueueResult> PgLessonQueue::Enqueue(const LessonRequest& request) {
   const Time now = env_.clock->Now();
   Job job{JobIdFor(request), request, now, now, 0, ""};
+  {
+    std::lock_guard<std::mutex> lock(own_mu_);
+    own_ids_.insert(job.id);
+  }
   MEND_ASSIGN_OR_RETURN(bool created, table_->Insert(job, JobState::kPending));
   EnqueueResult result{job.id, created,
                        created ? EnqueueOutcome::kAccepted : EnqueueOutcome::kDeduped};
   CountEnqueue(result.outcome);
-  // Workers elsewhere find the row at their next poll; this process's own are woken at once.
-  if (created && owner()) Wake();
+  // Workers elsewhere find the row at their next poll; this process's own are woken at once (a
+  // deduped row may have just become theirs).
+  if (owner()) Wake();
   return result;
 }
 
-Status PgLessonQueue::Start(Processor processor) {
+ClaimFilter PgLessonQueue::Filter() {
+  ClaimFilter filter{scope_.endpoint, std::nullopt};
+  if (scope_.jobs == JobsTaken::kOwn) {
+    std::lock_guard<std::mutex> lock(own_mu_);
+    filter.ids.emplace(own_ids_.begin(), own_ids_.end());
+  }
+  return filter;
+}
+
+Status PgLessonQueue::Start(Processor processor, WorkerScope scope) {
   std::lock_guard<std::mutex> lock(state_mu_);
   if (started_) return FailedPreconditionError("the lesson queue was already started");
   started_ = true;
   processor_ = std::move(processor);
+  scope_ = std::move(scope);
   owner_.store(true);
   // The poller discards stale jobs before it first waits; workers that claim one first discard it
   // themselves.

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,7 +30,8 @@ class PgLessonQueue final : public DurableLessonQueue {
   ~PgLessonQueue() override;
 
   Result<EnqueueResult> Enqueue(const LessonRequest& request) override;
-  Status Start(Processor processor) override;
+  Status Start(Processor processor, WorkerScope scope) override;
+  using DurableLessonQueue::Start;
   bool owner() const override { return owner_.load(); }
   Result<DrainReport> DrainNow(Duration timeout) override;
   Status Shutdown(Duration timeout) override;
@@ -58,6 +60,9 @@ class PgLessonQueue final : public DurableLessonQueue {
   // seq_), or `deadline` passes; false then.
   bool WaitIdle(int64_t since, Time deadline);
   void CountEnqueue(EnqueueOutcome outcome);
+  // The rows this process's workers may claim: the scope of Start, with kOwn the ids enqueued
+  // here so far.
+  ClaimFilter Filter();
 
   Env env_;
   const QueueOptions options_;
@@ -72,6 +77,7 @@ class PgLessonQueue final : public DurableLessonQueue {
   bool started_ = false;
   bool shut_down_ = false;
   Processor processor_;  // set before the threads start; read-only afterwards
+  WorkerScope scope_;    // likewise
   std::vector<std::thread> workers_;
   std::thread poller_;
   std::atomic<bool> owner_{false};
@@ -91,7 +97,9 @@ class PgLessonQueue final : public DurableLessonQueue {
   std::atomic<int64_t> skipped_{0};
   std::atomic<int64_t> retried_{0};
   std::atomic<int64_t> dead_lettered_{0};
-  std::mutex gauge_mu_;  // RefreshGauges
+  std::mutex own_mu_;
+  std::set<std::string> own_ids_;  // jobs enqueued through this object
+  std::mutex gauge_mu_;            // RefreshGauges
   std::mutex drain_mu_;
   DrainReport reported_;  // the totals at the previous drain
 };

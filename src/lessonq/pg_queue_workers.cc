@@ -36,7 +36,7 @@ void PgLessonQueue::WorkerLoop() {
     // the server waits the poll interval too, and the claim is tried again.
     const Time now = env_.clock->Now();
     Time deadline = now + options_.poll_interval;
-    Result<std::optional<Time>> earliest = table_->EarliestDue();
+    Result<std::optional<Time>> earliest = table_->EarliestDue(Filter());
     if (earliest.ok() && earliest->has_value()) deadline = std::min(deadline, **earliest);
     std::unique_lock<std::mutex> lock(mu_);
     env_.clock->WaitUntil(cv_, lock, deadline, [&] { return stop_claims_ || wake_seq_ != seen; });
@@ -46,8 +46,8 @@ void PgLessonQueue::WorkerLoop() {
 // Called with in_flight_ counting this claim; takes it off when done.
 bool PgLessonQueue::ClaimAndProcess(std::optional<ClaimedJob>& done) {
   const Time now = env_.clock->Now();
-  Result<std::vector<ClaimedJob>> claimed =
-      table_->Claim(now, now + claim_for_, 1, kExpiredClaim, done.has_value() ? &*done : nullptr);
+  Result<std::vector<ClaimedJob>> claimed = table_->Claim(
+      now, now + claim_for_, 1, kExpiredClaim, Filter(), done.has_value() ? &*done : nullptr);
   // On failure nothing was committed: the completion is tried again with the next claim.
   if (claimed.ok()) done.reset();
   bool stop = false;
@@ -178,7 +178,7 @@ Result<DrainReport> PgLessonQueue::DrainNow(Duration timeout) {
   if (!owner()) return FailedPreconditionError("this process does not run the lesson workers");
   const Time deadline = env_.clock->Now() + timeout;
   std::lock_guard<std::mutex> drain_lock(drain_mu_);
-  MEND_RETURN_IF_ERROR(table_->MakeAllDue(env_.clock->Now()));
+  MEND_RETURN_IF_ERROR(table_->MakeAllDue(env_.clock->Now(), Filter()));
   int64_t since = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);

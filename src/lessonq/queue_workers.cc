@@ -3,6 +3,7 @@
 #include <chrono>
 #include <exception>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -35,17 +36,34 @@ void LessonQueue::Impl::PollerLoop() {
 }
 
 // Records this process does not hold were written by another process, or left in the WAL when
-// memory was full. Jobs in flight count as held, so a job is never loaded twice.
+// memory was full. Jobs in flight count as held, so a job is never loaded twice. Records outside
+// the workers' scope are read once and then skipped (kOwn: never read at all).
 void LessonQueue::Impl::LoadUnknown(std::optional<Time> due_at) {
   Result<std::vector<std::string>> ids = wal_->ListIds();
   if (!ids.ok()) return;  // retried at the next poll
+  {
+    // Forget declined records that are gone (processed by another process, or purged).
+    std::lock_guard<std::mutex> lock(scope_mu_);
+    std::set<std::string> present(ids->begin(), ids->end());
+    std::erase_if(declined_, [&](const std::string& id) { return present.count(id) == 0; });
+  }
   for (const std::string& id : *ids) {
     if (!heap_.HasRoom()) return;
     if (heap_.Knows(id)) continue;
+    {
+      std::lock_guard<std::mutex> lock(scope_mu_);
+      if (declined_.count(id) > 0) continue;
+      if (scope_.jobs == JobsTaken::kOwn && own_ids_.count(id) == 0) continue;
+    }
     Result<Job> job = wal_->Read(id);
     if (!job.ok()) {
       // Read removed a record that failed a check; kNotFound means it was acknowledged meanwhile.
       if (job.status().code() == StatusCode::kDataLoss) metrics_.wal_corruption_total.Inc();
+      continue;
+    }
+    if (!Takes(*job)) {
+      std::lock_guard<std::mutex> lock(scope_mu_);
+      declined_.insert(id);
       continue;
     }
     if (due_at.has_value()) job->next_attempt_at = *due_at;

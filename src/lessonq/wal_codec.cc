@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "lessonq/go_json.h"
 #include "mend/base/hash.h"
@@ -67,6 +68,9 @@ Result<LessonRequest> DecodeRequest(const json& job) {
   MEND_ASSIGN_OR_RETURN(r.trigger, StringField(**request, "Trigger", true));
   MEND_ASSIGN_OR_RETURN(r.run_id, StringField(**request, "RunID", false));
   MEND_ASSIGN_OR_RETURN(r.traceparent, StringField(**request, "Traceparent", false));
+  MEND_ASSIGN_OR_RETURN(r.provider, StringField(**request, "Provider", false));
+  MEND_ASSIGN_OR_RETURN(r.base_url, StringField(**request, "BaseURL", false));
+  MEND_ASSIGN_OR_RETURN(r.model, StringField(**request, "Model", false));
   return r;
 }
 
@@ -138,9 +142,15 @@ std::string EncodeWalPayload(const Job& job) {
     out.push_back(',');
     AppendMember("RunID", job.request.run_id, out);
   }
-  if (!job.request.traceparent.empty()) {
+  const std::pair<std::string_view, const std::string*> optional[] = {
+      {"Traceparent", &job.request.traceparent},
+      {"Provider", &job.request.provider},
+      {"BaseURL", &job.request.base_url},
+      {"Model", &job.request.model}};
+  for (const auto& [key, value] : optional) {
+    if (value->empty()) continue;
     out.push_back(',');
-    AppendMember("Traceparent", job.request.traceparent, out);
+    AppendMember(key, *value, out);
   }
   out.append("},");
   AppendMember("EnqueuedAt", FormatRfc3339(job.enqueued_at), out);

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <utility>
+#include <variant>
 
 #include "mend/base/file_system.h"
 #include "obs/run_summary.h"
@@ -39,6 +40,7 @@ Status Migrate(SqliteConn& conn, int64_t from) {
     MEND_RETURN_IF_ERROR(conn.Exec(internal::kCreateTracesV2));
     MEND_RETURN_IF_ERROR(internal::BackfillTraces(conn));
   }
+  if (from < 3) MEND_RETURN_IF_ERROR(conn.Exec(internal::kAddOtlpStateV3));
   MEND_ASSIGN_OR_RETURN(SqliteStmt set, conn.Prepare(internal::kSetSchemaVersion));
   return set.Bind(1, kSpanStoreSchemaVersion).Run();
 }
@@ -74,13 +76,25 @@ struct Dirty {
   std::set<std::string> traces;
 };
 
+// The otlp_state a span is written with (kAddOtlpStateV3): an in-progress snapshot is never
+// exported, only the span that ends it.
+int64_t OtlpStateOf(const SpanData& span, OtlpExport otlp) {
+  if (otlp == OtlpExport::kNone) return 0;
+  const AttributeValue* in_progress = FindAttribute(span.attributes, kInProgressAttribute);
+  const bool snapshot = in_progress != nullptr && std::holds_alternative<bool>(*in_progress) &&
+                        std::get<bool>(*in_progress);
+  return snapshot ? 0 : 1;
+}
+
 // Inserts `span`; a span already stored under its ids is replaced, and the run it belonged to
 // before and the one it belongs to now, and its trace, are marked dirty.
-Status InsertSpan(SqliteConn& conn, const SpanData& span, internal::SpanRowText& text,
-                  Dirty& dirty) {
+Status InsertSpan(SqliteConn& conn, const SpanData& span, OtlpExport otlp,
+                  internal::SpanRowText& text, Dirty& dirty) {
+  const int64_t otlp_state = OtlpStateOf(span, otlp);
   {
     MEND_ASSIGN_OR_RETURN(SqliteStmt insert, conn.Prepare(internal::kInsertSpan));
     internal::BindSpan(insert, span, text);
+    insert.Bind(15, otlp_state);
     MEND_RETURN_IF_ERROR(insert.Run());
     if (conn.Changes() == 1) return OkStatus();
   }
@@ -94,6 +108,7 @@ Status InsertSpan(SqliteConn& conn, const SpanData& span, internal::SpanRowText&
   dirty.traces.insert(span.context.trace_id);
   MEND_ASSIGN_OR_RETURN(SqliteStmt replace, conn.Prepare(internal::kReplaceSpan));
   internal::BindSpan(replace, span, text);
+  replace.Bind(15, otlp_state);
   return replace.Run();
 }
 
@@ -141,12 +156,13 @@ Status StoreSummaries(SqliteConn& conn, const BatchSummaries& batch, const Dirty
   return OkStatus();
 }
 
-Status WriteBatch(SqliteConn& conn, const std::vector<SpanData>& spans, int64_t newly_dropped) {
+Status WriteBatch(SqliteConn& conn, const std::vector<SpanData>& spans, int64_t newly_dropped,
+                  OtlpExport otlp) {
   BatchSummaries batch;
   Dirty dirty;
   internal::SpanRowText text;
   for (const SpanData& span : spans) {
-    MEND_RETURN_IF_ERROR(InsertSpan(conn, span, text, dirty));
+    MEND_RETURN_IF_ERROR(InsertSpan(conn, span, otlp, text, dirty));
     batch.Add(span);
   }
   MEND_RETURN_IF_ERROR(StoreSummaries(conn, batch, dirty));
@@ -210,10 +226,11 @@ Result<int64_t> SpanStore::ReadSchemaVersion(const std::string& path) {
   return version;
 }
 
-Status SpanStore::Write(const std::vector<SpanData>& spans, int64_t newly_dropped) {
+Status SpanStore::Write(const std::vector<SpanData>& spans, int64_t newly_dropped,
+                        OtlpExport otlp) {
   if (spans.empty() && newly_dropped <= 0) return OkStatus();
   std::lock_guard<std::mutex> lock(mu_);
-  return conn_->InWriteTransaction([&] { return WriteBatch(*conn_, spans, newly_dropped); });
+  return conn_->InWriteTransaction([&] { return WriteBatch(*conn_, spans, newly_dropped, otlp); });
 }
 
 Result<int64_t> SpanStore::dropped_spans() {

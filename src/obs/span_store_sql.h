@@ -73,6 +73,14 @@ CREATE TABLE traces(
   error_count INTEGER NOT NULL);
 CREATE INDEX traces_by_start ON traces(start_ns, trace_id);
 )sql";
+// Version 3 keeps, per span, whether it still has to reach an OTLP collector (docs/observe.md,
+// "Spans a collector has not taken"): 0 nothing to send (exported, or never meant for export),
+// 1 waiting for the exporter of the process that ended it, 2 handed over (any exporter sends it).
+// Spans stored before the migration count as 0.
+inline constexpr char kAddOtlpStateV3[] = R"sql(
+ALTER TABLE spans ADD COLUMN otlp_state INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX spans_otlp ON spans(otlp_state, end_ns) WHERE otlp_state <> 0;
+)sql";
 inline constexpr char kSetSchemaVersion[] =
     "UPDATE meta SET value = ?1 WHERE key = 'schema_version'";
 
@@ -80,12 +88,29 @@ inline constexpr char kSetSchemaVersion[] =
   "trace_id, span_id, parent_span_id, trace_flags, run_id, name, kind, start_ns, end_ns, " \
   "status, status_message, attributes, events, links"
 #define MEND_SPAN_VALUES "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+#define MEND_SPAN_VALUES_AND_STATE \
+  "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
 
+// Writing a span also sets its otlp_state (?15).
 inline constexpr char kInsertSpan[] =
-    "INSERT INTO spans(" MEND_SPAN_COLUMNS ") VALUES " MEND_SPAN_VALUES
+    "INSERT INTO spans(" MEND_SPAN_COLUMNS ", otlp_state) VALUES " MEND_SPAN_VALUES_AND_STATE
     " ON CONFLICT(trace_id, span_id) DO NOTHING";
-inline constexpr char kReplaceSpan[] =
-    "INSERT OR REPLACE INTO spans(" MEND_SPAN_COLUMNS ") VALUES " MEND_SPAN_VALUES;
+inline constexpr char kReplaceSpan[] = "INSERT OR REPLACE INTO spans(" MEND_SPAN_COLUMNS
+                                       ", otlp_state) VALUES " MEND_SPAN_VALUES_AND_STATE;
+// A collector took the span; or its process gave up on exporting it (any exporter may).
+inline constexpr char kOtlpExported[] =
+    "UPDATE spans SET otlp_state = 0 WHERE trace_id = ?1 AND span_id = ?2 AND otlp_state <> 0";
+inline constexpr char kOtlpHandOver[] =
+    "UPDATE spans SET otlp_state = 2 WHERE trace_id = ?1 AND span_id = ?2 AND otlp_state = 1";
+// Spans any exporter may send: handed over, or waiting for a process since before ?1 (one that
+// died, or whose hand-over was lost), oldest first.
+inline constexpr char kOtlpToSend[] =
+    "SELECT " MEND_SPAN_COLUMNS
+    " FROM spans WHERE otlp_state <> 0 AND (otlp_state = 2 OR end_ns < ?1) ORDER BY end_ns "
+    "LIMIT ?2";
+inline constexpr char kOtlpExpire[] =
+    "UPDATE spans SET otlp_state = 0 WHERE otlp_state <> 0 AND end_ns < ?1";
+inline constexpr char kOtlpWaiting[] = "SELECT count(*) FROM spans WHERE otlp_state <> 0";
 inline constexpr char kRunOfSpan[] =
     "SELECT run_id FROM spans WHERE trace_id = ?1 AND span_id = ?2";
 inline constexpr char kSpansOfTrace[] =

@@ -61,7 +61,7 @@ void BatchSpanWriter::WriteNext(std::unique_lock<std::mutex>& lock) {
   Status status = OkStatus();
   if (!batch.empty() || drops > 0) {
     lock.unlock();
-    status = store_->Write(batch, drops);
+    status = store_->Write(batch, drops, options_.otlp);
     lock.lock();
   }
   attempt_gen_ = std::max(attempt_gen_, gen);

@@ -112,11 +112,15 @@ Result<std::optional<Lesson>> ParseLessonReply(std::string_view reply, std::stri
 LessonGenerator::LessonGenerator(llm::LlmProvider& provider, std::string model, Clock& clock)
     : provider_(provider), model_(std::move(model)), clock_(clock) {}
 
+const std::string& LessonGenerator::ModelFor(const lessonq::LessonRequest& request) const {
+  return model_.empty() ? request.model : model_;
+}
+
 Result<std::optional<Lesson>> LessonGenerator::Generate(const lessonq::LessonRequest& request,
                                                         const std::atomic<bool>* cancel) {
   llm::CompletionRequest call;
   call.cancel = cancel;
-  call.model = model_;
+  call.model = ModelFor(request);
   call.messages.push_back(llm::Message::System(std::string(kSystemPrompt)));
   call.messages.push_back(llm::Message::User(LessonUserMessage(request)));
   call.temperature = kTemperature;

@@ -1,5 +1,6 @@
 #include <utility>
 
+#include "mend/base/config.h"
 #include "mend/base/utf8.h"
 #include "mend/obs/trace.h"
 #include "mend/reflexion/generator.h"
@@ -31,13 +32,27 @@ std::string OutputExcerpt(const agent::RunOutcome& outcome) {
   return TruncateUtf8Chars(outcome.output, kOutcomeChars);
 }
 
+// Permanent provider errors that say nothing about the task: the account ran out of credit, or
+// the configuration names a model or an endpoint that does not exist.
+constexpr std::string_view kNotTaskDetails[] = {"insufficient_quota", "http_404",
+                                                kConfigInvalidDetail};
+
 }  // namespace
+
+bool IsTaskFailure(const Status& error) {
+  if (error.ok() || ClassOf(error) != ErrorClass::kPermanent) return false;
+  const std::string_view detail = error.detail_code();
+  for (std::string_view infrastructure : kNotTaskDetails) {
+    if (detail == infrastructure) return false;
+  }
+  return true;
+}
 
 std::optional<std::string_view> TriggerFor(const agent::RunOutcome& outcome,
                                            const TriggerOptions& options) {
   if (!options.enabled) return std::nullopt;
   if (FlagSet(outcome.flags, kFlagForceReflexion)) return "manual";
-  if (options.on_error && !outcome.error.ok()) return "error";
+  if (options.on_error && IsTaskFailure(outcome.error)) return "error";
   if (options.on_hallucination && FlagSet(outcome.flags, kFlagVerifiedWithDiscrepancy)) {
     return "hallucination";
   }
@@ -59,8 +74,9 @@ std::string OutcomeText(const agent::RunOutcome& outcome, std::string_view trigg
   return "reflection requested on a run that ended: " + ending;
 }
 
-ReflexionHook::ReflexionHook(TriggerOptions options, lessonq::LessonEnqueuer& enqueuer)
-    : options_(options), enqueuer_(enqueuer) {}
+ReflexionHook::ReflexionHook(TriggerOptions options, lessonq::LessonEnqueuer& enqueuer,
+                             LessonProvider provider)
+    : options_(options), enqueuer_(enqueuer), provider_(std::move(provider)) {}
 
 Status ReflexionHook::AfterRun(agent::RunOutcome& outcome) {
   std::optional<std::string_view> trigger = TriggerFor(outcome, options_);
@@ -71,6 +87,9 @@ Status ReflexionHook::AfterRun(agent::RunOutcome& outcome) {
   request.outcome = OutcomeText(outcome, *trigger);
   request.trigger = std::string(*trigger);
   request.run_id = outcome.run == nullptr ? "" : outcome.run->run_id;
+  request.provider = provider_.provider;
+  request.base_url = provider_.base_url;
+  request.model = provider_.model;
   obs::Span span = obs::StartSpan("mend.reflexion.enqueue", obs::SpanKind::kProducer);
   span.SetAttribute("mend.lesson.trigger", request.trigger);
   if (span.recording()) request.traceparent = obs::FormatTraceparent(span.context());

@@ -108,9 +108,15 @@ Status NoteFailedRuns(const ChaosOptions& options, const std::string& home,
                       const std::vector<std::string>& env, std::set<std::string>* seen_failed) {
   MEND_ASSIGN_OR_RETURN(const nlohmann::json runs, PendingRuns(options, home, env));
   for (const nlohmann::json& run : runs) {
-    if (run.value("status", "") == "failed") seen_failed->insert(run.value("id", ""));
+    if (run.value("status", "") == "failed" && TaskFailure(run["last_error"])) {
+      seen_failed->insert(run.value("id", ""));
+    }
   }
   return OkStatus();
+}
+
+bool TaskFailure(const nlohmann::json& error) {
+  return error.is_object() && error.value("class", "") == "permanent";
 }
 
 Status AwaitQuiet(const ChaosOptions& options, const std::string& home,
@@ -125,8 +131,8 @@ Status AwaitQuiet(const ChaosOptions& options, const std::string& home,
       const std::string id = run.value("id", "");
       if (wanted.count(id) == 0) continue;
       const bool failed = run.value("status", "") == "failed";
-      if (failed) seen_failed->insert(id);
       const nlohmann::json& error = run["last_error"];
+      if (failed && TaskFailure(error)) seen_failed->insert(id);
       const bool for_good = failed && error.is_object() && !error.value("retryable", true);
       if (!for_good) ++busy;
     }
@@ -153,8 +159,8 @@ Status Settle(const ChaosOptions& options, const std::string& home,
       const std::string id = run.value("id", "");
       if (wanted.count(id) == 0) continue;
       left.push_back(id);
-      if (run.value("status", "") == "failed") seen_failed->insert(id);
       const nlohmann::json& error = run["last_error"];
+      if (run.value("status", "") == "failed" && TaskFailure(error)) seen_failed->insert(id);
       if (run.value("status", "") == "failed" && error.is_object() &&
           !error.value("retryable", true)) {
         stuck.push_back(id);

@@ -58,21 +58,27 @@ Result<std::vector<int>> CountFacts(const ChaosOptions& options, const std::stri
 // resume` of a run whose error is not retryable (what a person does once the cause is fixed), until
 // none of them is pending or `deadline` passes; then `mend reflect drain`. Polls, never relies on
 // timing for correctness. kDeadlineExceeded names the runs still pending. Every run seen failed
-// is added to `seen_failed`.
+// by a failure of its task (TaskFailure) is added to `seen_failed`.
 Status Settle(const ChaosOptions& options, const std::string& home,
               const std::vector<std::string>& env, const std::vector<std::string>& ids,
               std::chrono::seconds deadline, int64_t* resumed_by_hand,
               std::set<std::string>* seen_failed);
 
 // Polls `mend pending` through `home` until every run of `ids` is finished or failed for good
-// (waiting for a person), adding the failed ones to `seen_failed`; kDeadlineExceeded after
+// (waiting for a person), adding those failed by a failure of their task to `seen_failed`;
+// kDeadlineExceeded after
 // `deadline`. For a server that recovers the runs itself.
 Status AwaitQuiet(const ChaosOptions& options, const std::string& home,
                   const std::vector<std::string>& env, const std::vector<std::string>& ids,
                   std::chrono::seconds deadline, std::set<std::string>* seen_failed);
 
-// Adds to `seen_failed` the runs `mend pending` lists as failed now.
+// Adds to `seen_failed` the runs `mend pending` lists as failed now by a failure of their task.
 Status NoteFailedRuns(const ChaosOptions& options, const std::string& home,
                       const std::vector<std::string>& env, std::set<std::string>* seen_failed);
+
+// True when `error` (a run's error as `mend show` and `mend pending` print it) is a failure of the
+// task, the kind reflexion turns into a lesson: class permanent. A provider outage (transient) or a
+// rejected key (auth) is not (docs/reflexion.md, "Triggers").
+bool TaskFailure(const nlohmann::json& error);
 
 }  // namespace mend::chaos

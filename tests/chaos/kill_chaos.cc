@@ -69,7 +69,8 @@ Result<ChaosRow> RunKillChaos(const ChaosOptions& options) {
     }
     // A run killed before it was stored was never started: start it again, as its user would.
     MEND_ASSIGN_OR_RETURN(MendResult shown, RunMend(options, home, env, {"show", plan.id}));
-    if (shown.json.is_object() && shown.json.value("status", "") == "failed") {
+    if (shown.json.is_object() && shown.json.value("status", "") == "failed" &&
+        TaskFailure(shown.json["error"])) {
       seen_failed.insert(plan.id);
     }
     if (!shown.json.is_object() || !shown.json.contains("status")) {
@@ -102,7 +103,7 @@ Result<ChaosRow> RunKillChaos(const ChaosOptions& options) {
                " kill -9 of mend run and mend recover, " + std::to_string(provider_faults) +
                " provider faults, " + std::to_string(restarted) +
                " runs killed before they were stored and started again; every run completed once, "
-               "one lesson per failed run";
+               "one lesson per run whose task failed";
   MEND_RETURN_IF_ERROR(
       fleet.Verify(options, home, env, kills, {home + "/events.jsonl"}, seen_failed, &row));
   return row;

@@ -109,7 +109,7 @@ Result<ChaosRow> RunPostgresChaos(const ChaosOptions& options) {
                                                  : " PostgreSQL restart, ") +
                std::to_string(provider_faults) + " provider faults, " + std::to_string(by_hand) +
                " resumes by hand after 400/401; every accepted run completed once, one lesson per "
-               "failed run";
+               "run whose task failed";
   std::vector<std::string> logs = serve.EventLogs();
   logs.push_back(home + "/events.jsonl");
   MEND_RETURN_IF_ERROR(fleet.Verify(options, home, env, kills, logs, seen_failed, &row));

@@ -58,10 +58,10 @@ Result<ChaosRow> RunProviderChaos(const ChaosOptions& options) {
   const Status settled = Settle(options, home, env, ids, std::chrono::seconds(120 * options.scale),
                                 &by_hand, &seen_failed);
   if (!settled.ok()) row.problems.push_back(settled.ToString());
-  row.detail =
-      std::to_string(runs) + " runs, " + std::to_string(faults) +
-      " provider faults; recovery resumed the transient ones, " + std::to_string(by_hand) +
-      " resumes by hand after 400/401; every run completed once, one lesson per failed run";
+  row.detail = std::to_string(runs) + " runs, " + std::to_string(faults) +
+               " provider faults; recovery resumed the transient ones, " + std::to_string(by_hand) +
+               " resumes by hand after 400/401; every run completed once, one lesson per run whose "
+               "task failed";
   MEND_RETURN_IF_ERROR(
       fleet.Verify(options, home, env, /*kills=*/0, {home + "/events.jsonl"}, seen_failed, &row));
   return row;

@@ -177,14 +177,16 @@ Status RunFleet::Verify(const ChaosOptions& options, const std::string& home,
                         const std::vector<std::string>& env, int64_t kills,
                         const std::vector<std::string>& event_logs,
                         const std::set<std::string>& seen_failed, ChaosRow* row) const {
-  // Runs whose failure was recorded (each line is one write(2), so a kill -9 keeps it).
+  // Runs whose failure of their task was recorded (each line is one write(2), so a kill -9 keeps
+  // it): those are owed a lesson. Provider faults fail runs too, but teach nothing.
   std::set<std::string> failed_runs = seen_failed;
   for (const std::string& path : event_logs) {
     auto log = ReadText(path);
     std::istringstream in(log.ok() ? *log : "");
     for (std::string line; std::getline(in, line);) {
       const nlohmann::json event = nlohmann::json::parse(line, nullptr, false);
-      if (event.is_object() && event.value("type", "") == "run.failed") {
+      if (event.is_object() && event.value("type", "") == "run.failed" &&
+          event.value("class", "") == "permanent") {
         failed_runs.insert(event.value("run", ""));
       }
     }
@@ -254,7 +256,8 @@ Status RunFleet::Verify(const ChaosOptions& options, const std::string& home,
     reruns += run_reruns;
   }
 
-  // Lessons: exactly one fact for each run that failed at least once, none for the others.
+  // Lessons: exactly one fact for each run whose task failed at least once, at most one for a run
+  // that met a fault, none for the others.
   std::vector<std::string> needles;
   for (size_t i = 0; i < plans_.size(); ++i) needles.push_back(Remedy(static_cast<int>(i)));
   int64_t total = 0;

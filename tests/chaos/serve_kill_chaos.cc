@@ -57,7 +57,7 @@ Result<ChaosRow> RunServeKillChaos(const ChaosOptions& options) {
                " kill -9 of mend serve, " + std::to_string(provider_faults) + " provider faults, " +
                std::to_string(by_hand) +
                " resumes by hand after 400/401; every accepted run completed once, one lesson per "
-               "failed run";
+               "run whose task failed";
   MEND_RETURN_IF_ERROR(
       fleet.Verify(options, home, env, kills, serve.EventLogs(), seen_failed, &row));
   if (!row.problems.empty()) row.problems.push_back(serve.LogTails());

@@ -79,6 +79,8 @@ class MigrateCommandTest : public CliHomeTest {
     Query(db(), "ALTER TABLE facts DROP COLUMN as_written");
     Query(db(), "UPDATE meta SET value = '2' WHERE key = 'memory.schema_version'");
     Query(observe(), "DROP TABLE traces");
+    Query(observe(), "DROP INDEX spans_otlp");
+    Query(observe(), "ALTER TABLE spans DROP COLUMN otlp_state");
     Query(observe(), "UPDATE meta SET value = 1 WHERE key = 'schema_version'");
     ASSERT_THAT(Versions(), ElementsAre("3", "2", "1"));
   }
@@ -107,7 +109,7 @@ TEST_F(MigrateCommandTest, APreviousReleaseHomeIsMigratedOnceAndKeepsItsData) {
   MakePreviousReleaseHome();
 
   ASSERT_EQ(Mend({"migrate", "--json"}), 0) << err();
-  EXPECT_THAT(Stores(), ElementsAre("runs 3 4 true", "memory 2 3 true", "traces 1 2 true"));
+  EXPECT_THAT(Stores(), ElementsAre("runs 3 4 true", "memory 2 3 true", "traces 1 3 true"));
   const nlohmann::json runs = Json().at("stores").at(0);
   EXPECT_EQ(JsonKeys(runs),
             (std::set<std::string>{"store", "backend", "location", "from", "to", "migrated"}));
@@ -115,7 +117,7 @@ TEST_F(MigrateCommandTest, APreviousReleaseHomeIsMigratedOnceAndKeepsItsData) {
   EXPECT_EQ(runs.at("location"), db());
   EXPECT_EQ(Json().at("stores").at(2).at("location"), observe());
   EXPECT_EQ(Json().at("dry_run"), false);
-  EXPECT_THAT(Versions(), ElementsAre("4", "3", "2"));
+  EXPECT_THAT(Versions(), ElementsAre("4", "3", "3"));
   EXPECT_THAT(Query(db(), kRecoveryIndexes), ElementsAre("runs_recovery", "runs_recovery_class"));
 
   // The run and the fact are there, read by this build.
@@ -141,11 +143,11 @@ TEST_F(MigrateCommandTest, APreviousReleaseHomeIsMigratedOnceAndKeepsItsData) {
 
   // A second run finds every store at its version.
   ASSERT_EQ(Mend({"migrate", "--json"}), 0) << err();
-  EXPECT_THAT(Stores(), ElementsAre("runs 4 4 false", "memory 3 3 false", "traces 2 2 false"));
+  EXPECT_THAT(Stores(), ElementsAre("runs 4 4 false", "memory 3 3 false", "traces 3 3 false"));
   ASSERT_EQ(Mend({"migrate"}), 0) << err();
   EXPECT_EQ(out(), "runs (sqlite, " + db() + "): version 4, up to date\n" + "memory (sqlite, " +
                        db() + "): version 3, up to date\n" + "traces (sqlite, " + observe() +
-                       "): version 2, up to date\n");
+                       "): version 3, up to date\n");
 }
 
 TEST_F(MigrateCommandTest, DryRunReportsWhatWouldChangeAndChangesNothing) {
@@ -157,10 +159,10 @@ TEST_F(MigrateCommandTest, DryRunReportsWhatWouldChangeAndChangesNothing) {
             "runs (sqlite, " +
                 db() + "): version 3 -> version 4, would be migrated\n" + "memory (sqlite, " +
                 db() + "): version 2 -> version 3, would be migrated\n" + "traces (sqlite, " +
-                observe() + "): version 1 -> version 2, would be migrated\n");
+                observe() + "): version 1 -> version 3, would be migrated\n");
   ASSERT_EQ(Mend({"migrate", "--dry-run", "--json"}), 0) << err();
   EXPECT_EQ(Json().at("dry_run"), true);
-  EXPECT_THAT(Stores(), ElementsAre("runs 3 4 true", "memory 2 3 true", "traces 1 2 true"));
+  EXPECT_THAT(Stores(), ElementsAre("runs 3 4 true", "memory 2 3 true", "traces 1 3 true"));
 
   EXPECT_THAT(Versions(), ElementsAre("3", "2", "1"));
   EXPECT_THAT(Query(db(), kRecoveryIndexes), IsEmpty());
@@ -194,14 +196,14 @@ TEST_F(MigrateCommandTest, ANewerSchemaIsRefusedAndNothingIsMigrated) {
 
 TEST_F(MigrateCommandTest, AHomeWithoutStoresGetsThemCreated) {
   ASSERT_EQ(Mend({"migrate", "--dry-run", "--json"}), 0) << err();
-  EXPECT_THAT(Stores(), ElementsAre("runs 0 4 true", "memory 0 3 true", "traces 0 2 true"));
+  EXPECT_THAT(Stores(), ElementsAre("runs 0 4 true", "memory 0 3 true", "traces 0 3 true"));
   EXPECT_FALSE(fs_.Stat(db()).ok());
 
   ASSERT_EQ(Mend({"migrate"}), 0) << err();
   EXPECT_EQ(out(), "runs (sqlite, " + db() + "): none -> version 4, created\n" +
                        "memory (sqlite, " + db() + "): none -> version 3, created\n" +
-                       "traces (sqlite, " + observe() + "): none -> version 2, created\n");
-  EXPECT_THAT(Versions(), ElementsAre("4", "3", "2"));
+                       "traces (sqlite, " + observe() + "): none -> version 3, created\n");
+  EXPECT_THAT(Versions(), ElementsAre("4", "3", "3"));
 }
 
 TEST_F(MigrateCommandTest, TracesOffAndNoObserveDbLeavesTheTracesOut) {

@@ -39,8 +39,11 @@ constexpr char kLessonReply[] =
     "<correction>Patch large Go files with small targeted edits</correction>"
     "<tags>go, large-file</tags>";
 
-const std::set<std::string> kJobKeys = {"id",          "trigger", "attempts",
-                                        "age_seconds", "task",    "last_error"};
+const std::set<std::string> kJobKeys = {"id",   "trigger",    "attempts", "age_seconds",
+                                        "task", "last_error", "provider"};
+// A pending job also says what it waits for.
+const std::set<std::string> kPendingJobKeys = {"id",   "trigger",    "attempts", "age_seconds",
+                                               "task", "last_error", "provider", "waits_for"};
 
 class ReflectCommandTest : public CliHomeTest {
  protected:
@@ -175,8 +178,10 @@ TEST_F(ReflectCommandTest, ListAndFailedHaveTheStableShapes) {
   EXPECT_EQ(JsonKeys(doc), (std::set<std::string>{"pending", "dlq"}));
   ASSERT_EQ(doc["pending"].size(), 1u);
   ASSERT_EQ(doc["dlq"].size(), 1u);
-  EXPECT_EQ(JsonKeys(doc["pending"][0]), kJobKeys);
+  EXPECT_EQ(JsonKeys(doc["pending"][0]), kPendingJobKeys);
   EXPECT_EQ(JsonKeys(doc["dlq"][0]), kJobKeys);
+  EXPECT_TRUE(doc["pending"][0]["provider"].is_null());  // typed by hand: none recorded
+  EXPECT_TRUE(doc["pending"][0]["waits_for"].is_null());
   EXPECT_EQ(doc["pending"][0]["id"], kJobId);
   EXPECT_EQ(doc["pending"][0]["trigger"], "error");
   EXPECT_TRUE(doc["pending"][0]["last_error"].is_null());

@@ -45,7 +45,7 @@ class PgClaimTest : public PgQueueTest {
   // What a worker of another process does: claims the due jobs for `claim_for`.
   std::vector<ClaimedJob> ClaimAs(Duration claim_for) {
     const Time now = world_.clock.Now();
-    auto claimed = table_->Claim(now, now + claim_for, 10, "claim expired");
+    auto claimed = table_->Claim(now, now + claim_for, 10, "claim expired", ClaimFilter{});
     EXPECT_TRUE(claimed.ok()) << claimed.status();
     return claimed.ok() ? *claimed : std::vector<ClaimedJob>{};
   }

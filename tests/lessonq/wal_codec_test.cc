@@ -190,6 +190,52 @@ TEST(WalCodecTest, MendOnlyFieldsFollowChatclisAndRoundTrip) {
   EXPECT_THAT(DecodeWalRecord(*record), IsOkAndHolds(job));
 }
 
+TEST(WalCodecTest, ProviderFieldsFollowTraceparentAndKeepTheId) {
+  LessonRequest request{"Edit main.go", "used full rewrite", "ERROR: file too large", "error"};
+  const std::string id = JobIdFor(request);
+  Job job = SmallJob();
+  job.id = id;
+  job.request = request;
+  job.request.run_id = "run-1";
+  job.request.provider = "openai";
+  job.request.base_url = "http://127.0.0.1:11434/v1";
+  job.request.model = "llama3";
+  // The provider is mend's alone: the same situation has the same id whatever model it ran on.
+  EXPECT_EQ(JobIdFor(job.request), "bba86ebf380b9dbc");
+  EXPECT_EQ(EncodeWalPayload(job),
+            R"({"v":1,"job":{"ID":"bba86ebf380b9dbc","Request":{"Task":"Edit main.go",)"
+            R"("Attempt":"used full rewrite","Outcome":"ERROR: file too large",)"
+            R"("Trigger":"error","RunID":"run-1","Provider":"openai",)"
+            R"("BaseURL":"http://127.0.0.1:11434/v1","Model":"llama3"},)"
+            R"("EnqueuedAt":"2023-11-14T22:13:20Z","NextAttemptAt":"2023-11-14T22:13:21.5Z",)"
+            R"("Attempts":2,"LastError":"x"}})");
+  Result<std::string> record = EncodeWalRecord(job);
+  MEND_ASSERT_OK(record);
+  EXPECT_THAT(DecodeWalRecord(*record), IsOkAndHolds(job));
+  // Without them the bytes are chatcli's, and a record without them reads as "not recorded".
+  job.request.provider = job.request.base_url = job.request.model = job.request.run_id = "";
+  EXPECT_EQ(EncodeWalPayload(job).find("Provider"), std::string::npos);
+  Result<Job> chatcli = DecodeWalPayload(EncodeWalPayload(job));
+  MEND_ASSERT_OK(chatcli);
+  EXPECT_EQ(EndpointOf(chatcli->request), LessonEndpoint{});
+}
+
+TEST(JobFitsEndpointTest, SameKindAndBaseUrlOrNothingRecorded) {
+  LessonRequest request{"t", "a", "o", "error"};
+  const LessonEndpoint local{"openai", "http://127.0.0.1:11434/v1"};
+  const LessonEndpoint hosted{"openai", "https://api.example.com/v1"};
+  EXPECT_TRUE(JobFitsEndpoint(request, hosted));  // recorded nothing: any provider, as before
+  request.provider = "openai";
+  request.base_url = "http://127.0.0.1:11434/v1/";
+  EXPECT_TRUE(JobFitsEndpoint(request, local));  // a trailing slash aside
+  EXPECT_FALSE(JobFitsEndpoint(request, hosted));
+  EXPECT_FALSE(JobFitsEndpoint(request, LessonEndpoint{"anthropic", local.base_url}));
+  EXPECT_TRUE(JobFitsEndpoint(request, LessonEndpoint{}));  // no restriction
+  request.base_url = "";
+  EXPECT_FALSE(JobFitsEndpoint(request, local));
+  EXPECT_TRUE(JobFitsEndpoint(request, LessonEndpoint{"openai", ""}));
+}
+
 TEST(WalCodecTest, RoundTripKeepsEveryField) {
   Job job;
   job.id = "fedcba9876543210";

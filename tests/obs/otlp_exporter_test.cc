@@ -7,6 +7,7 @@
 
 #include "mend/base/manual_clock.h"
 #include "mend/obs/otlp.h"
+#include "tests/obs/fake_otlp_transport.h"
 #include "tests/obs/otlp_sample.h"
 #include "tests/obs/proto_reader.h"
 #include "tests/support/status_matchers.h"
@@ -18,73 +19,8 @@ using ::mend::testing::IsOk;
 using ::mend::testing::StatusIs;
 using namespace std::chrono_literals;
 
-// Answers from a script (200 once it runs out), records every request and the virtual time it was
-// made at. With `hang` set, Post blocks until Cancel().
-class FakeTransport final : public OtlpTransport {
- public:
-  struct Call {
-    std::string body;
-    std::string content_type;
-    std::vector<HttpHeader> headers;
-    Duration timeout;
-    Time at;
-  };
-
-  explicit FakeTransport(Clock* clock) : clock_(clock) {}
-
-  void Script(Result<HttpReply> reply) {
-    std::lock_guard<std::mutex> lock(mu_);
-    script_.push_back(std::move(reply));
-  }
-  void Hang() { hang_ = true; }
-
-  Result<HttpReply> Post(const std::string&, const std::vector<HttpHeader>& headers,
-                         const std::string& body, std::string_view content_type,
-                         Duration timeout) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    calls_.push_back({body, std::string(content_type), headers, timeout, clock_->Now()});
-    cv_.notify_all();
-    if (hang_) {
-      cv_.wait(lock, [&] { return cancelled_; });
-      return CancelledError("cancelled");
-    }
-    if (script_.empty()) return HttpReply{200, "", ""};
-    Result<HttpReply> reply = std::move(script_.front());
-    script_.pop_front();
-    return reply;
-  }
-
-  void Cancel() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    cancelled_ = true;
-    cv_.notify_all();
-  }
-
-  // Waits (real time, as a guard against a hang only) until `n` requests were made.
-  bool WaitForCalls(size_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, 20s, [&] { return calls_.size() >= n; });
-  }
-  std::vector<Call> calls() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return calls_;
-  }
-
- private:
-  Clock* clock_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Result<HttpReply>> script_;
-  std::vector<Call> calls_;
-  bool hang_ = false;
-  bool cancelled_ = false;
-};
-
-// Next64() == 0: every jittered delay is exactly half its base.
-class ZeroRandom final : public Random {
- public:
-  uint64_t Next64() override { return 0; }
-};
+using testing::FakeTransport;
+using testing::ZeroRandom;
 
 HttpReply Status(int status, std::string retry_after = "") {
   return HttpReply{status, std::move(retry_after), ""};
@@ -288,14 +224,63 @@ TEST_F(OtlpExporterTest, ShutdownSendsWhatIsQueuedWhenTheCollectorAnswers) {
   EXPECT_EQ(transport_->calls().size(), 3u);
 }
 
-TEST_F(OtlpExporterTest, ShutdownDoesNotWaitOutABackoffForAnUnreachableCollector) {
+// A short run's spans, all still queued when the process exits, and a collector that answers
+// 503 once: the shutdown retries within its deadline and the spans arrive.
+TEST_F(OtlpExporterTest, ShutdownRetriesA503) {
+  options_.max_batch_spans = 10;  // nothing is sent before the shutdown
+  transport_->Script(Status(503, "0"));
+  auto exporter = Start();
+  for (int i = 0; i < 3; ++i) exporter->OnEnd(span_);
+  exporter->Shutdown(2s);
+  EXPECT_EQ(transport_->calls().size(), 2u);
+  EXPECT_EQ(exporter->spans_exported(), 3u);
+  EXPECT_EQ(exporter->spans_dropped(), 0u);
+}
+
+TEST_F(OtlpExporterTest, ShutdownRetriesWithinItsDeadline) {
+  options_.max_batch_spans = 10;  // nothing is sent before the shutdown
   transport_->Script(Status(503));
+  auto exporter = Start();
+  for (int i = 0; i < 3; ++i) exporter->OnEnd(span_);
+  std::thread stopper([&] { exporter->Shutdown(2s); });
+  ASSERT_TRUE(transport_->WaitForCalls(1));
+  clock_.BlockUntilWaiters(2);  // the worker's backoff and the shutdown's deadline
+  clock_.Advance(500ms);
+  stopper.join();
+  const std::vector<FakeTransport::Call> calls = transport_->calls();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[1].at - calls[0].at, 500ms);
+  EXPECT_EQ(calls[0].body, calls[1].body);
+  EXPECT_EQ(exporter->spans_exported(), 3u);
+  EXPECT_EQ(exporter->spans_dropped(), 0u);
+  EXPECT_EQ(Dropped("shutdown"), 0.0);
+}
+
+TEST_F(OtlpExporterTest, ShutdownHonoursRetryAfterWithinItsDeadline) {
+  options_.max_batch_spans = 10;
+  transport_->Script(Status(503, "1"));
+  auto exporter = Start();
+  exporter->OnEnd(span_);
+  std::thread stopper([&] { exporter->Shutdown(2s); });
+  ASSERT_TRUE(transport_->WaitForCalls(1));
+  clock_.BlockUntilWaiters(2);
+  clock_.Advance(1s);
+  stopper.join();
+  const std::vector<FakeTransport::Call> calls = transport_->calls();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[1].at - calls[0].at, 1s);
+  EXPECT_EQ(exporter->spans_exported(), 1u);
+}
+
+TEST_F(OtlpExporterTest, ShutdownGivesUpAtOnceWhenTheRetryWouldMissItsDeadline) {
+  options_.max_batch_spans = 10;
+  transport_->Script(Status(503, "5"));
   auto exporter = Start();
   exporter->OnEnd(span_);
   // No clock advance: a shutdown that waited for the retry would never return.
-  exporter->Shutdown(60s);
+  exporter->Shutdown(2s);
   EXPECT_EQ(transport_->calls().size(), 1u);
-  EXPECT_EQ(Dropped("shutdown"), 1.0);
+  EXPECT_EQ(Dropped("shutdown"), 1.0);  // no backlog: nothing keeps the span
   EXPECT_EQ(exporter->spans_exported(), 0u);
 }
 

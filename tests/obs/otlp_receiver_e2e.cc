@@ -8,8 +8,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "mend/base/clock.h"
 #include "mend/obs/otlp.h"
@@ -230,6 +233,110 @@ TEST_F(OtlpReceiverTest, MendRunExportsItsTrace) {
   EXPECT_EQ(names, (std::multiset<std::string>{"invoke_agent exported", "chat", "chat",
                                                "execute_tool read_file"}));
   std::filesystem::remove_all(dir);
+}
+
+// A home with an agent that reads a file and answers, and `mend run` of it as run `id`, exporting
+// to `endpoint`; the run's trace id.
+class MendRunExport {
+ public:
+  MendRunExport() {
+    dir_ = (std::filesystem::temp_directory_path() / "mend-otlp-XXXXXX").string();
+    EXPECT_NE(mkdtemp(dir_.data()), nullptr);
+    std::filesystem::create_directories(dir_ + "/agent/ws");
+    Write("agent/agent.toml", "name = \"exported\"\ntools = [\"read_file\"]\nworkspace = \"ws\"\n");
+    Write("agent/instructions.md", "Answer.\n");
+    Write("agent/ws/notes.txt", "Tuesday\n");
+  }
+  ~MendRunExport() { std::filesystem::remove_all(dir_); }
+
+  std::string Run(const std::string& id, const std::string& endpoint) {
+    Write(id + ".json", R"([
+      {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "notes.txt"}}]},
+      {"text": "Tuesday"}])");
+    Result<mend::testing::ChildOutput> run = mend::testing::RunProcess(
+        {MEND_BINARY, "--home", dir_ + "/home", "--json", "run", dir_ + "/agent", "when?", "--id",
+         id, "--provider", "scripted", "--script-file", dir_ + "/" + id + ".json"},
+        {"PATH=/usr/bin:/bin", "HOME=" + dir_, "MEND_OTLP_ENDPOINT=" + endpoint}, 20s);
+    EXPECT_TRUE(run.ok()) << run.status();
+    if (!run.ok()) return "";
+    EXPECT_TRUE(run->status.exited && run->status.code == 0) << run->err;
+    return json::parse(run->out).value("trace_id", "");
+  }
+
+ private:
+  void Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ + "/" + name) << text;
+  }
+  std::string dir_;
+};
+
+// The spans of accepted requests by name, per trace id, until `want` spans of `trace_id` came.
+std::multiset<std::string> SpansOf(const std::string& trace_id, size_t want,
+                                   const std::function<json()>& next) {
+  std::multiset<std::string> names;
+  while (names.size() < want) {
+    const json line = next();
+    if (line.empty()) break;  // no more requests came (the failure is reported by `next`)
+    if (line.value("status", 0) != 200) continue;  // a refused request; its spans come again
+    for (const json& rs : line["request"]["resourceSpans"]) {
+      for (const json& ss : rs["scopeSpans"]) {
+        for (const json& span : ss["spans"]) {
+          if (span.value("traceId", "") == trace_id) names.insert(span.value("name", ""));
+        }
+      }
+    }
+  }
+  return names;
+}
+
+const std::multiset<std::string> kRunSpans = {"invoke_agent exported", "chat", "chat",
+                                              "execute_tool read_file"};
+
+// The issue's case: a short run, a collector that answers its first request with 503. The
+// exiting process retries within its shutdown deadline (after the receiver's Retry-After: 1) and
+// every span arrives.
+TEST_F(OtlpReceiverTest, MendRunsExitRetriesA503AndDeliversItsTrace) {
+  const std::string base = StartReceiver({"--fail-first", "1"});
+  MendRunExport home;
+  const std::string trace_id = home.Run("r1", base);
+  ASSERT_EQ(trace_id.size(), 32u);
+  EXPECT_EQ(NextRequest().value("status", 0), 503);
+  EXPECT_EQ(SpansOf(trace_id, 4, [this] { return NextRequest(); }), kRunSpans);
+}
+
+// A run whose collector cannot be reached at all leaves its spans in observe.db; the next `mend
+// run` with a collector sends them along with its own.
+TEST_F(OtlpReceiverTest, SpansARunCouldNotExportAreSentByTheNextRun) {
+  MendRunExport home;
+  // Nothing listens on this port: every request is refused.
+  const std::string unreachable = StartReceiver({});
+  receiver_.reset();
+  const std::string first = home.Run("r1", unreachable);
+  ASSERT_EQ(first.size(), 32u);
+
+  const std::string base = StartReceiver({});
+  const std::string second = home.Run("r2", base);
+  ASSERT_EQ(second.size(), 32u);
+  std::multiset<std::string> both;
+  while (both.size() < 8) {
+    const json line = NextRequest();
+    ASSERT_EQ(line.value("status", 0), 200) << line.dump();
+    for (const json& rs : line["request"]["resourceSpans"]) {
+      for (const json& ss : rs["scopeSpans"]) {
+        for (const json& span : ss["spans"]) {
+          const std::string trace = span.value("traceId", "");
+          EXPECT_TRUE(trace == first || trace == second) << span.dump();
+          both.insert((trace == first ? "r1 " : "r2 ") + span.value("name", ""));
+        }
+      }
+    }
+  }
+  std::multiset<std::string> want;
+  for (const std::string& name : kRunSpans) {
+    want.insert("r1 " + name);
+    want.insert("r2 " + name);
+  }
+  EXPECT_EQ(both, want);
 }
 
 }  // namespace

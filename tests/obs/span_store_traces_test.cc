@@ -226,7 +226,8 @@ TEST_F(SpanStoreTracesTest, VersionOneFileIsMigrated) {
   Result<TracePage> before = store_->ListTraces({});
   ASSERT_THAT(before, IsOk());
   store_.reset();
-  Sql("DROP TABLE traces; UPDATE meta SET value = 1 WHERE key = 'schema_version'");
+  Sql("DROP INDEX spans_otlp; ALTER TABLE spans DROP COLUMN otlp_state; DROP TABLE traces; "
+      "UPDATE meta SET value = 1 WHERE key = 'schema_version'");
 
   auto reader = SpanStore::OpenReadOnly(path_);
   ASSERT_THAT(reader, IsOk());

@@ -204,6 +204,23 @@ TEST(LessonGeneratorTest, OneCompletionWithSystemAndUserMessage) {
   EXPECT_EQ(calls[0].max_tokens, 400);
 }
 
+TEST(LessonGeneratorTest, TheRecordedModelUnlessALessonModelIsConfigured) {
+  ManualClock clock(kNow);
+  llm::ScriptedProvider provider({llm::ScriptedStep{.text = std::string(kSeedReply)},
+                                  llm::ScriptedStep{.text = std::string(kSeedReply)}});
+  lessonq::LessonRequest request{"t", "a", "o", "error"};
+  request.provider = "openai";
+  request.model = "llama3";
+  LessonGenerator recorded(provider, "", clock);
+  MEND_ASSERT_OK(recorded.Generate(request).status());
+  LessonGenerator configured(provider, "small-model", clock);
+  MEND_ASSERT_OK(configured.Generate(request).status());
+  std::vector<llm::CompletionRequest> calls = provider.requests();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].model, "llama3");
+  EXPECT_EQ(calls[1].model, "small-model");
+}
+
 TEST(LessonGeneratorTest, ProviderErrorsComeBackUnchanged) {
   ManualClock clock(kNow);
   Status outage = UnavailableError("upstream 503").WithDetailCode("http_503");

@@ -64,9 +64,18 @@ class FakeEnqueuer final : public lessonq::LessonEnqueuer {
   Status error;
 };
 
+// A task failure: the run used up its steps.
 agent::RunOutcome Failed() {
   agent::RunOutcome outcome;
-  outcome.error = UnavailableError("provider timed out").WithDetailCode("timeout");
+  outcome.error = FailedPreconditionError("run reached max_steps (8)")
+                      .WithDetailCode("MEND_RUN_MAX_STEPS")
+                      .WithClass(ErrorClass::kPermanent);
+  return outcome;
+}
+
+agent::RunOutcome FailedWith(Status error) {
+  agent::RunOutcome outcome;
+  outcome.error = std::move(error);
   return outcome;
 }
 
@@ -142,8 +151,67 @@ TEST(TriggerForTest, OptionsGateEachTrigger) {
   EXPECT_EQ(TriggerFor(outcome, options), std::nullopt);
 }
 
+TEST(TriggerForTest, InfrastructureFailuresAreNotLessons) {
+  // The agent could not have done better: the provider or mend itself failed.
+  const std::vector<Status> infrastructure = {
+      UnauthenticatedError("openai HTTP 401: Incorrect API key provided.")
+          .WithDetailCode("http_401"),
+      PermissionDeniedError("openai HTTP 403: forbidden").WithDetailCode("http_403"),
+      UnavailableError("connect to 127.0.0.1:9 failed: Connection refused")
+          .WithDetailCode("transport"),
+      UnavailableError("could not resolve host api.example").WithDetailCode("transport"),
+      UnavailableError("openai HTTP 503: overloaded").WithDetailCode("http_503"),
+      DeadlineExceededError("request timed out").WithDetailCode("timeout"),
+      ResourceExhaustedError("openai HTTP 429: slow down").WithDetailCode("http_429"),
+      ResourceExhaustedError("openai HTTP 429: quota")
+          .WithDetailCode("insufficient_quota")
+          .WithClass(ErrorClass::kPermanent),
+      NotFoundError("openai HTTP 404: no such model").WithDetailCode("http_404"),
+      InvalidArgumentError("provider.model is not set").WithDetailCode("MEND_CONFIG_INVALID"),
+      InternalError("disk I/O error"),
+      AbortedError("the run's lease was lost"),
+  };
+  for (const Status& error : infrastructure) {
+    EXPECT_FALSE(IsTaskFailure(error)) << error;
+    EXPECT_EQ(TriggerFor(FailedWith(error), TriggerOptions{}), std::nullopt) << error;
+  }
+  // Failures of the task itself are lessons.
+  const std::vector<Status> task = {
+      FailedPreconditionError("run reached max_steps (8)")
+          .WithDetailCode("MEND_RUN_MAX_STEPS")
+          .WithClass(ErrorClass::kPermanent),
+      FailedPreconditionError("the same tool call failed 3 times")
+          .WithDetailCode("MEND_RUN_NO_PROGRESS")
+          .WithClass(ErrorClass::kPermanent),
+      InvalidArgumentError("openai HTTP 400: context length exceeded")
+          .WithDetailCode("context_length_exceeded"),
+      InvalidArgumentError("the deploy tool rejected the manifest"),
+  };
+  for (const Status& error : task) {
+    EXPECT_TRUE(IsTaskFailure(error)) << error;
+    EXPECT_THAT(TriggerFor(FailedWith(error), TriggerOptions{}),
+                Optional(std::string_view("error")))
+        << error;
+  }
+  EXPECT_FALSE(IsTaskFailure(OkStatus()));
+  // A reflection asked for by hand still happens whatever the error.
+  agent::RunOutcome forced = FailedWith(UnauthenticatedError("bad key"));
+  forced.flags["force_reflexion"] = true;
+  EXPECT_THAT(TriggerFor(forced, TriggerOptions{}), Optional(std::string_view("manual")));
+}
+
+TEST(ReflexionHookTest, ProviderOutageEnqueuesNothing) {
+  FakeEnqueuer enqueuer;
+  ReflexionHook hook(TriggerOptions{}, enqueuer);
+  agent::RunOutcome outcome =
+      FailedWith(UnavailableError("provider timed out").WithDetailCode("timeout"));
+  MEND_ASSERT_OK(hook.AfterRun(outcome));
+  EXPECT_THAT(enqueuer.requests, IsEmpty());
+}
+
 TEST(OutcomeTextTest, PerTrigger) {
-  agent::RunOutcome failed = Failed();
+  agent::RunOutcome failed =
+      FailedWith(UnavailableError("provider timed out").WithDetailCode("timeout"));
   EXPECT_EQ(OutcomeText(failed, "error"), "UNAVAILABLE: provider timed out (detail timeout)");
   failed.error = InvalidArgumentError("bad tool call");
   EXPECT_EQ(OutcomeText(failed, "error"), "INVALID_ARGUMENT: bad tool call");
@@ -175,8 +243,21 @@ TEST(ReflexionHookTest, EnqueuesTheRequestFields) {
   ASSERT_EQ(enqueuer.requests.size(), 1u);
   EXPECT_EQ(enqueuer.requests[0],
             (lessonq::LessonRequest{"Edit main.go", "called write with the whole file",
-                                    "UNAVAILABLE: provider timed out (detail timeout)", "error",
-                                    "run-1", /*traceparent=*/""}));
+                                    "FAILED_PRECONDITION: run reached max_steps (8) (detail "
+                                    "MEND_RUN_MAX_STEPS)",
+                                    "error", "run-1", /*traceparent=*/""}));
+}
+
+TEST(ReflexionHookTest, TheJobRecordsTheRunsProvider) {
+  FakeEnqueuer enqueuer;
+  ReflexionHook hook(TriggerOptions{}, enqueuer,
+                     LessonProvider{"openai", "http://127.0.0.1:11434/v1", "llama3"});
+  agent::RunOutcome outcome = Failed();
+  MEND_ASSERT_OK(hook.AfterRun(outcome));
+  ASSERT_EQ(enqueuer.requests.size(), 1u);
+  EXPECT_EQ(enqueuer.requests[0].provider, "openai");
+  EXPECT_EQ(enqueuer.requests[0].base_url, "http://127.0.0.1:11434/v1");
+  EXPECT_EQ(enqueuer.requests[0].model, "llama3");
 }
 
 TEST(ReflexionHookTest, NoTriggerNoEnqueue) {

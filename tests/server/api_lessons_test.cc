@@ -29,8 +29,8 @@ constexpr char kLessonReply[] =
     "<tags>go, large-file</tags>";
 constexpr char kSecret[] = "sk-test-never-shown-5151";
 
-const std::set<std::string> kJobKeys = {"id",          "trigger", "attempts",
-                                        "age_seconds", "task",    "last_error"};
+const std::set<std::string> kJobKeys = {"id",   "trigger",    "attempts", "age_seconds",
+                                        "task", "last_error", "provider"};
 
 std::set<std::string> Keys(const nlohmann::json& object) {
   std::set<std::string> keys;

@@ -61,10 +61,15 @@ int64_t LessonJobAgeSeconds(const lessonq::Job& job, Time now);
 
 // {"queue_depth","wal_records","dlq_size"}
 nlohmann::json QueueStatsJson(const lessonq::QueueStats& stats);
-// JOB: {"id","trigger","attempts","age_seconds","task","last_error":null|"..."}, the age counted
-// from the first enqueue to `now`.
+// JOB: {"id","trigger","attempts","age_seconds","task","last_error":null|"...",
+// "provider":null|{"name","base_url","model"}}, the age counted from the first enqueue to `now`;
+// `provider` is what the job recorded (null: nothing, any provider may generate it).
 nlohmann::json LessonJobJson(const lessonq::Job& job, Time now);
 nlohmann::json LessonJobsJson(const std::vector<lessonq::Job>& jobs, Time now);
+// Pending jobs: JOB plus "waits_for": null when this process's workers would take the job up,
+// else why they leave it (WhyLessonWaits: it recorded another provider).
+nlohmann::json PendingLessonJobsJson(const Runtime& runtime, const std::vector<lessonq::Job>& jobs,
+                                     Time now);
 // {"succeeded","skipped","retried","dead_lettered","remaining"}
 nlohmann::json DrainReportJson(const lessonq::DrainReport& report);
 

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "mend/agent/agent.h"
+#include "mend/agent/run_origin.h"
 #include "mend/base/clock.h"
 #include "mend/base/config.h"
 #include "mend/base/result.h"
@@ -41,13 +42,30 @@ struct Lessons {
 // `mend reflect migrate`.
 Result<lessonq::PgQueueOptions> PostgresQueueOptions(const Config& config);
 
-// The processor lesson workers run: generate with the runtime's provider, persist through the sink.
+// The endpoint this process generates lessons on: the configured provider (provider.name, or the
+// injected provider's name, and provider.base_url), the one the configured API key belongs to.
+lessonq::LessonEndpoint LessonEndpointOf(const Runtime& runtime);
+
+// What the jobs of runs on `model` record as their provider: its kind and base URL, and
+// reflexion.model when that is set, else the run's model.
+reflexion::LessonProvider LessonProviderFor(const Runtime& runtime, const agent::RunModel& model);
+
+// Why this process's workers leave `job` pending ("" when they would take it up): it recorded a
+// provider kind or base URL other than LessonEndpointOf's. For `mend reflect list`.
+std::string WhyLessonWaits(const Runtime& runtime, const lessonq::Job& job);
+
+// The processor lesson workers run: generate with the runtime's provider on the job's recorded
+// model (or reflexion.model), persist through the sink. A job whose recorded provider is not
+// this process's (JobFitsEndpoint) fails with kFailedPrecondition and reaches no model; the
+// queue's workers never hand it one (their scope leaves it pending).
 lessonq::Processor LessonProcessor(Runtime& runtime);
 
-// Makes this process the owner of the lesson workers and starts them (replaying the WAL).
-// kUnavailable when another process owns them (that process picks up this one's records).
-// Long-lived commands call it through StartBackgroundWork; `mend reflect drain` directly.
-Status StartLessonWorkers(Runtime& runtime);
+// Makes this process the owner of the lesson workers and starts them (replaying the WAL) on the
+// jobs LessonEndpointOf can generate: all of them (`jobs` kAll), or with kOwn only those this
+// process's runs enqueue. kUnavailable when another process owns them (that process picks up
+// this one's records). Long-lived commands call it through StartBackgroundWork; `mend reflect
+// drain` directly.
+Status StartLessonWorkers(Runtime& runtime, lessonq::JobsTaken jobs = lessonq::JobsTaken::kAll);
 
 // Stops the lesson workers, waiting up to `timeout` (30 s by default at exit) for jobs in flight;
 // unfinished jobs stay in the WAL. No-op when this process does not own them.
@@ -58,7 +76,8 @@ Status StopLessonWorkers(Runtime& runtime, Duration timeout);
 Result<std::string> AddManualLesson(Runtime& runtime, std::string_view text);
 
 // Registers the post-run hooks in DESIGN.md order — verify → refine → reflexion — as the
-// quality.* and reflexion.* keys enable them (OpenAgent calls it).
-void AddQualityHooks(Runtime& runtime, agent::Agent& agent);
+// quality.* and reflexion.* keys enable them (OpenAgent calls it). The lesson jobs of the agent's
+// runs record `model`'s provider (LessonProviderFor).
+void AddQualityHooks(Runtime& runtime, agent::Agent& agent, const agent::RunModel& model);
 
 }  // namespace mend::app

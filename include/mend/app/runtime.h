@@ -158,8 +158,11 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
 
 // Starts the background work of long-lived commands (`mend run`, `mend chat`): the embedding
 // backfill, when there is an embedder, and the lesson workers when this process can own them
-// (StartLessonWorkers; another owner is fine). Short commands never call it. Call it once.
-void StartBackgroundWork(Runtime& runtime);
+// (StartLessonWorkers on `lessons_taken`; another owner is fine). `mend run` passes kOwn: its
+// workers generate its own runs' lessons only, never another run's before or during its model
+// calls. Short commands never call it. Call it once.
+void StartBackgroundWork(Runtime& runtime,
+                         lessonq::JobsTaken lessons_taken = lessonq::JobsTaken::kAll);
 
 // An embedder like the runtime's (memory.embeddings.*) for `model` instead of
 // memory.embeddings.model. kFailedPrecondition when memory.embeddings.url is empty.

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "mend/base/clock.h"
@@ -104,6 +105,24 @@ struct DrainReport {
   int64_t remaining = 0;      // jobs still pending afterwards
 };
 
+// Which pending jobs a process's workers take up (docs/lesson_queue.md, "Which process takes a
+// job"). A job outside the scope is not attempted: it stays pending, as it was, for a process
+// whose scope holds it; it costs no attempt and never becomes a dead letter here.
+enum class JobsTaken {
+  kAll,  // every pending job the endpoint fits
+  // Only the jobs enqueued through this queue object (Enqueue, also when it deduped onto a
+  // pending job): what a short command such as `mend run` uses so that it generates its own
+  // runs' lessons and leaves everything else for long-lived processes.
+  kOwn,
+};
+
+struct WorkerScope {
+  // The provider this process generates lessons with: a job that recorded another provider kind
+  // or base URL (JobFitsEndpoint) is left for a process that has it. Empty: no restriction.
+  LessonEndpoint endpoint;
+  JobsTaken jobs = JobsTaken::kAll;
+};
+
 // A durable lesson queue: the job of a request is stored when Enqueue returns, processed at least
 // once by the workers of some process that called Start, retried with capped exponential backoff
 // and jitter until max_attempts, then kept as a dead letter for an operator. Jobs are deduped by
@@ -111,15 +130,18 @@ struct DrainReport {
 // thread-safe; the destructor shuts down (Shutdown(0)) and joins every thread.
 class DurableLessonQueue : public LessonEnqueuer {
  public:
-  // Starts the workers with `processor`, after discarding pending jobs older than stale_after.
-  // kFailedPrecondition when already started (a queue object starts at most once). The WAL queue
-  // also answers kUnavailable when another process owns its directory.
-  virtual Status Start(Processor processor) = 0;
+  // Starts the workers with `processor` on the jobs of `scope`, after discarding pending jobs
+  // older than stale_after. kFailedPrecondition when already started (a queue object starts at
+  // most once). The WAL queue also answers kUnavailable when another process owns its directory.
+  virtual Status Start(Processor processor, WorkerScope scope) = 0;
+  // Start with no restriction: every pending job.
+  Status Start(Processor processor) { return Start(std::move(processor), WorkerScope{}); }
   // True while this object runs workers (between a successful Start and Shutdown).
   virtual bool owner() const = 0;
-  // Workers only (kFailedPrecondition otherwise): makes every pending job that is not being
-  // processed due now and waits until no due job is left and none is in flight here, or `timeout`
-  // passes. Jobs rescheduled by a transient failure meanwhile are not waited for.
+  // Workers only (kFailedPrecondition otherwise): makes every pending job of the workers' scope
+  // that is not being processed due now and waits until no due job of the scope is left and none
+  // is in flight here, or `timeout` passes. Jobs rescheduled by a transient failure meanwhile are
+  // not waited for.
   virtual Result<DrainReport> DrainNow(Duration timeout) = 0;
   // Until `timeout`, keeps taking up due jobs and waits for the jobs in flight; then stops,
   // signals cancellation (JobContext::cancelled) and joins the workers. Jobs not done stay

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "mend/base/clock.h"
 
@@ -20,9 +21,35 @@ struct LessonRequest {
   // joins the run's trace (docs/observe.md). Empty when not known.
   std::string run_id;
   std::string traceparent;
+  // mend's own too: the provider the lesson is generated with, that of the run it came from (its
+  // kind, base URL and model; the model is reflexion.model when that is set), never an API key.
+  // A job is generated only on that provider kind and base URL (JobFitsEndpoint). All empty
+  // when not recorded (a record chatcli or an older mend wrote, `mend reflect enqueue`).
+  std::string provider;  // "openai", "anthropic", "scripted"
+  std::string base_url;  // "" = the provider's public default
+  std::string model;     // "" = the model the generating provider is configured with
 
   bool operator==(const LessonRequest&) const = default;
 };
+
+// Where lessons can be generated: a provider kind and its base URL, the endpoint an API key
+// belongs to. Empty: any endpoint (no restriction).
+struct LessonEndpoint {
+  std::string provider;
+  std::string base_url;
+
+  bool empty() const { return provider.empty() && base_url.empty(); }
+  bool operator==(const LessonEndpoint&) const = default;
+};
+
+// The endpoint `request` recorded (empty when it recorded no provider).
+LessonEndpoint EndpointOf(const LessonRequest& request);
+// True when `request` may be generated on `endpoint`: the request recorded no provider, the
+// endpoint is empty, or both name the same provider kind and base URL (compared without trailing
+// slashes). Pure.
+bool JobFitsEndpoint(const LessonRequest& request, const LessonEndpoint& endpoint);
+// A base URL as JobFitsEndpoint compares it: without trailing slashes.
+std::string_view CanonicalBaseUrl(std::string_view base_url);
 
 // One pending lesson job as it lives in a WAL record (docs/wal_format.md).
 struct Job {

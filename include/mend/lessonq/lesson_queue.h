@@ -40,11 +40,13 @@ class LessonQueue final : public DurableLessonQueue {
   Result<EnqueueResult> Enqueue(const LessonRequest& request) override;
 
   // Takes the owner lock, replays the WAL (records older than stale_after are removed and
-  // counted; corrupt ones are removed and counted) and starts the workers with `processor`.
-  // kUnavailable when another process owns the directory (the queue stays a producer; Start may
-  // be tried again later); kFailedPrecondition when already started (a queue object starts at
-  // most once, also after Shutdown).
-  Status Start(Processor processor) override;
+  // counted; corrupt ones are removed and counted) and starts the workers with `processor` on
+  // the jobs of `scope` (the others stay in the WAL, untouched). kUnavailable when another
+  // process owns the directory (the queue stays a producer; Start may be tried again later);
+  // kFailedPrecondition when already started (a queue object starts at most once, also after
+  // Shutdown).
+  Status Start(Processor processor, WorkerScope scope) override;
+  using DurableLessonQueue::Start;
   bool owner() const override;
 
   // Owner only (kFailedPrecondition otherwise): rescans the WAL, makes every queued job due now

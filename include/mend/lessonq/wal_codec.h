@@ -26,7 +26,8 @@ inline constexpr size_t kMaxWalPayloadBytes = 16u << 20;  // 16 MiB
 inline constexpr int kWalVersion = 1;
 
 // The payload JSON of `job`, as Go's json.Marshal writes it: members in the order above (mend's
-// own Request.RunID and Request.Traceparent after Trigger, only when not empty), strings escaped
+// own Request.RunID, Traceparent, Provider, BaseURL and Model after Trigger, each only when not
+// empty), strings escaped
 // as Go escapes them (<, >, & as \u003c \u003e \u0026, U+2028/U+2029 as \u2028 \u2029, each
 // invalid UTF-8 byte as one \ufffd), times in UTC as RFC3339Nano. Pure and thread-safe.
 std::string EncodeWalPayload(const Job& job);

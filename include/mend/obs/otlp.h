@@ -17,6 +17,7 @@
 #include "mend/obs/metrics.h"
 #include "mend/obs/otlp_encode.h"
 #include "mend/obs/otlp_transport.h"
+#include "mend/obs/span_store.h"
 #include "mend/obs/trace.h"
 
 namespace mend::obs {
@@ -61,22 +62,41 @@ struct OtlpExporterOptions {
   Clock* clock = nullptr;                    // required; waits, backoff and Retry-After dates
   Random* random = nullptr;                  // required; backoff jitter
   MetricsRegistry* metrics = nullptr;        // optional; the exporter's own registry when null
+
+  // observe.db as the durable copy (docs/observe.md, "Spans a collector has not taken"), whose
+  // writer marks this process's spans OtlpExport::kAwait. When set, a span this exporter could
+  // not deliver (the queue was full, the collector refused or stayed unreachable, the shutdown
+  // deadline came) is handed over there instead of dropped, and every `backlog_interval` (the
+  // first time at once) the exporter sends what was handed over, by this process or another one.
+  // Null: undelivered spans are dropped.
+  std::shared_ptr<SpanStore> backlog;
+  // A span that ended longer ago than this without reaching a collector is given up: dropped,
+  // reason `expired` (observe.otlp.retention).
+  Duration retention = std::chrono::hours(24);
+  Duration backlog_interval = std::chrono::minutes(1);
+  // A span still waiting for its own process's exporter this long after it ended is sent by any
+  // exporter: that process died with it.
+  Duration orphan_after = std::chrono::minutes(10);
 };
 
 // A SpanProcessor that sends finished spans to an OTLP/HTTP collector from a background thread.
 //
-// OnEnd only copies the span into a bounded queue (full: the span is dropped and counted), so a
-// slow, failing or unreachable collector never slows the thread that ended the span. The worker
-// sends a batch when max_batch_spans are queued, when schedule_delay has passed since the last
-// send, or on Flush/Shutdown. A failed request is retried up to max_retries times with exponential
-// backoff (initial_backoff doubling up to max_backoff, each delay drawn uniformly from its upper
-// half) on a connection error, a timeout, or status 429, 502, 503 or 504; on 429 and 503 a
-// Retry-After value replaces the computed delay, capped by max_backoff. Any other non-2xx status
-// drops the batch without retrying.
+// OnEnd only copies the span into a bounded queue (full: the span is handed over to the backlog,
+// or without one dropped, and counted), so a slow, failing or unreachable collector never slows
+// the thread that ended the span. The worker sends a batch when max_batch_spans are queued, when
+// schedule_delay has passed since the first span of a batch was queued, or on Flush/Shutdown. A
+// failed request is retried up to max_retries times with exponential backoff (initial_backoff
+// doubling up to max_backoff, each delay drawn uniformly from its upper half) on a connection
+// error, a timeout, or status 429, 502, 503 or 504; on 429 and 503 a Retry-After value replaces
+// the computed delay, capped by max_backoff. Any other non-2xx status gives the batch up at once.
+// Shutdown keeps retrying as long as the next attempt falls before its deadline. A batch given up
+// is handed over to the backlog (sent later, by this process or the next one) or, without one,
+// dropped.
 //
-// Metrics: mend_otlp_spans_exported_total, mend_otlp_spans_dropped_total{reason} (reason:
-// queue_full, rejected, retries_exhausted, shutdown) and mend_otlp_export_failures_total (failed
-// requests, retried or not). Thread-safe.
+// Metrics: mend_otlp_spans_exported_total, mend_otlp_spans_dropped_total{reason} (with a
+// backlog: expired; without one: queue_full, rejected, retries_exhausted, shutdown),
+// mend_otlp_spans_deferred_total (spans handed over to the backlog) and
+// mend_otlp_export_failures_total (failed requests, retried or not). Thread-safe.
 class OtlpExporter final : public SpanProcessor {
  public:
   // Checks the options and starts the worker thread. kInvalidArgument for a missing transport,
@@ -91,22 +111,40 @@ class OtlpExporter final : public SpanProcessor {
   // was not all handled in time; kUnavailable when spans were dropped after a failed export since
   // the previous Flush (the queue-full drops of OnEnd are only counted).
   Status Flush(Duration timeout) override;
-  // Sends what is queued for at most `timeout` (a request in flight is cancelled at the deadline),
-  // then stops the worker; what is left is dropped. Later spans are dropped. Idempotent; a second
+  // Sends what is queued for at most `timeout`, retrying failed requests while the retry falls
+  // before the deadline (a request in flight is cancelled at the deadline), then stops the
+  // worker; what is left is handed over to the backlog, or dropped without one. Later spans are
+  // dropped (with a backlog they wait in observe.db for the next process). Idempotent; a second
   // call waits for the worker only.
   void Shutdown(Duration timeout) override;
 
   // The counters, for tests and status output.
   uint64_t spans_exported() const;
   uint64_t spans_dropped() const;
+  uint64_t spans_deferred() const;
   uint64_t export_failures() const;
 
  private:
+  // How an export ended; the reasons a batch was given up are the drop reasons.
+  enum class Delivery { kDelivered, kRejected, kRetriesExhausted, kShutdown };
+  enum class Retries { kAsConfigured, kNone };
+
   explicit OtlpExporter(OtlpExporterOptions options);
   void Run();
   std::vector<SpanData> TakeBatch();
-  // Sends `batch` with retries; false when it was dropped. Called without mu_ held.
-  bool Export(const std::vector<SpanData>& batch);
+  // Takes a batch off the queue and sends it; `lock` is released meanwhile.
+  void SendQueued(std::unique_lock<std::mutex>& lock);
+  // Sends `batch`, retrying as `retries` says. Called without mu_ held.
+  Delivery Export(const std::vector<SpanData>& batch, Retries retries);
+  // Records the outcome of a batch of this process's spans: marked exported in the backlog, or
+  // handed over to it, or dropped for `reason`.
+  void Settle(const std::vector<SpanData>& batch, Delivery delivery);
+  void GiveUp(std::vector<SpanKey> keys, std::string_view reason);
+  // Appends `keys` to one of the lists of marks to try again, up to its bound; mu_ is held.
+  void Keep(std::vector<SpanKey>& list, std::vector<SpanKey> keys);
+  // The backlog's turn: the keys waiting to be marked, expiry, and one batch of handed-over
+  // spans. True when more may be waiting. Called without mu_ held.
+  bool Maintain();
   Duration Backoff(int retry, const Result<HttpReply>& reply);
   void Drop(size_t spans, std::string_view reason);
   Time Deadline();  // the shutdown deadline, or Time::max()
@@ -119,6 +157,7 @@ class OtlpExporter final : public SpanProcessor {
   Counter* dropped_queue_full_ =
       nullptr;  // looked up once: OnEnd's drop path takes no registry lock
   Counter* dropped_shutdown_ = nullptr;
+  Counter* deferred_ = nullptr;
 
   std::mutex mu_;
   std::condition_variable work_cv_;  // the worker: spans queued, flush, shutdown
@@ -129,6 +168,11 @@ class OtlpExporter final : public SpanProcessor {
   uint64_t undelivered_ = 0;           // of those, dropped after export failed
   uint64_t undelivered_reported_ = 0;  // undelivered_ as the last Flush reported it
   uint64_t flush_target_ = 0;
+  // With a backlog: keys of spans the queue had no room for, and keys observe.db did not know
+  // yet when they were marked (its writer lags); tried again at the next Maintain and at exit.
+  std::vector<SpanKey> overflow_;
+  std::vector<SpanKey> unmatched_exported_;
+  std::vector<SpanKey> unmatched_handed_over_;
   bool stopping_ = false;
   bool worker_done_ = false;
   std::optional<Time> shutdown_deadline_;

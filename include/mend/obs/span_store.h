@@ -18,7 +18,7 @@ class SqliteConn;
 }  // namespace internal
 
 // The observe.db schema this build writes (docs/observe.md, "observe.db").
-inline constexpr int64_t kSpanStoreSchemaVersion = 2;
+inline constexpr int64_t kSpanStoreSchemaVersion = 3;
 // The largest page ListRuns returns.
 inline constexpr size_t kMaxRunTracePageSize = 1000;
 // The largest page ListTraces returns.
@@ -111,6 +111,20 @@ struct TracePage {
   int64_t more = 0;                  // traces after this page
 };
 
+// Whether spans written now still have to reach an OTLP collector (docs/observe.md, "Spans a
+// collector has not taken").
+enum class OtlpExport {
+  kNone,   // no exporter in this process: nothing to send later (spans received over OTLP too)
+  kAwait,  // this process's exporter sends them; until it says so they wait in observe.db
+};
+
+// The ids of a stored span.
+struct SpanKey {
+  std::string trace_id;
+  std::string span_id;
+  bool operator==(const SpanKey&) const = default;
+};
+
 // What DeleteEndedBefore removed (or, in a dry run, would remove).
 struct SpanPruneResult {
   int64_t spans = 0;   // spans that ended before the cutoff
@@ -150,8 +164,28 @@ class SpanStore {
 
   // Writes `spans` in one transaction, replacing a span stored with the same trace and span id,
   // and adds `newly_dropped` to the persisted dropped-span total in the same transaction. On error
-  // nothing of it is stored.
-  Status Write(const std::vector<SpanData>& spans, int64_t newly_dropped = 0);
+  // nothing of it is stored. With kAwait every ended span (not an in-progress snapshot) waits for
+  // export until MarkExported or ExpireUnexported.
+  Status Write(const std::vector<SpanData>& spans, int64_t newly_dropped = 0,
+               OtlpExport otlp = OtlpExport::kNone);
+
+  // The OTLP exporter's bookkeeping (span_store_otlp.cc). Each returns the keys it found no
+  // waiting span for (not written yet, already exported, or never meant for export), so the
+  // caller can try them again once the writer has caught up.
+  //
+  // A collector accepted these spans: they wait no more.
+  Result<std::vector<SpanKey>> MarkExported(const std::vector<SpanKey>& keys);
+  // The exporter of the process that ended these spans gave up on them: any exporter may send
+  // them now (SpansToExport).
+  Result<std::vector<SpanKey>> HandOver(const std::vector<SpanKey>& keys);
+  // Up to `limit` spans any exporter may send, oldest end first: those handed over, and those
+  // still waiting for their own process's exporter that ended before `orphaned_before` (a process
+  // that died with them).
+  Result<std::vector<SpanData>> SpansToExport(Time orphaned_before, size_t limit);
+  // Stops waiting for the spans that ended before `cutoff` and were never exported; how many.
+  Result<int64_t> ExpireUnexported(Time cutoff);
+  // Spans waiting for export, for tests and status output.
+  Result<int64_t> UnexportedCount();
 
   // Every span of `trace_id`, by start time (then span id); empty when there is none.
   Result<std::vector<SpanData>> SpansOfTrace(const std::string& trace_id);

@@ -25,6 +25,9 @@ struct BatchSpanWriterOptions {
   // smaller than a batch is written on max_delay (or Flush) only.
   size_t batch_spans = 512;
   Duration max_delay = std::chrono::seconds(1);
+  // kAwait when this process exports over OTLP: the spans written wait in observe.db until the
+  // exporter marks them sent (SpanStore::Write).
+  OtlpExport otlp = OtlpExport::kNone;
 };
 
 // A SpanProcessor that writes finished spans to a SpanStore from a background thread.

@@ -37,11 +37,16 @@ Result<std::optional<Lesson>> ParseLessonReply(std::string_view reply, std::stri
 // Asks a model for a lesson. Thread-safe as the provider is.
 class LessonGenerator {
  public:
-  // `provider` and `clock` must outlive the generator. `model` may be empty (the provider's).
+  // `provider` and `clock` must outlive the generator. `model`, the configured lesson model, may
+  // be empty: each request's recorded model (LessonRequest::model), else the provider's.
   LessonGenerator(llm::LlmProvider& provider, std::string model, Clock& clock);
-  // One completion. Provider errors come back as they are (their class decides retry vs DLQ);
-  // parse errors as ParseLessonReply's. `cancel` (may be null) abandons the model request when it
-  // becomes true (kCancelled): the queue sets it at the job's deadline and at shutdown.
+  // The model a request is generated with: the configured one, else the request's ("" means the
+  // provider's own).
+  const std::string& ModelFor(const lessonq::LessonRequest& request) const;
+  // One completion on ModelFor(request). Provider errors come back as they are (their class decides
+  // retry vs DLQ); parse errors as ParseLessonReply's. `cancel` (may be null) abandons the model
+  // request when it becomes true (kCancelled): the queue sets it at the job's deadline and at
+  // shutdown.
   Result<std::optional<Lesson>> Generate(const lessonq::LessonRequest& request,
                                          const std::atomic<bool>* cancel = nullptr);
 

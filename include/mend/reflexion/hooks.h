@@ -23,9 +23,18 @@ struct TriggerOptions {
   bool on_low_quality = false;
 };
 
-// The trigger for `outcome`, checked in order forced → error → hallucination → low_quality;
-// std::nullopt when no gate matches. Pure, allocation-free: "manual", "error", "hallucination"
-// or "low_quality".
+// True when `error` is a failure of the task, one the agent could have avoided and a lesson can
+// help with: class permanent (ClassOf), such as a tool or check failure, a limit reached, the
+// progress guard stopping the run, or a model request the run made unusable (a context too
+// long). Not one: OK; errors of class transient (a provider outage, 5xx, 429, a timeout, a refused
+// connection, a DNS failure, no network), auth (401, 403) and internal (mend's own failures); and
+// permanent errors of the provider's account or configuration (detail codes insufficient_quota,
+// http_404 and MEND_CONFIG_INVALID). Decided on the class and detail code only; allocation-free.
+bool IsTaskFailure(const Status& error);
+
+// The trigger for `outcome`, checked in order forced → error (a task failure, IsTaskFailure) →
+// hallucination → low_quality; std::nullopt when no gate matches. Pure, allocation-free:
+// "manual", "error", "hallucination" or "low_quality".
 std::optional<std::string_view> TriggerFor(const agent::RunOutcome& outcome,
                                            const TriggerOptions& options);
 
@@ -33,19 +42,31 @@ std::optional<std::string_view> TriggerFor(const agent::RunOutcome& outcome,
 // the flag and the final answer.
 std::string OutcomeText(const agent::RunOutcome& outcome, std::string_view trigger);
 
+// The provider a run's lessons are to be generated with, recorded in each of its jobs
+// (LessonRequest::provider, base_url, model): the run's provider kind and base URL, and its model
+// or the configured lesson model. Never an API key.
+struct LessonProvider {
+  std::string provider;
+  std::string base_url;
+  std::string model;
+};
+
 // Post-run hook "reflexion": when a trigger matches, hands a LessonRequest {task, attempt,
-// outcome, trigger} to the enqueuer (the durable queue writes its WAL record and returns; the
-// lesson is generated later by a worker). When no gate matches it returns without I/O.
+// outcome, trigger, run id, traceparent, `provider`} to the enqueuer (the durable queue writes
+// its WAL record and returns; the lesson is generated later by a worker). When no gate matches it
+// returns without I/O.
 class ReflexionHook final : public agent::PostRunHook {
  public:
   // `enqueuer` must outlive the hook.
-  ReflexionHook(TriggerOptions options, lessonq::LessonEnqueuer& enqueuer);
+  ReflexionHook(TriggerOptions options, lessonq::LessonEnqueuer& enqueuer,
+                LessonProvider provider = {});
   std::string_view name() const override { return "reflexion"; }
   Status AfterRun(agent::RunOutcome& outcome) override;
 
  private:
   TriggerOptions options_;
   lessonq::LessonEnqueuer& enqueuer_;
+  LessonProvider provider_;
 };
 
 struct VerifyOptions {
