@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import {test} from "node:test";
 
 import {safeHref} from "../../src/server/ui/lib/dom.js";
-import {formatDuration, formatUsd, preview, toMillis} from "../../src/server/ui/lib/format.js";
+import {formatDuration, formatUsd, interruptionText, preview, runStatus, toMillis}
+  from "../../src/server/ui/lib/format.js";
 import {headline, parseMetrics} from "../../src/server/ui/lib/prometheus.js";
 import {awaitedCalls} from "../../src/server/ui/lib/run_actions.js";
 import {attributesOf, classify, layout, summarize, timeAxis} from "../../src/server/ui/lib/spans.js";
@@ -37,6 +38,24 @@ test("durations, money and previews read well", () => {
   assert.equal(formatUsd(null), "");
   assert.equal(preview("a\n  b\tc", 10), "a b c");
   assert.equal(preview("x".repeat(20), 10), "xxxxxxxxx…");
+});
+
+test("a running run no process drives shows as interrupted, with the reason", () => {
+  const killed = {status: "running", interrupted: true,
+                  interruption: {reason: "process_gone", holder: "mend-42@host-a", lease_expires_at: null}};
+  assert.equal(runStatus(killed), "interrupted");
+  assert.equal(interruptionText(killed), "its process (mend-42@host-a) is gone");
+  const expired = {status: "running", interrupted: true,
+                   interruption: {reason: "lease_expired", holder: "replica-b",
+                                  lease_expires_at: "2026-01-02T03:04:05Z"}};
+  assert.match(interruptionText(expired), /^its lease expired at /);
+  assert.equal(interruptionText({status: "running", interrupted: true, interruption: {reason: "not_held"}}),
+               "no process holds it");
+  // Driven, finished or from a server without the field: the stored status as it is.
+  assert.equal(runStatus({status: "running", interrupted: false}), "running");
+  assert.equal(runStatus({status: "running"}), "running");
+  assert.equal(runStatus({status: "failed", interrupted: false}), "failed");
+  assert.equal(interruptionText({status: "running", interrupted: false}), "");
 });
 
 test("links built from data stay inside the UI", () => {

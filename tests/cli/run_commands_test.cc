@@ -145,7 +145,7 @@ TEST_F(RunCommandsTest, PendingJsonHasTheStableShape) {
   EXPECT_EQ(JsonKeys(run),
             (std::set<std::string>{"id", "agent", "status", "step", "attempts", "quarantined",
                                    "next_attempt_at", "waiting", "last_error", "workspace", "model",
-                                   "agent_changed"}));
+                                   "agent_changed", "interrupted", "interruption"}));
   EXPECT_EQ(run["id"], "r1");
   EXPECT_EQ(run["agent"], "helper");
   EXPECT_EQ(run["status"], "failed");
