@@ -81,7 +81,7 @@ Status PrintPending(CliContext& ctx, app::Runtime& runtime);
 std::string AbsoluteAgentDir(const std::string& dir);
 
 // Sets the recovery loop's callbacks to write one line each to `log` (recovered, quarantined,
-// outage on/off, errors). `log` must outlive the loop.
+// outage on/off per endpoint, errors). `log` must outlive the loop.
 void LogRecoveryTo(heal::RecoveryOptions& options, std::ostream& log);
 
 // The retention loop of a long-lived command, started, when observe.retention is set (null when

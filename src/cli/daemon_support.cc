@@ -14,8 +14,13 @@ namespace mend::cli {
 void LogRecoveryTo(heal::RecoveryOptions& options, std::ostream& log) {
   options.on_recovered = [&log](const std::string& id) { log << "recovered " << id << "\n"; };
   options.on_quarantined = [&log](const std::string& id) { log << "quarantined " << id << "\n"; };
-  options.on_outage = [&log](bool on) {
-    log << (on ? "provider outage: pausing recovery\n" : "provider back: recovery resumes\n");
+  options.on_outage = [&log](const heal::OutageChange& change) {
+    const std::string where = heal::DescribeEndpoint(change.endpoint);
+    if (change.in_outage) {
+      log << "provider outage at " << where << ": its runs wait; probing one at a time\n";
+    } else {
+      log << "provider back at " << where << ": its runs resume\n";
+    }
   };
   options.on_error = [&log](const Status& error) {
     log << "recover: " << error.ToString() << "\n";

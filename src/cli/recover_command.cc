@@ -24,17 +24,29 @@ struct RecoverFlags {
 };
 
 nlohmann::json ReportJson(const heal::TickReport& r) {
+  nlohmann::json outages = nlohmann::json::array();
+  for (const heal::EndpointOutage& o : r.outages) {
+    outages.push_back({{"provider", o.endpoint.provider},
+                       {"base_url", o.endpoint.base_url},
+                       {"since", FormatRfc3339(o.since)},
+                       {"next_probe_at", FormatRfc3339(o.next_probe_at)}});
+  }
   return {{"resumed", r.resumed},
           {"completed", r.completed},
           {"failed", r.failed},
           {"quarantined", r.quarantined},
+          {"interrupted", r.interrupted},
           {"outage", r.outage},
+          {"outages", std::move(outages)},
           {"skipped",
            {{"backoff", r.skipped.backoff},
             {"waiting", r.skipped.waiting},
             {"non_retryable", r.skipped.non_retryable},
             {"leased", r.skipped.leased},
-            {"deferred", r.skipped.deferred}}}};
+            {"deferred", r.skipped.deferred},
+            {"outage", r.skipped.outage},
+            {"error", r.skipped.error},
+            {"healing", r.skipped.healing}}}};
 }
 
 void PrintReport(const heal::TickReport& r, std::ostream& out) {
@@ -44,6 +56,8 @@ void PrintReport(const heal::TickReport& r, std::ostream& out) {
     out << "\n";
   };
   list("resumed", r.resumed);
+  // Of those, the runs no live process held: their process died or stopped at a checkpoint.
+  list("interrupted", r.interrupted);
   list("completed", r.completed);
   list("failed", r.failed);
   list("quarantined", r.quarantined);
@@ -113,8 +127,9 @@ void AddRecoverCommand(CLI::App& app, CliContext& ctx) {
   AddConfigFlags(*recover, ctx, "recover.");
   AddProviderFlags(*recover, ctx);
   recover->footer(
-      "Runs waiting for a person and runs whose error is not retryable (e.g. "
-      "MEND_RUN_NO_PROGRESS) are left alone. docs/heal.md explains every rule.");
+      "Runs waiting for a person and runs whose error "
+      "is not retryable (e.g. MEND_RUN_NO_PROGRESS) are left alone; an endpoint in an outage "
+      "pauses only its own runs. docs/heal.md explains every rule.");
   recover->callback([&ctx, flags] { ctx.action = [&ctx, flags] { return Recover(ctx, *flags); }; });
 }
 

@@ -264,8 +264,9 @@ TEST_F(KillResumeTest, AKilledRunIsShownInterruptedUntilRecoveryResumesIt) {
   EXPECT_EQ(shown_json["interrupted"], true);
   EXPECT_EQ(shown_json["interruption"]["reason"], "process_gone");
 
-  // The recovery pass brings this one back.
+  // The recovery pass says which runs it found interrupted, and brings this one back.
   nlohmann::json pass = MendJson({"recover", "--once"}, true);
+  EXPECT_EQ(pass["interrupted"], nlohmann::json({"r1"})) << pass;
   EXPECT_EQ(pass["completed"], nlohmann::json({"r1"})) << pass;
   nlohmann::json done = MendJson({"show", "r1"}, false);
   EXPECT_EQ(done["status"], "completed");
