@@ -20,6 +20,7 @@ namespace {
 
 struct RecoverFlags {
   bool once = false;
+  bool override_recorded = false;
   std::string replica;
 };
 
@@ -81,6 +82,7 @@ void WaitForStopSignal(const sigset_t& signals) {
 Status Recover(CliContext& ctx, const RecoverFlags& flags) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime,
                         OpenCliRuntime(ctx, flags.replica.empty() ? "mend" : flags.replica));
+  SetProviderFlagScope(*runtime, flags.override_recorded);
   app::RuntimeRunDriver driver(*runtime);
   heal::RecoveryOptions options = app::RecoveryOptionsFor(*runtime);
   options.driver = &driver;
@@ -126,8 +128,10 @@ void AddRecoverCommand(CLI::App& app, CliContext& ctx) {
                       "this replica's name in leases (default mend-<pid>@<host>)");
   AddConfigFlags(*recover, ctx, "recover.");
   AddProviderFlags(*recover, ctx);
+  AddOverrideRecordedFlag(*recover, &flags->override_recorded);
   recover->footer(
-      "Runs waiting for a person and runs whose error "
+      "Each run resumes on the provider, base URL and model it recorded; the provider flags "
+      "switch it only with --override-recorded. Runs waiting for a person and runs whose error "
       "is not retryable (e.g. MEND_RUN_NO_PROGRESS) are left alone; an endpoint in an outage "
       "pauses only its own runs. docs/heal.md explains every rule.");
   recover->callback([&ctx, flags] { ctx.action = [&ctx, flags] { return Recover(ctx, *flags); }; });
