@@ -69,7 +69,18 @@ void PrintReport(const heal::TickReport& r, std::ostream& out) {
     out << "left for the next pass: " << r.skipped.deferred
         << " due runs beyond recover.max_runs_per_pass\n";
   }
-  if (r.outage) out << "provider outage: recovery paused; probing one run at a time\n";
+  if (r.skipped.outage > 0) {
+    out << "waiting for their endpoint to come back: " << r.skipped.outage << " due runs\n";
+  }
+  if (r.skipped.healing > 0) out << "waiting for their .heal fork: " << r.skipped.healing << "\n";
+  if (r.skipped.error > 0) {
+    out << "not handled because of an error (logged above): " << r.skipped.error << "\n";
+  }
+  for (const heal::EndpointOutage& o : r.outages) {
+    out << "provider outage at " << heal::DescribeEndpoint(o.endpoint) << " since "
+        << FormatRfc3339Seconds(o.since) << ": its runs wait; next probe at "
+        << FormatRfc3339Seconds(o.next_probe_at) << "\n";
+  }
 }
 
 // Blocks until SIGINT or SIGTERM. The signals are blocked first so every thread started later
