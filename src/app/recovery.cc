@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "mend/app/run_model.h"
+
 namespace mend::app {
 
 Result<agent::Agent*> RuntimeRunDriver::AgentFor(const store::RunRecord& run) {
@@ -22,6 +24,14 @@ Result<agent::Agent*> RuntimeRunDriver::AgentFor(const store::RunRecord& run) {
   agent::Agent* raw = agent.get();
   agents_.emplace(key, std::move(agent));
   return raw;
+}
+
+heal::ProviderEndpoint RuntimeRunDriver::EndpointFor(const store::RunRecord& run) {
+  Result<agent::RunOrigin> origin = agent::ParseRunOrigin(run.metadata, run.id);
+  if (!origin.ok()) return heal::ProviderEndpoint{};
+  // Only the model's name can come from the agent folder; its provider and base URL never do, so
+  // the endpoint needs no folder loaded.
+  return heal::EndpointOf(RunModelFor(runtime_, agent::AgentSpec{}, *origin));
 }
 
 Result<agent::RunResult> RuntimeRunDriver::Resume(const store::RunRecord& run) {

@@ -5,8 +5,36 @@
 
 #include "mend/agent/agent_spec.h"
 #include "mend/app/runtime.h"
+#include "mend/base/time_format.h"
+#include "mend/store/sqlite_store.h"
 
 namespace mend::app {
+
+std::string Interruption::Describe() const {
+  switch (lease) {
+    case store::LeaseState::kHolderGone:
+      return "its process (pid " + std::to_string(holder.has_value() ? holder->pid : 0) + " on " +
+             (holder.has_value() ? holder->host : std::string("?")) + ") is gone";
+    case store::LeaseState::kExpired:
+      return lease_expires_at.has_value()
+                 ? "its lease expired at " + FormatRfc3339Seconds(*lease_expires_at)
+                 : "its lease expired";
+    case store::LeaseState::kNone:
+    case store::LeaseState::kLive:
+      break;
+  }
+  return "no process holds it";
+}
+
+std::optional<Interruption> InterruptionOf(const Runtime& runtime, const store::RunRecord& run) {
+  // A run never claimed (epoch 0: a fork nobody resumed yet) was not interrupted: it has not
+  // started.
+  if (run.status != store::RunStatus::kRunning || run.epoch == 0) return std::nullopt;
+  const store::LeaseState lease =
+      store::LeaseStateOf(run, runtime.env.clock->Now(), runtime.holder, store::ProcessAlive);
+  if (lease == store::LeaseState::kLive) return std::nullopt;
+  return Interruption{lease, run.lease_holder, run.lease_expires_at};
+}
 
 std::string RunOverview::AgentChangedText() const {
   if (!folder_error.empty()) return "agent folder unusable: " + folder_error;
@@ -16,6 +44,7 @@ std::string RunOverview::AgentChangedText() const {
 
 RunOverview RunInspector::Inspect(const store::RunRecord& run) {
   RunOverview overview;
+  overview.interruption = InterruptionOf(runtime_, run);
   Result<agent::RunOrigin> origin = agent::ParseRunOrigin(run.metadata, run.id);
   if (!origin.ok()) {
     overview.origin_error = std::string(origin.status().message());

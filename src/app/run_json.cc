@@ -1,6 +1,8 @@
 // JSON pieces of a run shared by the CLI and the server (run_json.h).
 #include "mend/app/run_json.h"
 
+#include "mend/base/time_format.h"
+
 namespace mend::app {
 
 using nlohmann::json;
@@ -13,6 +15,23 @@ json RunErrorJson(const std::optional<store::RunError>& error) {
           {"message", error->message},
           {"class", error->error_class},
           {"retryable", error->retryable}};
+}
+
+void AddInterruptionJson(const std::optional<Interruption>& interruption, json& run) {
+  run["interrupted"] = interruption.has_value();
+  if (!interruption.has_value()) {
+    run["interruption"] = nullptr;
+    return;
+  }
+  const Interruption& i = *interruption;
+  const char* reason = i.lease == store::LeaseState::kHolderGone ? "process_gone"
+                       : i.lease == store::LeaseState::kExpired  ? "lease_expired"
+                                                                 : "not_held";
+  run["interruption"] = {
+      {"reason", reason},
+      {"holder", i.holder.has_value() ? json(i.holder->id) : json(nullptr)},
+      {"lease_expires_at",
+       i.lease_expires_at.has_value() ? json(FormatRfc3339(*i.lease_expires_at)) : json(nullptr)}};
 }
 
 json ToolCallsJson(const std::vector<llm::ToolCall>& calls) {

@@ -53,6 +53,9 @@ agent::RunModel RunModelFor(const Runtime& runtime, const agent::AgentSpec& spec
   agent::RunModel fresh = NewRunModel(runtime, spec);
   if (origin.model.empty()) return fresh;
   agent::RunModel model = origin.model;
+  // A daemon's flags are defaults for the runs it starts, not a request to move every run it
+  // recovers.
+  if (runtime.provider_flag_scope == ProviderFlagScope::kNewRunsOnly) return model;
   if (FromFlag(config, "provider.name") && fresh.provider != model.provider) return fresh;
   if (FromFlag(config, "provider.base_url")) model.base_url = fresh.base_url;
   if (FromFlag(config, "provider.model")) model.model = fresh.model;

@@ -2,6 +2,7 @@
 #include "mend/app/runtime_metrics.h"
 
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -51,6 +52,18 @@ double Seconds(Duration d) {
   return d.count() <= 0 ? 0.0 : std::chrono::duration<double>(d).count();
 }
 
+// How many endpoints are in an outage after a recovery.outage event; from its in_outage for an
+// event without the count.
+int64_t EndpointsInOutage(const obs::Event& event) {
+  std::optional<std::string_view> json = event.Find("endpoints_in_outage");
+  int64_t count = 0;
+  if (json.has_value() &&
+      std::from_chars(json->data(), json->data() + json->size(), count).ec == std::errc()) {
+    return count;
+  }
+  return internal::EventBool(event, "in_outage") ? 1 : 0;
+}
+
 std::string_view ProviderOutcome(const Status& status) {
   if (status.ok()) return "ok";
   if (status.code() == StatusCode::kCancelled) return "cancelled";
@@ -85,6 +98,7 @@ struct RuntimeMetrics::Families {
   obs::Counter& collect_errors;
   obs::CounterFamily& recovery_actions;
   obs::Gauge& recovery_outage;
+  obs::GaugeFamily& recovery_endpoint_outage;
   obs::CounterFamily& heal_actions;
   obs::CounterFamily& provider_requests;
   obs::HistogramFamily& provider_duration;
@@ -100,6 +114,8 @@ struct RuntimeMetrics::Families {
   BoundedLabel providers{8};
   BoundedLabel models{16};
   BoundedLabel error_codes{32};
+  BoundedLabel outage_providers{8};
+  BoundedLabel outage_urls{16};
   BoundedLabel heal_action_names{16};
 };
 
@@ -122,6 +138,10 @@ RuntimeMetrics::Families::Families(obs::MetricsRegistry& r)
       recovery_outage(
           r.gauge("mend_recovery_outage",
                   "1 while this process's recovery loop pauses for a provider outage.")),
+      recovery_endpoint_outage(r.gauge_family(
+          "mend_recovery_endpoint_outage",
+          "1 while this process's recovery loop pauses the runs of this endpoint, else 0.",
+          {"provider", "base_url"})),
       heal_actions(r.counter_family("mend_heal_actions_total",
                                     "Heal actions on tool calls (progress guard, output checks, "
                                     "shadow mode), by kind.",
@@ -190,7 +210,13 @@ void RuntimeMetrics::RecordEvent(const obs::Event& event) {
     f_->memory_degraded.Inc();
   } else if (type == "recovery.outage") {
     const bool in_outage = internal::EventBool(event, "in_outage");
-    f_->recovery_outage.Set(in_outage ? 1 : 0);
+    f_->recovery_outage.Set(EndpointsInOutage(event) > 0 ? 1 : 0);
+    // An empty base URL is the provider's default one.
+    const std::string url = internal::EventString(event, "base_url");
+    f_->recovery_endpoint_outage
+        .WithLabels({f_->outage_providers.Get(internal::EventString(event, "provider")),
+                     f_->outage_urls.Get(url.empty() ? "default" : url)})
+        .Set(in_outage ? 1 : 0);
     f_->recovery_actions.WithLabels({std::string(in_outage ? kOutageStarted : kOutageEnded)}).Inc();
   } else if (type.starts_with("recovery.")) {
     for (const auto& [name, action] : kRecoveryEvents) {

@@ -83,8 +83,15 @@ Status PrintPending(CliContext& ctx, app::Runtime& runtime);
 // `dir` made absolute (against the current directory) and normal, as runs record it.
 std::string AbsoluteAgentDir(const std::string& dir);
 
+// Adds --override-recorded to a long-lived command (`mend recover`, `mend serve`); `*override`
+// becomes true when it is given.
+void AddOverrideRecordedFlag(CLI::App& command, bool* override);
+// The runtime of a long-lived command: its provider flags are defaults for new runs, and switch
+// the runs it continues only with --override-recorded (docs/heal.md).
+void SetProviderFlagScope(app::Runtime& runtime, bool override_recorded);
+
 // Sets the recovery loop's callbacks to write one line each to `log` (recovered, quarantined,
-// outage on/off, errors). `log` must outlive the loop.
+// outage on/off per endpoint, errors). `log` must outlive the loop.
 void LogRecoveryTo(heal::RecoveryOptions& options, std::ostream& log);
 
 // The retention loop of a long-lived command, started, when observe.retention is set (null when

@@ -1,5 +1,6 @@
-// What the long-lived commands (`mend recover`, `mend serve`) share: the recovery loop's log lines
-// and the hourly retention loop.
+// What the long-lived commands (`mend recover`, `mend serve`) share: which runs their provider
+// flags apply to, the recovery loop's log lines and the hourly retention loop.
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -11,11 +12,28 @@
 
 namespace mend::cli {
 
+void AddOverrideRecordedFlag(CLI::App& command, bool* override) {
+  command.add_flag("--override-recorded", *override,
+                   "let --provider, --base-url, --model and --script-file switch the runs this "
+                   "process resumes too (each run records the switch); without it they are "
+                   "defaults for new runs only and every run keeps the model it recorded");
+}
+
+void SetProviderFlagScope(app::Runtime& runtime, bool override_recorded) {
+  runtime.provider_flag_scope =
+      override_recorded ? app::ProviderFlagScope::kEveryRun : app::ProviderFlagScope::kNewRunsOnly;
+}
+
 void LogRecoveryTo(heal::RecoveryOptions& options, std::ostream& log) {
   options.on_recovered = [&log](const std::string& id) { log << "recovered " << id << "\n"; };
   options.on_quarantined = [&log](const std::string& id) { log << "quarantined " << id << "\n"; };
-  options.on_outage = [&log](bool on) {
-    log << (on ? "provider outage: pausing recovery\n" : "provider back: recovery resumes\n");
+  options.on_outage = [&log](const heal::OutageChange& change) {
+    const std::string where = heal::DescribeEndpoint(change.endpoint);
+    if (change.in_outage) {
+      log << "provider outage at " << where << ": its runs wait; probing one at a time\n";
+    } else {
+      log << "provider back at " << where << ": its runs resume\n";
+    }
   };
   options.on_error = [&log](const Status& error) {
     log << "recover: " << error.ToString() << "\n";

@@ -70,8 +70,9 @@ std::vector<PendingRow> RowsOf(app::Runtime& runtime, const store::PendingPage& 
   return rows;
 }
 
-// One run in the `pending` JSON shape (DESIGN.md §4: add fields freely, never rename or remove).
-nlohmann::json RunJson(const PendingRow& row) {
+// One run in the `pending` JSON shape (DESIGN.md §4: add fields freely, never rename or remove),
+// without the interruption fields RunJson adds.
+nlohmann::json RecordJson(const PendingRow& row) {
   const store::RunRecord& run = row.run;
   const agent::RunModel& model = row.overview.origin.model;
   return {{"id", run.id},
@@ -91,6 +92,12 @@ nlohmann::json RunJson(const PendingRow& row) {
                                                    {"base_url", model.base_url},
                                                    {"model", model.model}}},
           {"agent_changed", app::NullIfEmpty(row.overview.AgentChangedText())}};
+}
+
+nlohmann::json RunJson(const PendingRow& row) {
+  nlohmann::json j = RecordJson(row);
+  app::AddInterruptionJson(row.overview.interruption, j);
+  return j;
 }
 
 nlohmann::json PageJson(const std::vector<PendingRow>& rows, const store::PendingPage& page) {
@@ -119,6 +126,8 @@ const Column kColumns[] = {
      }},
     {"STATUS",
      [](const PendingRow& row) {
+       // A `running` run whose process is gone is not running: say so (docs/runs.md).
+       if (row.overview.interruption.has_value()) return std::string("interrupted");
        std::string text(store::RunStatusName(row.run.status));
        if (!row.run.waiting.empty()) text += " (" + row.run.waiting + ")";
        return text;

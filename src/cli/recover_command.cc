@@ -20,21 +20,34 @@ namespace {
 
 struct RecoverFlags {
   bool once = false;
+  bool override_recorded = false;
   std::string replica;
 };
 
 nlohmann::json ReportJson(const heal::TickReport& r) {
+  nlohmann::json outages = nlohmann::json::array();
+  for (const heal::EndpointOutage& o : r.outages) {
+    outages.push_back({{"provider", o.endpoint.provider},
+                       {"base_url", o.endpoint.base_url},
+                       {"since", FormatRfc3339(o.since)},
+                       {"next_probe_at", FormatRfc3339(o.next_probe_at)}});
+  }
   return {{"resumed", r.resumed},
           {"completed", r.completed},
           {"failed", r.failed},
           {"quarantined", r.quarantined},
+          {"interrupted", r.interrupted},
           {"outage", r.outage},
+          {"outages", std::move(outages)},
           {"skipped",
            {{"backoff", r.skipped.backoff},
             {"waiting", r.skipped.waiting},
             {"non_retryable", r.skipped.non_retryable},
             {"leased", r.skipped.leased},
-            {"deferred", r.skipped.deferred}}}};
+            {"deferred", r.skipped.deferred},
+            {"outage", r.skipped.outage},
+            {"error", r.skipped.error},
+            {"healing", r.skipped.healing}}}};
 }
 
 void PrintReport(const heal::TickReport& r, std::ostream& out) {
@@ -44,6 +57,8 @@ void PrintReport(const heal::TickReport& r, std::ostream& out) {
     out << "\n";
   };
   list("resumed", r.resumed);
+  // Of those, the runs no live process held: their process died or stopped at a checkpoint.
+  list("interrupted", r.interrupted);
   list("completed", r.completed);
   list("failed", r.failed);
   list("quarantined", r.quarantined);
@@ -54,7 +69,18 @@ void PrintReport(const heal::TickReport& r, std::ostream& out) {
     out << "left for the next pass: " << r.skipped.deferred
         << " due runs beyond recover.max_runs_per_pass\n";
   }
-  if (r.outage) out << "provider outage: recovery paused; probing one run at a time\n";
+  if (r.skipped.outage > 0) {
+    out << "waiting for their endpoint to come back: " << r.skipped.outage << " due runs\n";
+  }
+  if (r.skipped.healing > 0) out << "waiting for their .heal fork: " << r.skipped.healing << "\n";
+  if (r.skipped.error > 0) {
+    out << "not handled because of an error (logged above): " << r.skipped.error << "\n";
+  }
+  for (const heal::EndpointOutage& o : r.outages) {
+    out << "provider outage at " << heal::DescribeEndpoint(o.endpoint) << " since "
+        << FormatRfc3339Seconds(o.since) << ": its runs wait; next probe at "
+        << FormatRfc3339Seconds(o.next_probe_at) << "\n";
+  }
 }
 
 // Blocks until SIGINT or SIGTERM. The signals are blocked first so every thread started later
@@ -67,6 +93,7 @@ void WaitForStopSignal(const sigset_t& signals) {
 Status Recover(CliContext& ctx, const RecoverFlags& flags) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime,
                         OpenCliRuntime(ctx, flags.replica.empty() ? "mend" : flags.replica));
+  SetProviderFlagScope(*runtime, flags.override_recorded);
   app::RuntimeRunDriver driver(*runtime);
   heal::RecoveryOptions options = app::RecoveryOptionsFor(*runtime);
   options.driver = &driver;
@@ -112,9 +139,12 @@ void AddRecoverCommand(CLI::App& app, CliContext& ctx) {
                       "this replica's name in leases (default mend-<pid>@<host>)");
   AddConfigFlags(*recover, ctx, "recover.");
   AddProviderFlags(*recover, ctx);
+  AddOverrideRecordedFlag(*recover, &flags->override_recorded);
   recover->footer(
-      "Runs waiting for a person and runs whose error is not retryable (e.g. "
-      "MEND_RUN_NO_PROGRESS) are left alone. docs/heal.md explains every rule.");
+      "Each run resumes on the provider, base URL and model it recorded; the provider flags "
+      "switch it only with --override-recorded. Runs waiting for a person and runs whose error "
+      "is not retryable (e.g. MEND_RUN_NO_PROGRESS) are left alone; an endpoint in an outage "
+      "pauses only its own runs. docs/heal.md explains every rule.");
   recover->callback([&ctx, flags] { ctx.action = [&ctx, flags] { return Recover(ctx, *flags); }; });
 }
 

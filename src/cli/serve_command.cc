@@ -37,7 +37,7 @@ Result<server::ServerOptions> ServerOptionsOf(const app::Runtime& runtime) {
   return options;
 }
 
-Status Serve(CliContext& ctx) {
+Status Serve(CliContext& ctx, bool override_recorded) {
   // Blocked before any thread starts, so every thread leaves the signals to the sigwait below.
   sigset_t signals;
   sigemptyset(&signals);
@@ -46,6 +46,9 @@ Status Serve(CliContext& ctx) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx, "mend-serve"));
+  // The provider flags are defaults for the runs the API starts; the runs it continues (through
+  // the API or the recovery loop) keep their own model unless --override-recorded.
+  SetProviderFlagScope(*runtime, override_recorded);
   MEND_ASSIGN_OR_RETURN(server::ServerOptions options, ServerOptionsOf(*runtime));
   Result<std::unique_ptr<server::Server>> created = server::Server::Create(*runtime, options);
   if (!created.ok()) return UsageError(created.status());
@@ -98,17 +101,22 @@ Status Serve(CliContext& ctx) {
 }  // namespace
 
 void AddServeCommand(CLI::App& app, CliContext& ctx) {
+  auto override_recorded = std::make_shared<bool>(false);
   CLI::App* serve = app.add_subcommand(
       "serve", "HTTP API, /metrics, OTLP receiver, web UI, recovery loop and lesson workers");
   serve->group("Commands");
   AddConfigFlags(*serve, ctx, "serve.");
   AddConfigFlags(*serve, ctx, "recover.");
   AddProviderFlags(*serve, ctx);
+  AddOverrideRecordedFlag(*serve, override_recorded.get());
   serve->footer(
       "Binds 127.0.0.1:7070 unless --listen says otherwise; any address that is not loopback needs "
       "serve.token (MEND_SERVE_TOKEN), which every API request then carries as a bearer token. "
-      "docs/serve.md and docs/http_api.md describe the API.");
-  serve->callback([&ctx] { ctx.action = [&ctx] { return Serve(ctx); }; });
+      "The provider flags are defaults for new runs: a run it resumes keeps the model it recorded "
+      "unless --override-recorded. docs/serve.md and docs/http_api.md describe the API.");
+  serve->callback([&ctx, override_recorded] {
+    ctx.action = [&ctx, override_recorded] { return Serve(ctx, *override_recorded); };
+  });
 }
 
 }  // namespace mend::cli

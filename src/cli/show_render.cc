@@ -29,7 +29,11 @@ std::string Dollars(double usd) {
   return buf;
 }
 
-std::string StatusLine(const agent::RunView& v) {
+std::string StatusLine(const agent::RunView& v, const app::RunOverview& o) {
+  if (o.interruption.has_value()) {
+    return "interrupted: " + o.interruption->Describe() + "; mend resume " + v.run.id +
+           " or mend recover continues it";
+  }
   std::string text(store::RunStatusName(v.run.status));
   if (!v.run.waiting.empty()) text += " (" + v.run.waiting + ")";
   return text;
@@ -51,7 +55,7 @@ void Field(std::ostream& out, std::string_view key, const std::string& value) {
 void PrintHeader(const agent::RunView& v, const app::RunOverview& o, std::ostream& out) {
   const store::RunRecord& r = v.run;
   Field(out, "run", r.id);
-  Field(out, "status", StatusLine(v));
+  Field(out, "status", StatusLine(v, o));
   Field(out, "agent", r.agent + (r.agent_dir.empty() ? "" : " (" + r.agent_dir + ")"));
   Field(out, "", o.AgentChangedText());
   Field(out, "task", r.task);
@@ -105,7 +109,8 @@ void PrintEntry(const agent::TranscriptEntry& entry, size_t index, Detail detail
 
 }  // namespace
 
-json RunViewJson(const agent::RunView& v, const app::RunOverview& o) {
+// RunViewJson without the interruption fields.
+static json ViewJson(const agent::RunView& v, const app::RunOverview& o) {
   const store::RunRecord& r = v.run;
   json transcript = json::array();
   for (const agent::TranscriptEntry& entry : v.transcript)
@@ -147,6 +152,12 @@ json RunViewJson(const agent::RunView& v, const app::RunOverview& o) {
           {"transcript", std::move(transcript)},
           {"pending_calls", app::ToolCallsJson(v.pending)},
           {"checkpoints", std::move(checkpoints)}};
+}
+
+json RunViewJson(const agent::RunView& v, const app::RunOverview& o) {
+  json j = ViewJson(v, o);
+  app::AddInterruptionJson(o.interruption, j);
+  return j;
 }
 
 void PrintRunView(const agent::RunView& v, const app::RunOverview& o, Detail detail,

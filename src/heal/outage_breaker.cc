@@ -15,6 +15,7 @@ OutageBreaker::Change OutageBreaker::OnProviderFailure(Time now) {
   if (consecutive_ < threshold_) return Change::kNone;
   open_ = true;
   failed_probes_ = 0;
+  opened_at_ = now;
   next_probe_at_ = now + BackoffDelay(interval_, max_wait_, 1);
   return Change::kOpened;
 }

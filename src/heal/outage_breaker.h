@@ -7,11 +7,12 @@
 
 namespace mend::heal {
 
-// What recovery knows about the model provider's health (DESIGN.md §7). After `threshold`
-// consecutive provider failures across any runs it opens: recovery pauses and probes one run at a
-// time, the first probe `interval` after opening and each later one after twice the previous wait,
-// capped at `max_wait`. Any result that is not a provider failure closes it. Not thread-safe (the
-// recovery pass that owns it is serialised).
+// What recovery knows about the health of one provider endpoint (docs/heal.md, "Provider
+// outages"). After `threshold` consecutive provider failures across the endpoint's runs it opens:
+// recovery pauses the endpoint's runs and probes one at a time, the first probe `interval` after
+// opening and each later one after twice the previous wait, capped at `max_wait`. Any result that
+// is not a provider failure closes it. Not thread-safe (the recovery pass that owns it is
+// serialised).
 class OutageBreaker {
  public:
   OutageBreaker(int threshold, Duration interval, Duration max_wait)
@@ -32,6 +33,8 @@ class OutageBreaker {
   std::optional<Time> next_probe_at() const {
     return open_ ? std::optional<Time>(next_probe_at_) : std::nullopt;
   }
+  // While open: when it opened.
+  Time opened_at() const { return opened_at_; }
   int consecutive_failures() const { return consecutive_; }
 
  private:
@@ -42,6 +45,7 @@ class OutageBreaker {
   bool open_ = false;
   int failed_probes_ = 0;
   Time next_probe_at_{};
+  Time opened_at_{};
 };
 
 }  // namespace mend::heal

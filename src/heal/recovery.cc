@@ -21,9 +21,7 @@ Result<std::unique_ptr<Recovery>> Recovery::Create(RecoveryOptions options) {
   return std::unique_ptr<Recovery>(new RecoveryImpl(std::move(options)));
 }
 
-RecoveryImpl::RecoveryImpl(RecoveryOptions options)
-    : options_(std::move(options)),
-      breaker_(options_.outage_threshold, options_.interval, options_.max_backoff) {}
+RecoveryImpl::RecoveryImpl(RecoveryOptions options) : options_(std::move(options)) {}
 
 RecoveryImpl::~RecoveryImpl() { Stop(); }
 
@@ -34,20 +32,18 @@ Result<TickReport> RecoveryImpl::Tick() {
   attempted_.clear();
   Status s = Pass(now, report);
   attempted_.clear();
+  ReportOutages(report);
   MEND_RETURN_IF_ERROR(s);
-  report.outage = breaker_.open();
   return report;
 }
 
 Status RecoveryImpl::Pass(Time now, TickReport& report) {
   PassCounts counts;
-  // During an outage a pass only probes; a probe that shows the provider is back turns the rest
-  // of the pass into a normal one, so runs that are due do not wait another interval.
-  if (breaker_.open()) {
-    if (!breaker_.ProbeDue(now)) return OkStatus();
-    MEND_ASSIGN_OR_RETURN(bool ended, ProbePass(now, report, counts));
-    if (!ended) return OkStatus();
-  }
+  // The probes come first: an endpoint whose probe shows it is back has its other runs resumed in
+  // the normal pass that follows, so they do not wait another interval. The normal pass leaves
+  // the runs of the endpoints still in an outage alone and handles every other run.
+  std::set<ProviderEndpoint> due = ProbesDue(now);
+  if (!due.empty()) MEND_RETURN_IF_ERROR(ProbePass(now, std::move(due), report, counts));
   return NormalPass(now, report, counts);
 }
 
@@ -143,16 +139,25 @@ void RecoveryImpl::NotifyQuarantined(const std::string& run_id) {
   if (options_.on_quarantined) Guarded("on_quarantined", [&] { options_.on_quarantined(run_id); });
 }
 
-void RecoveryImpl::NotifyOutage(bool in_outage) {
+void RecoveryImpl::NotifyOutage(const ProviderEndpoint& endpoint, bool in_outage) {
+  OutageChange change;
+  change.endpoint = endpoint;
+  change.in_outage = in_outage;
+  for (const auto& [e, breaker] : breakers_) change.endpoints_in_outage += breaker.open() ? 1 : 0;
   obs::Event event("recovery.outage");
-  event.AddBool("in_outage", in_outage);
-  if (std::optional<Time> probe = breaker_.next_probe_at(); probe.has_value()) {
+  event.AddBool("in_outage", in_outage)
+      .AddString("provider", endpoint.provider)
+      .AddString("base_url", endpoint.base_url)
+      .AddInt("endpoints_in_outage", static_cast<int64_t>(change.endpoints_in_outage));
+  auto it = breakers_.find(endpoint);
+  if (it != breakers_.end()) change.next_probe_at = it->second.next_probe_at();
+  if (change.next_probe_at.has_value()) {
     event.AddInt("next_probe_in_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
-                                         *probe - options_.clock->Now())
+                                         *change.next_probe_at - options_.clock->Now())
                                          .count());
   }
   Publish(std::move(event));
-  if (options_.on_outage) Guarded("on_outage", [&] { options_.on_outage(in_outage); });
+  if (options_.on_outage) Guarded("on_outage", [&] { options_.on_outage(change); });
 }
 
 }  // namespace mend::heal

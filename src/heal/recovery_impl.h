@@ -1,6 +1,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -16,7 +17,7 @@
 namespace mend::heal {
 
 // The Recovery of recovery.h. Passes are serialised by pass_mu_ (a Tick() from a caller and one
-// from the background loop never interleave); the breaker is only touched under it.
+// from the background loop never interleave); the breakers are only touched under it.
 class RecoveryImpl final : public Recovery {
  public:
   explicit RecoveryImpl(RecoveryOptions options);
@@ -41,6 +42,9 @@ class RecoveryImpl final : public Recovery {
   };
   static std::string_view OutcomeName(Outcome outcome);  // "completed", "leased", ...
 
+  // What giving up on a run came to.
+  enum class GaveUp { kQuarantined, kHealing, kError };
+
   // What a pass learnt of the runs it leaves alone: the store's counts when the pass began, and
   // how many of those in backoff a probe resumed (they are not skipped, then).
   struct PassCounts {
@@ -48,7 +52,8 @@ class RecoveryImpl final : public Recovery {
     int probed_in_backoff = 0;
   };
 
-  // recovery.cc: one pass; a probe during an outage, then a normal pass unless the outage goes on.
+  // recovery.cc: one pass: a probe of each endpoint in an outage whose probe is due, then a normal
+  // pass over every run.
   Status Pass(Time now, TickReport& report);
   // The candidates of a pass at `now`, with the counts.
   store::RecoveryQuery Query(Time now, store::RecoveryBackoff backoff) const;
@@ -57,23 +62,44 @@ class RecoveryImpl final : public Recovery {
   store::RecoveryClass Classify(const store::RunRecord& run, Time now) const;
   Status NormalPass(Time now, TickReport& report, PassCounts& counts);
   CandidateWalk::Step HandleCandidate(const store::RunRecord& run, Time now, TickReport& report);
-  // Returns true when the probe ended the outage.
-  Result<bool> ProbePass(Time now, TickReport& report, PassCounts& counts);
-  // Resumes `run` as the probe when it would be resumed; kStop once a probe happened.
-  CandidateWalk::Step ProbeWith(const store::RunRecord& run, Time now, TickReport& report,
-                                PassCounts& counts);
-  // One recovery attempt on `run`, as a `mend.recovery.attempt` span of the run's trace.
-  Outcome ResumeOne(const store::RunRecord& run, TickReport& report);
-  Outcome ResumeOneTraced(const store::RunRecord& run, TickReport& report);
+  // One recovery attempt on `run` (whose endpoint is `endpoint`), as a `mend.recovery.attempt`
+  // span of the run's trace.
+  Outcome ResumeOne(const store::RunRecord& run, const ProviderEndpoint& endpoint,
+                    TickReport& report);
+  Outcome ResumeOneTraced(const store::RunRecord& run, const ProviderEndpoint& endpoint,
+                          TickReport& report);
   Result<agent::RunResult> CallResume(const store::RunRecord& run);
   Outcome OutcomeOf(const agent::RunResult& result) const;
   void OnCompleted(const store::RunRecord& run, TickReport& report);
   void ChargeFailure(const store::RunRecord& run, TickReport& report);
   // A run at max_attempts: fork it for a diagnosed retry, wait for its fork, or quarantine it.
-  void GiveUp(const store::RunRecord& run, TickReport& report);
-  void CreateHealFork(const store::RunRecord& run);
-  void Quarantine(const std::string& run_id, TickReport& report);
+  GaveUp GiveUp(const store::RunRecord& run, TickReport& report);
+  bool CreateHealFork(const store::RunRecord& run);
+  bool Quarantine(const std::string& run_id, TickReport& report);
   void FinishHealed(const std::string& original_id);
+
+  // recovery_outage.cc: the breakers, one per endpoint.
+  ProviderEndpoint EndpointOf(const store::RunRecord& run);
+  bool InOutage(const ProviderEndpoint& endpoint) const;
+  // Probes each endpoint in `due` (in an outage, probe due) with its first run that would be
+  // resumed, also one still in backoff.
+  Status ProbePass(Time now, std::set<ProviderEndpoint> due, TickReport& report,
+                   PassCounts& counts);
+  // Resumes `run` as its endpoint's probe when the endpoint is in `due` and the run would be
+  // resumed; the endpoint leaves `due` once its probe happened, and the walk stops when none is
+  // left.
+  CandidateWalk::Step ProbeWith(const store::RunRecord& run, Time now,
+                                std::set<ProviderEndpoint>& due, TickReport& report,
+                                PassCounts& counts);
+  // Tells the endpoint's breaker what the resume came to; true when the failure is the outage's
+  // (it opened it, or came while it was open): then nobody is charged for it.
+  bool RecordProviderFailure(const store::RunRecord& run, const ProviderEndpoint& endpoint,
+                             const store::RunError& error, TickReport& report);
+  void RecordOtherResult(const ProviderEndpoint& endpoint);
+  // The endpoints whose probe is due at `now`.
+  std::set<ProviderEndpoint> ProbesDue(Time now) const;
+  // Fills report.outages and report.outage; forgets breakers with nothing to remember.
+  void ReportOutages(TickReport& report);
 
   // recovery.cc: callbacks, events and errors, all of which must never stop the loop.
   void Publish(obs::Event event);
@@ -83,13 +109,13 @@ class RecoveryImpl final : public Recovery {
   void Guarded(std::string_view name, F&& f);
   void NotifyRecovered(const std::string& run_id);
   void NotifyQuarantined(const std::string& run_id);
-  void NotifyOutage(bool in_outage);
+  void NotifyOutage(const ProviderEndpoint& endpoint, bool in_outage);
   void Loop();
 
   const RecoveryOptions options_;
 
   std::mutex pass_mu_;
-  OutageBreaker breaker_;
+  std::map<ProviderEndpoint, OutageBreaker> breakers_;
   std::set<std::string> attempted_;  // runs the current pass already handed to the driver
   // Where the next normal pass starts: after the last run of a pass that stopped at
   // max_runs_per_pass; unset: at the oldest.

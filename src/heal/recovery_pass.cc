@@ -44,8 +44,8 @@ Status RecoveryImpl::NormalPass(Time now, TickReport& report, PassCounts& counts
           std::max<int64_t>(0, c.candidates - static_cast<int64_t>(walk.visited())));
     }
   }
-  // A pass the outage cut short starts over at the oldest run once the outage is over, like one
-  // that went round; one that used its budget leaves the rest to the next.
+  // A pass that went round starts the next one at the oldest run again; one that used its budget
+  // leaves the rest to the next.
   if (end == CandidateWalk::End::kBudgetUsed) {
     cursor_ = walk.last();
   } else {
@@ -72,41 +72,30 @@ CandidateWalk::Step RecoveryImpl::HandleCandidate(const store::RunRecord& run, T
     case store::RecoveryClass::kLeftAlone:
       break;
     case store::RecoveryClass::kGiveUp:
-      GiveUp(run, report);
+      switch (GiveUp(run, report)) {
+        case GaveUp::kQuarantined:
+          break;  // listed in `quarantined`
+        case GaveUp::kHealing:
+          ++report.skipped.healing;
+          break;
+        case GaveUp::kError:
+          ++report.skipped.error;
+          break;
+      }
       break;
-    case store::RecoveryClass::kDue:
-      ResumeOne(run, report);
-      // The provider is down: resuming more runs now would only charge them for it.
-      if (breaker_.open()) return CandidateWalk::Step::kStop;
+    case store::RecoveryClass::kDue: {
+      const ProviderEndpoint endpoint = EndpointOf(run);
+      // Its endpoint is down: resuming the run now would only charge it for the outage. Its probe
+      // (ProbePass) tells when the endpoint is back.
+      if (InOutage(endpoint)) {
+        ++report.skipped.outage;
+        break;
+      }
+      ResumeOne(run, endpoint, report);
       break;
+    }
   }
   return CandidateWalk::Step::kNext;
-}
-
-Result<bool> RecoveryImpl::ProbePass(Time now, TickReport& report, PassCounts& counts) {
-  // Any run that would be resumed may probe, also one still in backoff: its backoff most likely
-  // comes from the outage itself.
-  CandidateWalk walk(*options_.store, Query(now, store::RecoveryBackoff::kInclude), std::nullopt,
-                     options_.max_runs_per_pass);
-  MEND_ASSIGN_OR_RETURN(CandidateWalk::End end, walk.Run([&](const store::RunRecord& run) {
-    return ProbeWith(run, now, report, counts);
-  }));
-  counts.counts = walk.counts();
-  return end == CandidateWalk::End::kStopped && !breaker_.open();
-}
-
-CandidateWalk::Step RecoveryImpl::ProbeWith(const store::RunRecord& run, Time now,
-                                            TickReport& report, PassCounts& counts) {
-  store::RecoveryClass c = Classify(run, now);
-  if (c != store::RecoveryClass::kDue && c != store::RecoveryClass::kBackoff) {
-    return CandidateWalk::Step::kNext;
-  }
-  if (c == store::RecoveryClass::kBackoff) ++counts.probed_in_backoff;
-  Outcome outcome = ResumeOne(run, report);
-  if (outcome == Outcome::kLeased || outcome == Outcome::kError || outcome == Outcome::kStopped) {
-    return CandidateWalk::Step::kNext;  // not a probe
-  }
-  return CandidateWalk::Step::kStop;
 }
 
 RecoveryImpl::Outcome RecoveryImpl::OutcomeOf(const agent::RunResult& result) const {
@@ -159,8 +148,10 @@ std::string_view RecoveryImpl::OutcomeName(Outcome outcome) {
   return "error";
 }
 
-RecoveryImpl::Outcome RecoveryImpl::ResumeOne(const store::RunRecord& run, TickReport& report) {
-  if (options_.tracer == nullptr) return ResumeOneTraced(run, report);
+RecoveryImpl::Outcome RecoveryImpl::ResumeOne(const store::RunRecord& run,
+                                              const ProviderEndpoint& endpoint,
+                                              TickReport& report) {
+  if (options_.tracer == nullptr) return ResumeOneTraced(run, endpoint, report);
   obs::SpanStart start;
   start.run_id = run.id;
   start.trace_id =
@@ -170,7 +161,7 @@ RecoveryImpl::Outcome RecoveryImpl::ResumeOne(const store::RunRecord& run, TickR
   if (IsHealFork(run.id)) span.SetAttribute("mend.recovery.heal_fork", true);
   span.Announce();
   obs::ActiveSpanScope scope(span);
-  Outcome outcome = ResumeOneTraced(run, report);
+  Outcome outcome = ResumeOneTraced(run, endpoint, report);
   span.SetAttribute("mend.recovery.outcome", std::string(OutcomeName(outcome)));
   if (outcome == Outcome::kError) {
     span.SetError("recovery_error", "the resume failed; see the recovery.error event");
@@ -181,6 +172,7 @@ RecoveryImpl::Outcome RecoveryImpl::ResumeOne(const store::RunRecord& run, TickR
 }
 
 RecoveryImpl::Outcome RecoveryImpl::ResumeOneTraced(const store::RunRecord& run,
+                                                    const ProviderEndpoint& endpoint,
                                                     TickReport& report) {
   attempted_.insert(run.id);
   Result<agent::RunResult> result = CallResume(run);
@@ -201,27 +193,22 @@ RecoveryImpl::Outcome RecoveryImpl::ResumeOneTraced(const store::RunRecord& run,
       }
     }
     ReportError(result.status().Annotate("resuming run " + run.id), run.id);
+    ++report.skipped.error;
     return Outcome::kError;
   }
   report.resumed.push_back(run.id);
+  // The claim succeeded, so no live process held the run: a `running` one that had been claimed
+  // before (not a fresh fork) was interrupted.
+  if (run.status == store::RunStatus::kRunning && run.epoch > 0) {
+    report.interrupted.push_back(run.id);
+  }
   Publish(RunEvent("recovery.resumed", run.id));
   Outcome outcome = OutcomeOf(*result);
   if (outcome == Outcome::kStopped) return outcome;
   if (outcome == Outcome::kProviderFailure) {
-    bool was_open = breaker_.open();
-    OutageBreaker::Change change = breaker_.OnProviderFailure(options_.clock->Now());
-    if (was_open || change == OutageBreaker::Change::kOpened) {
-      // Provider failures during an outage (and the one that reveals it) are the provider's, not
-      // the run's: no attempt is charged and nobody is quarantined for them.
-      report.failed.push_back(run.id);
-      obs::Event event = RunEvent("recovery.failed", run.id);
-      event.AddString("code", result->error->code).AddBool("outage", true);
-      Publish(std::move(event));
-      if (change == OutageBreaker::Change::kOpened) NotifyOutage(true);
-      return outcome;
-    }
-  } else if (breaker_.OnOtherResult() == OutageBreaker::Change::kClosed) {
-    NotifyOutage(false);
+    if (RecordProviderFailure(run, endpoint, *result->error, report)) return outcome;
+  } else {
+    RecordOtherResult(endpoint);
   }
   if (outcome == Outcome::kCompleted) {
     OnCompleted(run, report);
@@ -275,27 +262,26 @@ void RecoveryImpl::ChargeFailure(const store::RunRecord& run, TickReport& report
   if (attempts >= options_.max_attempts) GiveUp(now_run, report);
 }
 
-void RecoveryImpl::GiveUp(const store::RunRecord& run, TickReport& report) {
+RecoveryImpl::GaveUp RecoveryImpl::GiveUp(const store::RunRecord& run, TickReport& report) {
   bool diagnose = options_.retry_with_diagnosis && !IsHealFork(run.id) && !IsSessionRun(run);
-  if (!diagnose) {
-    Quarantine(run.id, report);
-    return;
-  }
+  if (!diagnose) return Quarantine(run.id, report) ? GaveUp::kQuarantined : GaveUp::kError;
   Result<store::RunRecord> fork = options_.store->GetRun(HealForkId(run.id));
   if (!fork.ok()) {
     if (fork.status().code() == StatusCode::kNotFound) {
-      CreateHealFork(run);
-    } else {
-      ReportError(fork.status(), run.id);
+      return CreateHealFork(run) ? GaveUp::kHealing : GaveUp::kError;
     }
-    return;
+    ReportError(fork.status(), run.id);
+    return GaveUp::kError;
   }
   // The fork exists: the original waits for its outcome (a failed delete is retried here).
   if (fork->status == store::RunStatus::kCompleted) FinishHealed(run.id);
-  if (fork->status == store::RunStatus::kQuarantined) Quarantine(run.id, report);
+  if (fork->status == store::RunStatus::kQuarantined) {
+    return Quarantine(run.id, report) ? GaveUp::kQuarantined : GaveUp::kError;
+  }
+  return GaveUp::kHealing;
 }
 
-void RecoveryImpl::CreateHealFork(const store::RunRecord& run) {
+bool RecoveryImpl::CreateHealFork(const store::RunRecord& run) {
   std::string fork_id = HealForkId(run.id);
   Status s =
       options_.driver->ForkWithNote(run, fork_id, DiagnosisNote(run, options_.max_note_bytes));
@@ -308,31 +294,33 @@ void RecoveryImpl::CreateHealFork(const store::RunRecord& run) {
   }
   if (!s.ok()) {
     ReportError(s.Annotate("forking run " + run.id + " for a diagnosed retry"), run.id);
-    return;
+    return false;
   }
   obs::Event event = RunEvent("recovery.forked", run.id);
   event.AddString("fork", fork_id);
   Publish(std::move(event));
+  return true;
 }
 
-void RecoveryImpl::Quarantine(const std::string& run_id, TickReport& report) {
+bool RecoveryImpl::Quarantine(const std::string& run_id, TickReport& report) {
   store::RunUpdate update;
   update.status = store::RunStatus::kQuarantined;
   Status s = options_.store->UpdateUnleased(run_id, update);
   if (!s.ok()) {
     ReportError(s.Annotate("quarantining run " + run_id), run_id);
-    return;
+    return false;
   }
   report.quarantined.push_back(run_id);
   Publish(RunEvent("recovery.quarantined", run_id));
   NotifyQuarantined(run_id);
-  if (!IsHealFork(run_id)) return;
+  if (!IsHealFork(run_id)) return true;
   // The diagnosed retry failed too: its original, kept for it, gives up as well.
   Result<store::RunRecord> original = options_.store->GetRun(HealOriginalId(run_id));
   if (original.ok() && original->status != store::RunStatus::kQuarantined &&
       original->status != store::RunStatus::kCompleted) {
     Quarantine(original->id, report);
   }
+  return true;
 }
 
 void RecoveryImpl::FinishHealed(const std::string& original_id) {

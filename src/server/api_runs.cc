@@ -29,7 +29,7 @@ Result<ApiResponse> ListRuns(ServeContext& context, const ApiRequest& request) {
     // A run whose metadata does not parse is still listed, without workspace and model.
     agent::RunOrigin origin =
         agent::ParseRunOrigin(run.metadata, run.id).value_or(agent::RunOrigin{});
-    items.push_back(runs::RunJson(run, origin));
+    items.push_back(runs::RunJson(run, origin, app::InterruptionOf(context.runtime(), run)));
   }
   return ApiResponse(runs::PageJson(std::move(items), page));
 }
@@ -44,7 +44,7 @@ Result<ApiResponse> ListPending(ServeContext& context, const ApiRequest& request
   json items = json::array();
   for (const store::RunRecord& run : page.runs) {
     const app::RunOverview overview = inspector.Inspect(run);
-    json item = runs::RunJson(run, overview.origin);
+    json item = runs::RunJson(run, overview.origin, overview.interruption);
     const std::string changed = overview.AgentChangedText();
     item["agent_changed"] = changed.empty() ? json(nullptr) : json(changed);
     items.push_back(std::move(item));

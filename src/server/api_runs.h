@@ -4,6 +4,7 @@
 // run, a page and a run's detail, how a page's query string becomes a store query, and the
 // registration of the routes that drive runs (api_runs_actions.cc).
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,9 @@ namespace mend::server::runs {
 
 // One run of a list: id, agent, status, step, attempts, quarantined, next_attempt_at, waiting,
 // last_error, created_at, updated_at, workspace and model (the last two from `origin`; null when
-// not recorded).
-nlohmann::json RunJson(const store::RunRecord& run, const agent::RunOrigin& origin);
+// not recorded), interrupted and interruption (app::AddInterruptionJson).
+nlohmann::json RunJson(const store::RunRecord& run, const agent::RunOrigin& origin,
+                       const std::optional<app::Interruption>& interruption);
 // {"runs":[...],"total","more","next"}.
 nlohmann::json PageJson(nlohmann::json runs, const store::PendingPage& page);
 // GET /api/v1/runs/{id}: RunJson plus task, usage, cost, output, question, trace, parent, the

@@ -48,7 +48,8 @@ Status AddStatuses(std::string_view text, store::RunScope scope, store::PendingQ
 
 }  // namespace
 
-json RunJson(const store::RunRecord& run, const agent::RunOrigin& origin) {
+// RunJson without the interruption fields.
+static json RecordJson(const store::RunRecord& run, const agent::RunOrigin& origin) {
   return {{"id", run.id},
           {"agent", run.agent},
           {"status", std::string(store::RunStatusName(run.status))},
@@ -64,6 +65,13 @@ json RunJson(const store::RunRecord& run, const agent::RunOrigin& origin) {
           {"model", ModelJson(origin.model)}};
 }
 
+json RunJson(const store::RunRecord& run, const agent::RunOrigin& origin,
+             const std::optional<app::Interruption>& interruption) {
+  json j = RecordJson(run, origin);
+  app::AddInterruptionJson(interruption, j);
+  return j;
+}
+
 json PageJson(json runs, const store::PendingPage& page) {
   return {
       {"runs", std::move(runs)},
@@ -74,7 +82,7 @@ json PageJson(json runs, const store::PendingPage& page) {
 
 json RunDetailJson(const agent::RunView& view, const app::RunOverview& overview) {
   const store::RunRecord& run = view.run;
-  json j = RunJson(run, overview.origin);
+  json j = RunJson(run, overview.origin, overview.interruption);
   j["run_id"] = run.id;  // the `run` shape of DESIGN.md §4 names it so
   j["agent_dir"] = run.agent_dir;
   j["agent_changed"] = app::NullIfEmpty(overview.AgentChangedText());

@@ -1,6 +1,7 @@
 #include "store/lease_rules.h"
 
 #include "mend/base/time_format.h"
+#include "mend/store/lease_state.h"
 
 namespace mend::store::internal {
 
@@ -17,9 +18,7 @@ bool HolderGone(const LeaseHolder& local, const std::function<bool(int64_t)>& pr
 
 bool LeaseIsLive(const RunRecord& run, Time now, const LeaseHolder& local,
                  const std::function<bool(int64_t)>& process_alive) {
-  if (!run.lease_holder.has_value() || !run.lease_expires_at.has_value()) return false;
-  if (*run.lease_expires_at <= now) return false;
-  return !HolderGone(local, process_alive, *run.lease_holder);
+  return LeaseStateOf(run, now, local, process_alive) == LeaseState::kLive;
 }
 
 Status LeasedError(const RunRecord& run) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "mend/app/recovery.h"
 #include "mend/app/runtime.h"
 #include "tests/app/agent_home_test.h"
 #include "tests/support/status_matchers.h"
@@ -74,6 +75,28 @@ TEST_F(RunModelTest, FlagsOverrideWhatTheRunRecorded) {
   auto provider_flag = Open({{"provider.name", "anthropic"}}, {{"MEND_MODEL", "env-model"}});
   EXPECT_EQ(RunModelFor(*provider_flag, {}, Recorded(recorded)),
             (agent::RunModel{"anthropic", "", "env-model", ""}));
+}
+
+// `mend recover` and `mend serve`: their flags are defaults for new runs, and a run they continue
+// keeps what it recorded, endpoint included, unless --override-recorded (kEveryRun).
+TEST_F(RunModelTest, UnderNewRunsOnlyTheFlagsLeaveARecordedRunAlone) {
+  const agent::RunModel recorded{"openai", "http://run:2", "run-model", ""};
+  auto daemon = Open({{"provider.name", "anthropic"},
+                      {"provider.model", "flag-model"},
+                      {"provider.base_url", "http://flag:3"}});
+  daemon->provider_flag_scope = ProviderFlagScope::kNewRunsOnly;
+  EXPECT_EQ(RunModelFor(*daemon, {}, Recorded(recorded)), recorded);
+  EXPECT_EQ(NewRunModel(*daemon, {}),
+            (agent::RunModel{"anthropic", "http://flag:3", "flag-model", ""}));
+  store::RunRecord run;
+  run.id = "r1";
+  run.metadata = R"({"model":{"name":"openai","base_url":"http://run:2","model":"run-model"}})";
+  RuntimeRunDriver driver(*daemon);
+  EXPECT_EQ(driver.EndpointFor(run), (heal::ProviderEndpoint{"openai", "http://run:2"}));
+
+  daemon->provider_flag_scope = ProviderFlagScope::kEveryRun;
+  EXPECT_EQ(RunModelFor(*daemon, {}, Recorded(recorded)).provider, "anthropic");
+  EXPECT_EQ(driver.EndpointFor(run), (heal::ProviderEndpoint{"anthropic", "http://flag:3"}));
 }
 
 TEST_F(RunModelTest, ARunThatRecordedNothingGetsTheNewRunModel) {

@@ -120,6 +120,30 @@ TEST_F(RuntimeMetricsTest, RecoveryAndHealEventsCountByKind) {
   EXPECT_THAT(Value("mend_heal_actions_total{action=\"hint\"}"), Optional(0.0));
 }
 
+// Outages are per endpoint (docs/heal.md): the gauge of each endpoint follows its own outage, and
+// mend_recovery_outage stays 1 while any endpoint is in one.
+TEST_F(RuntimeMetricsTest, OutageGaugesFollowEachEndpoint) {
+  auto outage = [](const char* url, bool in, int endpoints) {
+    obs::Event e("recovery.outage");
+    e.AddBool("in_outage", in)
+        .AddString("provider", "openai")
+        .AddString("base_url", url)
+        .AddInt("endpoints_in_outage", endpoints);
+    return e;
+  };
+  metrics_.RecordEvent(outage("http://a:1", true, 1));
+  metrics_.RecordEvent(outage("http://b:2", true, 2));
+  metrics_.RecordEvent(outage("http://a:1", false, 1));
+  EXPECT_THAT(Value("mend_recovery_outage"), Optional(1.0));
+  EXPECT_THAT(Value("mend_recovery_endpoint_outage{provider=\"openai\",base_url=\"http://a:1\"}"),
+              Optional(0.0));
+  EXPECT_THAT(Value("mend_recovery_endpoint_outage{provider=\"openai\",base_url=\"http://b:2\"}"),
+              Optional(1.0));
+  metrics_.RecordEvent(outage("http://b:2", false, 0));
+  EXPECT_THAT(Value("mend_recovery_outage"), Optional(0.0));
+  EXPECT_THAT(Value("mend_recovery_actions_total{action=\"outage_started\"}"), Optional(2.0));
+}
+
 TEST_F(RuntimeMetricsTest, ProviderRequestsCountOutcomeTokensCostAndLatency) {
   ProviderRequestSample ok;
   ok.provider = "openai";

@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import {test} from "node:test";
 
 import {safeHref} from "../../src/server/ui/lib/dom.js";
-import {formatDuration, formatUptime, formatUsd, preview, toMillis} from "../../src/server/ui/lib/format.js";
+import {formatDuration, formatUptime, formatUsd, interruptionText, preview, runStatus, toMillis}
+  from "../../src/server/ui/lib/format.js";
 import {headline, parseMetrics} from "../../src/server/ui/lib/prometheus.js";
 import {auditText} from "../../src/server/ui/pages/improve.js";
 import {awaitedCalls} from "../../src/server/ui/lib/run_actions.js";
@@ -49,6 +50,24 @@ test("the server's uptime reads in the largest units that matter", () => {
   assert.equal(formatUptime(2 * 86400 + 4 * 3600 + 59), "2 d 4 h");
   assert.equal(formatUptime(-1), "");
   assert.equal(formatUptime(undefined), "");
+});
+
+test("a running run no process drives shows as interrupted, with the reason", () => {
+  const killed = {status: "running", interrupted: true,
+                  interruption: {reason: "process_gone", holder: "mend-42@host-a", lease_expires_at: null}};
+  assert.equal(runStatus(killed), "interrupted");
+  assert.equal(interruptionText(killed), "its process (mend-42@host-a) is gone");
+  const expired = {status: "running", interrupted: true,
+                   interruption: {reason: "lease_expired", holder: "replica-b",
+                                  lease_expires_at: "2026-01-02T03:04:05Z"}};
+  assert.match(interruptionText(expired), /^its lease expired at /);
+  assert.equal(interruptionText({status: "running", interrupted: true, interruption: {reason: "not_held"}}),
+               "no process holds it");
+  // Driven, finished or from a server without the field: the stored status as it is.
+  assert.equal(runStatus({status: "running", interrupted: false}), "running");
+  assert.equal(runStatus({status: "running"}), "running");
+  assert.equal(runStatus({status: "failed", interrupted: false}), "failed");
+  assert.equal(interruptionText({status: "running", interrupted: false}), "");
 });
 
 test("links built from data stay inside the UI", () => {

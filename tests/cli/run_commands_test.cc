@@ -27,6 +27,7 @@ namespace mend::cli {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
@@ -204,7 +205,7 @@ TEST_F(RunCommandsTest, PendingJsonHasTheStableShape) {
   EXPECT_EQ(JsonKeys(run),
             (std::set<std::string>{"id", "agent", "status", "step", "attempts", "quarantined",
                                    "next_attempt_at", "waiting", "last_error", "workspace", "model",
-                                   "agent_changed"}));
+                                   "agent_changed", "interrupted", "interruption"}));
   EXPECT_EQ(run["id"], "r1");
   EXPECT_EQ(run["agent"], "helper");
   EXPECT_EQ(run["status"], "failed");
@@ -369,6 +370,22 @@ TEST_F(RunCommandsTest, RecoverOnceTakesAtMostMaxRunsPerPassAndSaysHowManyWait) 
   EXPECT_THAT(out(), HasSubstr("completed: 1 r2"));
   EXPECT_THAT(out(), Not(HasSubstr("left for the next pass")));
   EXPECT_EQ(Mend({"recover", "--once", "--max-runs-per-pass", "0"}), 2);
+}
+
+TEST_F(RunCommandsTest, RecoverOnceTextNamesTheEndpointInAnOutage) {
+  // Each process takes the script's steps in turn: every request it sends fails the same way.
+  Script(R"([{"error": {"code": "unavailable", "message": "overloaded"}},
+             {"error": {"code": "unavailable", "message": "overloaded"}},
+             {"error": {"code": "unavailable", "message": "overloaded"}}])");
+  for (const char* id : {"r1", "r2", "r3", "r4"}) {
+    EXPECT_EQ(MendWithModel({"run", agent_, "say hi", "--id", id}), 1);
+  }
+  EXPECT_EQ(MendWithModel({"recover", "--once"}), 0) << err();
+  EXPECT_THAT(out(), HasSubstr("resumed: 3 r1 r2 r3\ninterrupted: 0\n"));
+  EXPECT_THAT(out(), HasSubstr("waiting for their endpoint to come back: 1 due runs\n"));
+  EXPECT_THAT(out(), ContainsRegex("provider outage at scripted \\(default URL\\) since "
+                                   "[0-9TZ:-]+: its runs wait; next probe at [0-9TZ:-]+\n"));
+  EXPECT_THAT(err(), HasSubstr("provider outage at scripted (default URL): its runs wait"));
 }
 
 TEST_F(RunCommandsTest, RecoverReadsItsLimitsFromTheEnvironment) {

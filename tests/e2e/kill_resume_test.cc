@@ -225,5 +225,54 @@ TEST_F(KillResumeTest, KilledRunResumesWithoutRepeatingCheckpointedTurnsOrTools)
   EXPECT_THAT(TraceOf(conversations[1]).results, ElementsAre("c1"));
 }
 
+// A killed run is still `running` in the store, but `pending`, `show` and `recover` say that it
+// was interrupted: its process is gone.
+TEST_F(KillResumeTest, AKilledRunIsShownInterruptedUntilRecoveryResumesIt) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  auto run = ChildProcess::Spawn(
+      MendArgv({"run", AgentDir(), "What do the notes say?", "--id", "r1"}, true), env_);
+  MEND_ASSERT_OK(run);
+  const std::string pid = std::to_string((*run)->pid());
+  for (int n = 1; n <= 3; ++n) ASSERT_NO_FATAL_FAILURE(AwaitRequest(n));
+  MEND_ASSERT_OK((*run)->Kill(SIGKILL));
+  auto killed = (*run)->Finish(kBound);
+  MEND_ASSERT_OK(killed);
+  captured_ += killed->out + killed->err;
+
+  nlohmann::json pending = MendJson({"pending"}, false);
+  ASSERT_EQ(pending["runs"].size(), 1u) << pending;
+  nlohmann::json& listed = pending["runs"][0];
+  EXPECT_EQ(listed["status"], "running");  // the stored status is unchanged
+  EXPECT_EQ(listed["interrupted"], true) << listed;
+  EXPECT_EQ(listed["interruption"]["reason"], "process_gone") << listed;
+  EXPECT_THAT(listed["interruption"]["holder"].get<std::string>(), HasSubstr("-" + pid + "@"));
+
+  auto table = RunProcess({MEND_BINARY, "--home", Home(), "pending"}, env_, kBound);
+  MEND_ASSERT_OK(table);
+  captured_ += table->out + table->err;
+  const std::vector<std::string> rows = Lines(table->out);
+  ASSERT_EQ(rows.size(), 2u) << table->out;
+  EXPECT_THAT(rows[1], ::testing::StartsWith("r1  killed  interrupted  5 "));
+
+  auto shown = RunProcess({MEND_BINARY, "--home", Home(), "show", "r1"}, env_, kBound);
+  MEND_ASSERT_OK(shown);
+  captured_ += shown->out + shown->err;
+  EXPECT_THAT(shown->out, HasSubstr("status      interrupted: its process (pid " + pid + " on "));
+  EXPECT_THAT(shown->out, HasSubstr("is gone; mend resume r1 or mend recover continues it\n"));
+  nlohmann::json shown_json = MendJson({"show", "r1"}, false);
+  EXPECT_EQ(shown_json["status"], "running");
+  EXPECT_EQ(shown_json["interrupted"], true);
+  EXPECT_EQ(shown_json["interruption"]["reason"], "process_gone");
+
+  // The recovery pass says which runs it found interrupted, and brings this one back.
+  nlohmann::json pass = MendJson({"recover", "--once"}, true);
+  EXPECT_EQ(pass["interrupted"], nlohmann::json({"r1"})) << pass;
+  EXPECT_EQ(pass["completed"], nlohmann::json({"r1"})) << pass;
+  nlohmann::json done = MendJson({"show", "r1"}, false);
+  EXPECT_EQ(done["status"], "completed");
+  EXPECT_EQ(done["interrupted"], false);
+  EXPECT_EQ(done["interruption"], nullptr);
+}
+
 }  // namespace
 }  // namespace mend::testing

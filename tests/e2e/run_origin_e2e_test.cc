@@ -65,17 +65,27 @@ class RunOriginE2eTest : public ::testing::Test {
 
   void TearDown() override { EXPECT_THAT(captured_, Not(HasSubstr(kKey))); }
 
-  void StartServer(const char* script) {
+  // With `announce`, the server prints "request <n> POST <path>" on stdout as each request
+  // arrives (AwaitRequest).
+  void StartServer(const char* script, bool announce = false) {
     auto path = dir_->WriteFile("script.json", script);
     MEND_ASSERT_OK(path);
-    auto server = StartFakeServer(
-        FAKE_LLM_SERVER_BINARY, {"--script", *path, "--api-key", kKey, "--log", LogPath()}, kBound);
+    std::vector<std::string> args = {"--script", *path, "--api-key", kKey, "--log", LogPath()};
+    if (announce) args.push_back("--announce");
+    auto server = StartFakeServer(FAKE_LLM_SERVER_BINARY, args, kBound);
     MEND_ASSERT_OK(server);
     server_ = std::move(server->process);
     port_ = server->port;
   }
 
   std::string LogPath() const { return dir_->File("requests.jsonl"); }
+
+  // Blocks until the server announced request `n` (a bound, never a sleep).
+  void AwaitRequest(int n) {
+    auto line = server_->ReadStdoutLine(kBound);
+    MEND_ASSERT_OK(line);
+    ASSERT_EQ(*line, "request " + std::to_string(n) + " POST /v1/chat/completions");
+  }
   std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_); }
 
   // `mend --home H --json args...` run in `cwd` with env_ plus `extra_env`; H is `home` in the
@@ -175,6 +185,76 @@ TEST_F(RunOriginE2eTest, RecoveryWithAnotherDefaultModelKeepsTheRunsModel) {
   ASSERT_EQ(requests.size(), 4u);
   EXPECT_EQ(requests[2]["model"], "model-a");
   EXPECT_EQ(requests[3]["model"], "model-a");
+}
+
+// The provider flags of `mend recover` are defaults for new runs: a run it recovers keeps the
+// model it recorded and records no change.
+TEST_F(RunOriginE2eTest, RecoveryFlagsAreDefaultsForNewRunsOnly) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(kOutageScript));
+  ASSERT_EQ(Run("model-a", dir_->File("project"))["status"], "failed");
+  const ChildOutput recovered =
+      Mend({"recover", "--once", "--provider", "openai", "--model", "model-b", "--base-url", Url()},
+           dir_->File("elsewhere"));
+  EXPECT_EQ(recovered.status.code, 0) << recovered.err;
+  EXPECT_THAT(Json(recovered)["completed"], ::testing::ElementsAre("r1")) << recovered.out;
+  const std::vector<nlohmann::json> requests = Requests();
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_EQ(requests[2]["model"], "model-a");
+  EXPECT_EQ(requests[3]["model"], "model-a");
+  const nlohmann::json shown = Json(Mend({"show", "r1"}, dir_->path()));
+  EXPECT_EQ(shown["model"]["model"], "model-a") << shown;
+  EXPECT_EQ(shown["model_changes"], nlohmann::json::array()) << shown;
+}
+
+// --override-recorded is the explicit request: the flags then switch the runs it resumes, and
+// each records the switch.
+TEST_F(RunOriginE2eTest, OverrideRecordedLetsRecoveryFlagsSwitchTheRun) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(kOutageScript));
+  ASSERT_EQ(Run("model-a", dir_->File("project"))["status"], "failed");
+  const ChildOutput recovered = Mend(
+      {"recover", "--once", "--model", "model-b", "--override-recorded"}, dir_->File("elsewhere"));
+  EXPECT_EQ(recovered.status.code, 0) << recovered.err;
+  EXPECT_THAT(Json(recovered)["completed"], ::testing::ElementsAre("r1")) << recovered.out;
+  const std::vector<nlohmann::json> requests = Requests();
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_EQ(requests[2]["model"], "model-b");
+  const nlohmann::json shown = Json(Mend({"show", "r1"}, dir_->path()));
+  EXPECT_EQ(shown["model"]["model"], "model-b") << shown;
+  ASSERT_EQ(shown["model_changes"].size(), 1u) << shown;
+  EXPECT_EQ(shown["model_changes"][0]["from"]["model"], "model-a");
+}
+
+// The same for `mend serve`: its recovery loop resumes the run on its recorded model, whatever
+// --base-url and --model it was started with.
+TEST_F(RunOriginE2eTest, ServeFlagsAreDefaultsForNewRunsOnly) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(kOutageScript, /*announce=*/true));
+  ASSERT_EQ(Run("model-a", dir_->File("project"))["status"], "failed");
+  for (int n = 1; n <= 2; ++n) ASSERT_NO_FATAL_FAILURE(AwaitRequest(n));
+  // Nothing listens at the serve's own base URL: a run moved there would fail, not complete.
+  std::vector<std::string> argv = {
+      MEND_BINARY,   "--home",     dir_->File("home"), "serve",      "--listen",
+      "127.0.0.1:0", "--provider", "openai",           "--base-url", "http://127.0.0.1:9",
+      "--model",     "model-b"};
+  std::vector<std::string> env = env_;
+  env.push_back("MEND_SERVE_DRAIN_TIMEOUT=20s");
+  auto serve = ChildProcess::Spawn(argv, env, dir_->File("elsewhere"));
+  MEND_ASSERT_OK(serve);
+  MEND_ASSERT_OK((*serve)->ReadStdoutLine(kBound));  // listening on ...
+  // The recovery pass, at once: the resumed run's two model turns reach this server.
+  for (int n = 3; n <= 4; ++n) ASSERT_NO_FATAL_FAILURE(AwaitRequest(n));
+  MEND_ASSERT_OK((*serve)->Kill(SIGTERM));
+  auto stopped = (*serve)->Finish(kBound);
+  MEND_ASSERT_OK(stopped);
+  captured_ += stopped->out + stopped->err;
+  EXPECT_EQ(stopped->status.code, 0) << stopped->err;
+  const std::vector<nlohmann::json> requests = Requests();
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_EQ(requests[2]["model"], "model-a");
+  EXPECT_EQ(requests[3]["model"], "model-a");
+  const nlohmann::json shown = Json(Mend({"show", "r1"}, dir_->path()));
+  EXPECT_EQ(shown["status"], "completed") << shown;
+  EXPECT_EQ(shown["model"]["base_url"], Url()) << shown;
+  EXPECT_EQ(shown["model_changes"], nlohmann::json::array()) << shown;
 }
 
 TEST_F(RunOriginE2eTest, AModelFlagOnResumeSwitchesTheRunAndIsRecorded) {

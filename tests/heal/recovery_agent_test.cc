@@ -100,7 +100,7 @@ TEST_P(RecoveryAgentTest, InterruptedRunComesBackThroughAnOutageOfTheProvider) {
   options.driver = &driver;
   options.clock = &h.clock;
   options.events = &h.bus;
-  options.on_outage = [&](bool in) { outages.push_back(in); };
+  options.on_outage = [&](const OutageChange& change) { outages.push_back(change.in_outage); };
   options.on_recovered = [&](const std::string& id) { recovered.push_back(id); };
   auto recovery = Recovery::Create(options);
   ASSERT_TRUE(recovery.ok()) << recovery.status();

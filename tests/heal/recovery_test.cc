@@ -222,7 +222,7 @@ TEST_F(RecoveryTest, ThrowingCallbacksNeverStopThePass) {
 TEST_F(RecoveryTest, OutageCallbackThrowingDoesNotStopTheLoop) {
   RecoveryOptions o = Options();
   o.outage_threshold = 1;
-  o.on_outage = [](bool) { throw std::runtime_error("no"); };
+  o.on_outage = [](const OutageChange&) { throw std::runtime_error("no"); };
   AddRun("r1");
   driver.Script("r1", {Fail(ProviderDown())});
   auto recovery = Make(o);

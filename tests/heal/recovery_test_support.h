@@ -207,9 +207,10 @@ class RecoveryFixture : public ::testing::Test {
     o.events = &bus;
     o.on_recovered = [this](const std::string& id) { Record(recovered, id); };
     o.on_quarantined = [this](const std::string& id) { Record(quarantined, id); };
-    o.on_outage = [this](bool in) {
+    o.on_outage = [this](const OutageChange& change) {
       std::lock_guard<std::mutex> lock(mu);
-      outages.push_back(in);
+      outages.push_back(change.in_outage);
+      outage_changes.push_back(change);
     };
     o.on_error = [this](const Status& s) {
       std::lock_guard<std::mutex> lock(mu);
@@ -268,6 +269,7 @@ class RecoveryFixture : public ::testing::Test {
   std::vector<std::string> recovered;
   std::vector<std::string> quarantined;
   std::vector<bool> outages;
+  std::vector<OutageChange> outage_changes;
   std::vector<Status> errors;
 
  private:

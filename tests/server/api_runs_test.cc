@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -281,6 +282,49 @@ TEST_F(RunsApiTest, PendingListsUnfinishedRunsInThePendingShape) {
   Reply completed = Get("/api/v1/pending?status=completed");
   EXPECT_EQ(completed.status, 400);
   EXPECT_THAT(completed.body["error"]["message"].get<std::string>(), HasSubstr("pending"));
+}
+
+// A `running` run that no process drives is interrupted in every run shape of the API; the
+// stored status stays `running`.
+TEST_F(RunsApiTest, RunsWhoseProcessIsGoneAreShownInterrupted) {
+  StartServer();
+  store::CheckpointStore& store = *runtime_->store;
+  for (const char* id : {"killed", "elsewhere", "fork"}) {
+    store::RunRecord r;
+    r.id = id;
+    r.agent = "helper";
+    MEND_ASSERT_OK(store.CreateRun(r));
+  }
+  // A holder on this host whose process does not exist (pids never reach 2^30 on Linux).
+  store::LeaseHolder gone = runtime_->holder;
+  gone.id = "mend-dead@" + gone.host;
+  gone.pid = int64_t{1} << 30;
+  MEND_ASSERT_OK(store.Claim("killed", gone, std::chrono::minutes(5)).status());
+  // A live holder on another machine.
+  const store::LeaseHolder other{"replica-b", "host-b", "boot-b", 77};
+  MEND_ASSERT_OK(store.Claim("elsewhere", other, std::chrono::minutes(5)).status());
+
+  for (const char* path : {"/api/v1/runs", "/api/v1/pending"}) {
+    Reply page = Get(path);
+    ASSERT_EQ(page.status, 200) << page.text;
+    std::map<std::string, nlohmann::json> by_id;
+    for (const auto& run : page.body["runs"]) by_id[run["id"].get<std::string>()] = run;
+    ASSERT_EQ(by_id.size(), 3u) << path;
+    EXPECT_EQ(by_id["killed"]["status"], "running") << path;
+    EXPECT_EQ(by_id["killed"]["interrupted"], true) << path;
+    EXPECT_EQ(by_id["killed"]["interruption"]["reason"], "process_gone") << path;
+    EXPECT_EQ(by_id["killed"]["interruption"]["holder"], gone.id) << path;
+    EXPECT_TRUE(by_id["killed"]["interruption"]["lease_expires_at"].is_string()) << path;
+    EXPECT_EQ(by_id["elsewhere"]["interrupted"], false) << path;
+    EXPECT_EQ(by_id["elsewhere"]["interruption"], nullptr) << path;
+    EXPECT_EQ(by_id["fork"]["interrupted"], false) << path;  // never claimed: not started
+  }
+  Reply detail = Get("/api/v1/runs/killed");
+  ASSERT_EQ(detail.status, 200) << detail.text;
+  EXPECT_EQ(detail.body["status"], "running");
+  EXPECT_EQ(detail.body["interrupted"], true);
+  EXPECT_EQ(detail.body["interruption"]["reason"], "process_gone");
+  EXPECT_EQ(Get("/api/v1/runs/elsewhere").body["interrupted"], false);
 }
 
 }  // namespace

@@ -12,8 +12,9 @@
 namespace mend::app {
 
 // The recovery loop's view of the agent layer: each run is resumed by an Agent opened from the
-// folder it was started from, on the model the run recorded (OpenAgentForRun), kept open for later
-// runs of the same folder and model. Thread-safe.
+// folder it was started from, on the model the run recorded (OpenAgentForRun; a flag of this
+// invocation switches it only under ProviderFlagScope::kEveryRun), kept open for later runs of the
+// same folder and model. Thread-safe.
 class RuntimeRunDriver final : public heal::RunDriver {
  public:
   // `stop` (optional, borrowed, must outlive the driver): once it reads true, runs this driver
@@ -24,6 +25,9 @@ class RuntimeRunDriver final : public heal::RunDriver {
   Result<agent::RunResult> Resume(const store::RunRecord& run) override;
   Status ForkWithNote(const store::RunRecord& run, const std::string& new_id,
                       const std::string& note) override;
+  // The provider and base URL of the model Resume uses (RunModelFor): the recorded ones, or
+  // those of the flags when the runtime's provider_flag_scope lets them switch runs.
+  heal::ProviderEndpoint EndpointFor(const store::RunRecord& run) override;
 
  private:
   Result<agent::Agent*> AgentFor(const store::RunRecord& run);

@@ -7,10 +7,28 @@
 #include "mend/agent/run_origin.h"
 #include "mend/base/result.h"
 #include "mend/store/checkpoint_store.h"
+#include "mend/store/lease_state.h"
 
 namespace mend::app {
 
 struct Runtime;
+
+// Why a `running` run has no process driving it: it was interrupted (its process was killed, or
+// stopped at a checkpoint), and `mend recover` or `mend resume` continues it (docs/runs.md).
+struct Interruption {
+  store::LeaseState lease = store::LeaseState::kNone;  // kNone, kHolderGone or kExpired
+  std::optional<store::LeaseHolder> holder;            // the holder of the lease, when it has one
+  std::optional<Time> lease_expires_at;
+
+  // "its process (pid 4242 on host-a) is gone", "its lease expired at 2025-01-02T10:04:00Z",
+  // "no process holds it".
+  std::string Describe() const;
+};
+
+// The interruption of `run` at the runtime's clock, judged as this process's store judges a claim
+// (store::LeaseStateOf with the runtime's lease holder and store::ProcessAlive); nullopt when the
+// run is not `running`, was never claimed (a fresh fork) or a live holder has it.
+std::optional<Interruption> InterruptionOf(const Runtime& runtime, const store::RunRecord& run);
 
 // What a person needs to know about a run beyond its record: where it runs, on which model, and
 // whether its agent folder changed since it started (DESIGN.md §6; `mend pending`, `mend show`).
@@ -21,6 +39,8 @@ struct RunOverview {
   // not be loaded (folder_error says why) or the run recorded no fingerprint.
   std::optional<agent::AgentChanges> changes;
   std::string folder_error;
+  // Set when the run is `running` but nobody drives it (InterruptionOf).
+  std::optional<Interruption> interruption;
 
   // "" when nothing is known to have changed; otherwise one phrase for a table or a message:
   // "agent changed: instructions, tool grep changed" or "agent folder unusable: <why>".

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mend/agent/run_view.h"
+#include "mend/app/run_inspector.h"
 #include "mend/llm/types.h"
 #include "mend/store/run_record.h"
 
@@ -18,6 +19,12 @@ nlohmann::json NullIfEmpty(const std::string& text);
 
 // {"code","message","class","retryable"}, or null.
 nlohmann::json RunErrorJson(const std::optional<store::RunError>& error);
+
+// The fields every run shape adds for an interrupted run (docs/runs.md): "interrupted" (true for
+// a `running` run no process drives) and "interruption": {"reason": "process_gone" |
+// "lease_expired" | "not_held", "holder": the lease holder's id or null, "lease_expires_at"} or
+// null. The stored "status" stays `running`.
+void AddInterruptionJson(const std::optional<Interruption>& interruption, nlohmann::json& run);
 
 // [{"id","name","arguments"}]
 nlohmann::json ToolCallsJson(const std::vector<llm::ToolCall>& calls);

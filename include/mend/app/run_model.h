@@ -11,6 +11,17 @@ namespace mend::app {
 
 struct Runtime;
 
+// What the provider.* flags of one invocation (--provider, --base-url, --model, --script-file) do
+// to a run that recorded its model (Runtime::provider_flag_scope).
+enum class ProviderFlagScope {
+  // They switch it too: a flag on a command about one run (resume, approve, answer, fork, chat)
+  // is an explicit request to move that run.
+  kEveryRun,
+  // It keeps its recorded model: the flags of a long-lived process (`mend recover`, `mend serve`)
+  // are defaults for the new runs it starts, unless it was started with --override-recorded.
+  kNewRunsOnly,
+};
+
 // The model a new run of `spec` records and talks to: provider.name and provider.base_url from
 // the configuration; the model from a --model flag, else the agent folder's `model`, else
 // provider.model; for the scripted provider, provider.script_file made absolute. With a provider
@@ -18,10 +29,10 @@ struct Runtime;
 agent::RunModel NewRunModel(const Runtime& runtime, const agent::AgentSpec& spec);
 
 // The model run `origin` continues with (DESIGN.md §6): what it recorded, except what a flag of
-// this invocation (--provider, --base-url, --model, --script-file) sets. When --provider names
-// another provider than the recorded one, the recorded base URL and model do not carry over: they
-// come from the configuration and the folder as for a new run. A run that recorded nothing gets
-// NewRunModel.
+// this invocation (--provider, --base-url, --model, --script-file) sets when the runtime's
+// provider_flag_scope is kEveryRun. When --provider names another provider than the recorded one,
+// the recorded base URL and model do not carry over: they come from the configuration and the
+// folder as for a new run. A run that recorded nothing gets NewRunModel.
 agent::RunModel RunModelFor(const Runtime& runtime, const agent::AgentSpec& spec,
                             const agent::RunOrigin& origin);
 

@@ -14,6 +14,7 @@
 
 #include "mend/agent/agent.h"
 #include "mend/app/lessons.h"
+#include "mend/app/run_model.h"
 #include "mend/app/runtime_metrics.h"
 #include "mend/base/config.h"
 #include "mend/base/env.h"
@@ -112,6 +113,10 @@ struct Runtime {
   // everything that ends spans, so it outlives them; ~Runtime flushes it.
   std::unique_ptr<obs::Tracer> tracer;
   store::LeaseHolder holder;  // who this process is, for leases
+  // Whether the provider.* flags of this invocation also switch the runs it continues from the
+  // model they recorded (RunModelFor in run_model.h). `mend recover` and `mend serve` set
+  // kNewRunsOnly unless --override-recorded is given (docs/heal.md, docs/serve.md).
+  ProviderFlagScope provider_flag_scope = ProviderFlagScope::kEveryRun;
   // Retention of spans (PruneOlderThan in retention.h): removes the spans that ended before the
   // cutoff (kDryRun: counts them) and returns how many. Empty when there is no span store.
   std::function<Result<int64_t>(Time cutoff, store::PruneMode mode)> prune_spans;

@@ -3,12 +3,14 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mend/agent/agent.h"
 #include "mend/base/clock.h"
 #include "mend/base/result.h"
+#include "mend/heal/provider_endpoint.h"
 #include "mend/obs/events.h"
 #include "mend/obs/trace.h"
 #include "mend/store/checkpoint_store.h"
@@ -27,6 +29,18 @@ class RunDriver {
   // fork's conversation, without driving it. kAlreadyExists when `new_id` exists.
   virtual Status ForkWithNote(const store::RunRecord& run, const std::string& new_id,
                               const std::string& note) = 0;
+  // The endpoint Resume(run) will send the run's model requests to: what the outage breaker of
+  // the run is. By default the provider and base URL the run recorded (agent::RunOrigin; an empty
+  // endpoint for a run that recorded none); a driver that switches runs to another model says so.
+  virtual ProviderEndpoint EndpointFor(const store::RunRecord& run);
+};
+
+// An endpoint's outage began or ended (RecoveryOptions::on_outage).
+struct OutageChange {
+  ProviderEndpoint endpoint;
+  bool in_outage = false;             // true: it began; false: it ended
+  std::optional<Time> next_probe_at;  // while in the outage: when its first probe is due
+  size_t endpoints_in_outage = 0;     // after this change, over every endpoint
 };
 
 struct RecoveryOptions {
@@ -41,7 +55,7 @@ struct RecoveryOptions {
   Duration max_backoff = std::chrono::minutes(15);
   int max_attempts = 10;
   bool retry_with_diagnosis = false;
-  int outage_threshold = 3;  // consecutive provider failures across runs
+  int outage_threshold = 3;  // consecutive provider failures of one endpoint, across its runs
   // The most runs one pass reads and handles (at least 1). A pass starts where the previous one
   // stopped and goes round to the oldest run, so the runs it did not reach come first next time.
   size_t max_runs_per_pass = 1000;
@@ -49,26 +63,44 @@ struct RecoveryOptions {
   // Callbacks; one that throws or misbehaves never stops the loop (it becomes on_error / an event).
   std::function<void(const std::string& run_id)> on_recovered;    // a run came back and completed
   std::function<void(const std::string& run_id)> on_quarantined;  // once per quarantine
-  std::function<void(bool in_outage)> on_outage;
+  std::function<void(const OutageChange& change)> on_outage;
   std::function<void(const Status& error)> on_error;
 };
 
-// What one pass did (the `mend recover --once --json` shape of DESIGN.md §4).
+// An endpoint in its outage pause.
+struct EndpointOutage {
+  ProviderEndpoint endpoint;
+  Time since;          // when the outage began
+  Time next_probe_at;  // when a pass may probe it next
+};
+
+// What one pass did (the `mend recover --once --json` shape of DESIGN.md §4). Every unfinished run
+// that was not quarantined before the pass is counted once: in `resumed` (its outcome then also in
+// `completed` or `failed`, and in `quarantined` when that failure was its last attempt), in
+// `quarantined` when it gave up without being resumed, or in one of the `skipped` counts.
 struct TickReport {
   std::vector<std::string> resumed;      // runs resumed in this pass
   std::vector<std::string> completed;    // ... of which completed
   std::vector<std::string> failed;       // ... of which failed again (or stopped waiting)
   std::vector<std::string> quarantined;  // runs quarantined in this pass
-  bool outage = false;                   // in an outage pause after this pass
+  // Of `resumed`, the runs that were `running`, had been claimed before (not a fresh fork) and had
+  // no live holder: their process died or stopped (a claim of a run held by a live process fails,
+  // and the run is `skipped.leased` instead).
+  std::vector<std::string> interrupted;
+  bool outage = false;                  // some endpoint is in an outage pause after this pass
+  std::vector<EndpointOutage> outages;  // every endpoint in an outage pause after this pass
   // The runs a pass left alone. backoff, waiting and non_retryable count every unfinished run in
   // that state when the pass began, whether or not the pass read it (counted in the store, not
-  // read); a pass that only probes during an outage leaves them at 0.
+  // read).
   struct Skipped {
     int backoff = 0;
     int waiting = 0;
     int non_retryable = 0;
     int leased = 0;    // held by another live process when the pass tried it
     int deferred = 0;  // due but not reached: the pass stopped at max_runs_per_pass
+    int outage = 0;    // due, but its endpoint is in an outage pause
+    int error = 0;     // the driver or the store failed on it (on_error says how)
+    int healing = 0;   // at the limit, waiting for (or replaced by) its `.heal` fork
   } skipped;
 };
 
@@ -82,8 +114,9 @@ class Recovery {
   virtual ~Recovery() = default;
 
   // One pass now (`mend recover --once`): the runs to act on, read from the store in pages, at
-  // most max_runs_per_pass of them, from where the previous pass stopped. During an outage pause a
-  // pass only probes one run when the probe is due. Store errors end the pass and are returned.
+  // most max_runs_per_pass of them, from where the previous pass stopped. An endpoint in an outage
+  // pause gets one probe run when its probe is due, and its other runs wait; the runs of every
+  // other endpoint are handled as usual. Store errors end the pass and are returned.
   virtual Result<TickReport> Tick() = 0;
   // Runs Tick() every interval on a background thread until Stop() (errors go to on_error).
   virtual void Start() = 0;

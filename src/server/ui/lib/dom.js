@@ -101,7 +101,7 @@ export function textBlock(text, limit = 4000) {
 
 // A small coloured label for a status word (its class is derived from a fixed list, never from
 // the data itself).
-const STATUS_CLASSES = new Set(["running", "waiting", "completed", "failed", "quarantined",
+const STATUS_CLASSES = new Set(["running", "interrupted", "waiting", "completed", "failed", "quarantined",
                                 "queued", "applied", "rejected", "proposal", "no_improvement",
                                 "error", "ok"]);
 export function badge(text, kind) {

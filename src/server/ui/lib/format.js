@@ -80,3 +80,21 @@ export function preview(text, max = 120) {
   const line = String(text ?? "").replace(/\s+/g, " ").trim();
   return line.length > max ? line.slice(0, max - 1) + "…" : line;
 }
+
+// The status a person should see: a `running` run that no process drives (its process died or
+// stopped) is "interrupted"; the API keeps the stored status in `status` and says so in
+// `interrupted`.
+export function runStatus(run) {
+  return run && run.status === "running" && run.interrupted === true ? "interrupted" : run?.status ?? "";
+}
+
+// Why an interrupted run has no process, in words; "" for a run that is not interrupted.
+export function interruptionText(run) {
+  if (runStatus(run) !== "interrupted") return "";
+  const i = run.interruption || {};
+  if (i.reason === "process_gone") return `its process${i.holder ? ` (${i.holder})` : ""} is gone`;
+  if (i.reason === "lease_expired") {
+    return `its lease expired${i.lease_expires_at ? " at " + formatTime(i.lease_expires_at) : ""}`;
+  }
+  return "no process holds it";
+}

@@ -2,6 +2,7 @@
 // question, resume it. Used by the run page and the pending page.
 import {apiPath, post} from "./api.js";
 import {field, h, textBlock} from "./dom.js";
+import {interruptionText} from "./format.js";
 import {onAction, onSubmit} from "./page.js";
 
 // The tool calls of the newest assistant turn that have no result yet: what an approval is for.
@@ -76,8 +77,10 @@ export function runActions(run, {signal, onDone, calls = []} = {}) {
       await post(apiPath("runs", run.id, "resume"), {}, {signal});
       onDone?.("resumed");
     }, {errorSlot: errors, done: `Resuming ${run.id}.`});
+    const why = interruptionText(run);
     return h("div", {class: "run-actions"},
-      idle ? h("p", {}, "This server is not driving this run (a fork starts this way, and so does a run whose process stopped).") : null,
+      why ? h("p", {}, `This run was interrupted: ${why}. Resume continues it from its last checkpoint.`)
+          : idle ? h("p", {}, "This server is not driving this run (a fork starts this way, and so does a run whose process stopped).") : null,
       h("div", {class: "actions"}, resume), errors);
   }
   return null;

@@ -55,7 +55,7 @@ export async function show(main, current, signal) {
     try {
       const data = await get(apiPath("pending") + "?limit=200", {signal});
       const runs = data.runs || [];
-      const signature = JSON.stringify(runs.map((r) => [r.id, r.status, r.waiting, r.attempts, r.updated_at]));
+      const signature = JSON.stringify(runs.map((r) => [r.id, r.status, r.interrupted, r.waiting, r.attempts, r.updated_at]));
       updated.textContent = "updated " + new Date().toLocaleTimeString();
       if (signature === seen && !force) return;
       seen = signature;

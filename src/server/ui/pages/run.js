@@ -2,7 +2,7 @@
 // its checkpoints (each can be forked). Polls while the run is running.
 import {ApiError, apiPath, get, post} from "../lib/api.js";
 import {badge, emptyRow, errorBox, h, render, route, textBlock} from "../lib/dom.js";
-import {formatAgo, formatCount, formatTime, formatUsd, toMillis} from "../lib/format.js";
+import {formatAgo, formatCount, formatTime, formatUsd, interruptionText, toMillis} from "../lib/format.js";
 import {onAction, pageHeader, poll} from "../lib/page.js";
 import {awaitedCalls, runActions} from "../lib/run_actions.js";
 import {waterfall} from "../lib/waterfall.js";
@@ -12,8 +12,9 @@ const POLL_MS = 2000;
 const RECENT_MS = 8000;
 
 function overview(run) {
+  const why = interruptionText(run);
   const rows = [
-    ["Status", statusCell(run)],
+    ["Status", why ? [statusCell(run), " ", h("span", {class: "muted"}, why)] : statusCell(run)],
     ["Agent", run.agent ?? ""],
     ["Step", run.step ?? ""],
     ["Attempts", run.attempts ?? ""],
@@ -167,8 +168,8 @@ export async function show(main, current, signal) {
     const run = data.run || data;
     const transcript = data.transcript || run.transcript || [];
     const checkpoints = data.checkpoints || run.checkpoints || [];
-    const signature = JSON.stringify([run.status, run.waiting, run.updated_at, run.step, transcript.length,
-                                      checkpoints.length, run.driven_here]);
+    const signature = JSON.stringify([run.status, run.interrupted, run.waiting, run.updated_at, run.step,
+                                      transcript.length, checkpoints.length, run.driven_here]);
     if (signature !== seen) {
       seen = signature;
       render(overviewSlot, overview(run));

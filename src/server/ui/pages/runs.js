@@ -2,7 +2,7 @@
 // that starts a run of an agent the server knows.
 import {apiPath, get, post, withQuery} from "../lib/api.js";
 import {badge, emptyRow, errorBox, field, h, render, route} from "../lib/dom.js";
-import {formatAgo, formatTime, preview} from "../lib/format.js";
+import {formatAgo, formatTime, interruptionText, preview, runStatus} from "../lib/format.js";
 import {onSubmit, pageHeader, poll, section} from "../lib/page.js";
 
 const STATUSES = ["running", "waiting", "completed", "failed", "quarantined"];
@@ -17,7 +17,10 @@ export function modelText(run) {
 }
 
 export function statusCell(run) {
-  const parts = [badge(run.status, run.status)];
+  const status = runStatus(run);
+  const parts = [badge(status, status)];
+  // Interrupted: the stored status is still running, but no process drives the run.
+  if (status === "interrupted") parts[0].title = interruptionText(run);
   if (run.waiting) {
     const what = run.waiting === "question" ? "an answer" : run.waiting;
     parts.push(" ", h("span", {class: "muted"}, "for " + what));
