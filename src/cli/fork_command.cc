@@ -1,5 +1,5 @@
-// `mend fork RUN_ID [--from-step N]`: a new run from a checkpoint of an existing one. The fork is
-// not driven; `mend resume` continues it. No model is called, so no API key is needed.
+// `mend fork RUN_ID [--from-checkpoint N]`: a new run from a checkpoint of an existing one. The
+// fork is not driven; `mend resume` continues it. No model is called, so no API key is needed.
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -16,24 +16,25 @@ namespace {
 
 struct ForkArgs {
   std::string run_id;
-  std::optional<int64_t> from_step;
+  std::optional<int64_t> from_checkpoint;
 };
 
 Status ForkRun(CliContext& ctx, const ForkArgs& args) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
                         app::OpenAgentForRun(*runtime, args.run_id, app::ProviderUse::kNoModel));
-  MEND_ASSIGN_OR_RETURN(std::string fork_id, agent->Fork(args.run_id, args.from_step));
+  MEND_ASSIGN_OR_RETURN(std::string fork_id, agent->Fork(args.run_id, args.from_checkpoint));
   MEND_ASSIGN_OR_RETURN(store::RunRecord fork, app::FindRun(*runtime, fork_id));
   if (ctx.json) {
     ctx.out << DumpJson({{"run_id", fork.id},
                          {"parent_id", fork.parent_id},
-                         {"from_step", fork.parent_step},
+                         {"from_checkpoint", fork.parent_step},
+                         {"from_step", fork.parent_step},  // the old name of from_checkpoint
                          {"status", std::string(store::RunStatusName(fork.status))}})
             << "\n";
     return OkStatus();
   }
-  ctx.out << "forked " << args.run_id << " at step " << fork.parent_step << " as " << fork.id
+  ctx.out << "forked " << args.run_id << " at checkpoint " << fork.parent_step << " as " << fork.id
           << "\ncontinue with: mend resume " << fork.id << "\n";
   return OkStatus();
 }
@@ -45,8 +46,12 @@ void AddForkCommand(CLI::App& app, CliContext& ctx) {
   CLI::App* fork = app.add_subcommand("fork", "fork a run from one of its checkpoints");
   fork->group("Commands");
   fork->add_option("RUN_ID", args->run_id, "the run to fork")->required();
-  fork->add_option("--from-step", args->from_step, "the checkpoint (default: the newest)")
-      ->check(CLI::PositiveNumber);
+  fork->add_option("--from-checkpoint", args->from_checkpoint,
+                   "the checkpoint, as mend show numbers them (default: the newest)")
+      ->check(CLI::PositiveNumber)
+      ->type_name("N");
+  // The flag's old name, kept for scripts; hidden from --help (a step is a model turn).
+  fork->add_option("--from-step", args->from_checkpoint)->check(CLI::PositiveNumber)->group("");
   fork->callback([&ctx, args] { ctx.action = [&ctx, args] { return ForkRun(ctx, *args); }; });
 }
 

@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "mend/app/run_inspector.h"
 #include "mend/app/run_json.h"
+#include "mend/app/run_progress.h"
 #include "mend/app/runtime.h"
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
@@ -60,13 +61,17 @@ Result<store::PendingQuery> QueryOf(const PendingArgs& args) {
 struct PendingRow {
   const store::RunRecord& run;
   app::RunOverview overview;
+  std::optional<app::RunProgress> progress;  // unset when the run's state cannot be read
 };
 
-std::vector<PendingRow> RowsOf(app::Runtime& runtime, const store::PendingPage& page) {
+Result<std::vector<PendingRow>> RowsOf(app::Runtime& runtime, const store::PendingPage& page) {
+  MEND_ASSIGN_OR_RETURN(auto progress, app::ProgressOf(runtime, page.runs));
   app::RunInspector inspector(runtime);
   std::vector<PendingRow> rows;
   rows.reserve(page.runs.size());
-  for (const store::RunRecord& run : page.runs) rows.push_back({run, inspector.Inspect(run)});
+  for (const store::RunRecord& run : page.runs) {
+    rows.push_back({run, inspector.Inspect(run), progress[run.id]});
+  }
   return rows;
 }
 
@@ -78,6 +83,11 @@ nlohmann::json RecordJson(const PendingRow& row) {
   return {{"id", run.id},
           {"agent", run.agent},
           {"status", std::string(store::RunStatusName(run.status))},
+          // Steps are model turns (docs/runs.md, "Steps and checkpoints"); "step" is the old
+          // name of "checkpoint", kept for scripts that read it.
+          {"steps", row.progress.has_value() ? nlohmann::json(row.progress->steps)
+                                             : nlohmann::json(nullptr)},
+          {"checkpoint", run.step},
           {"step", run.step},
           {"attempts", run.attempts},
           {"quarantined", run.status == store::RunStatus::kQuarantined},
@@ -132,7 +142,10 @@ const Column kColumns[] = {
        if (!row.run.waiting.empty()) text += " (" + row.run.waiting + ")";
        return text;
      }},
-    {"STEP", [](const PendingRow& row) { return std::to_string(row.run.step); }},
+    {"STEPS",
+     [](const PendingRow& row) {
+       return row.progress.has_value() ? std::to_string(row.progress->steps) : std::string("?");
+     }},
     {"ATTEMPTS", [](const PendingRow& row) { return std::to_string(row.run.attempts); }},
     // Quarantined runs are not tried again by recovery (`mend resume` still runs them).
     {"NEXT ATTEMPT",
@@ -225,7 +238,7 @@ void PrintTable(const CliContext& ctx, const store::PendingQuery& query,
 Status ShowPage(CliContext& ctx, app::Runtime& runtime, const PendingArgs& args) {
   MEND_ASSIGN_OR_RETURN(store::PendingQuery query, QueryOf(args));
   MEND_ASSIGN_OR_RETURN(store::PendingPage page, runtime.store->ListPending(query));
-  const std::vector<PendingRow> rows = RowsOf(runtime, page);
+  MEND_ASSIGN_OR_RETURN(std::vector<PendingRow> rows, RowsOf(runtime, page));
   if (ctx.json) {
     ctx.out << DumpJson(PageJson(rows, page)) << "\n";
   } else {

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "agent/run_state.h"
 #include "cli/command.h"
 #include "cli/text_table.h"
 #include "mend/app/run_inspector.h"
 #include "mend/app/run_json.h"
+#include "mend/app/run_progress.h"
 #include "mend/app/runtime.h"
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
@@ -61,44 +61,24 @@ Result<store::PendingQuery> QueryOf(const RunsArgs& args) {
   return query;
 }
 
-// What the newest checkpoint says about a run's progress; unset when its state cannot be read.
-struct Progress {
-  int64_t steps = 0;  // model turns
-  int64_t input_tokens = 0;
-  int64_t output_tokens = 0;
-  double cost_usd = 0;
-};
-
 struct RunRow {
   const store::RunRecord& run;
   app::RunOverview overview;
-  std::optional<Progress> progress;
+  std::optional<app::RunProgress> progress;
 };
 
 // The page's runs with their agent folders' news and their progress, read from the newest
 // checkpoints in one store query. A run without a checkpoint has made no progress; a state that
 // cannot be read leaves the run's progress unknown and the rest of the page as it is.
 Result<std::vector<RunRow>> RowsOf(app::Runtime& runtime, const store::PendingPage& page) {
-  std::vector<std::string> ids;
-  for (const store::RunRecord& run : page.runs) ids.push_back(run.id);
-  MEND_ASSIGN_OR_RETURN(std::vector<store::CheckpointState> states,
-                        runtime.store->LatestStates(ids));
-  std::map<std::string, std::optional<Progress>> progress;
-  for (const store::CheckpointState& s : states) {
-    std::optional<Progress>& p = progress[s.run_id];
-    if (!s.status.ok()) continue;
-    Result<agent::RunState> state = agent::DecodeRunState(s.state, s.run_id);
-    if (state.ok()) {
-      p = Progress{state->steps, state->input_tokens, state->output_tokens, state->cost_usd};
-    }
-  }
+  MEND_ASSIGN_OR_RETURN(auto progress, app::ProgressOf(runtime, page.runs));
   app::RunInspector inspector(runtime);
   std::vector<RunRow> rows;
   rows.reserve(page.runs.size());
   for (const store::RunRecord& run : page.runs) {
     auto it = progress.find(run.id);
     rows.push_back({run, inspector.Inspect(run),
-                    it == progress.end() ? std::optional<Progress>(Progress{}) : it->second});
+                    it == progress.end() ? std::optional<app::RunProgress>() : it->second});
   }
   return rows;
 }
@@ -107,12 +87,13 @@ Result<std::vector<RunRow>> RowsOf(app::Runtime& runtime, const store::PendingPa
 json RunJson(const RunRow& row) {
   const store::RunRecord& run = row.run;
   const agent::RunModel& model = row.overview.origin.model;
-  const std::optional<Progress>& p = row.progress;
-  return {
+  const std::optional<app::RunProgress>& p = row.progress;
+  json j = {
       {"id", run.id},
       {"agent", run.agent},
       {"status", std::string(store::RunStatusName(run.status))},
-      {"step", run.step},
+      {"step", run.step},  // the old name of "checkpoint"
+      {"checkpoint", run.step},
       {"attempts", run.attempts},
       {"quarantined", run.status == store::RunStatus::kQuarantined},
       {"next_attempt_at",
@@ -131,6 +112,8 @@ json RunJson(const RunRow& row) {
       {"usage", p ? json{{"input_tokens", p->input_tokens}, {"output_tokens", p->output_tokens}}
                   : json(nullptr)},
       {"cost_usd", p ? json(p->cost_usd) : json(nullptr)}};
+  app::AddInterruptionJson(row.overview.interruption, j);
+  return j;
 }
 
 json PageJson(const std::vector<RunRow>& rows, const store::PendingPage& page) {
@@ -153,6 +136,8 @@ std::vector<std::string> Cells(const RunRow& row) {
   const store::RunRecord& run = row.run;
   std::string status(store::RunStatusName(run.status));
   if (!run.waiting.empty()) status += " (" + run.waiting + ")";
+  // A `running` run whose process is gone is not running (docs/runs.md, "Interrupted runs").
+  if (row.overview.interruption.has_value()) status = "interrupted";
   const bool changed = !row.overview.AgentChangedText().empty();
   return {run.id,
           run.agent + (changed ? " (agent changed)" : ""),

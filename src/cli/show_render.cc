@@ -66,13 +66,14 @@ void PrintHeader(const agent::RunView& v, const app::RunOverview& o, std::ostrea
   }
   if (o.origin.shadow) Field(out, "shadow", "yes: only the read-only tools run");
   Field(out, "usage",
-        std::to_string(v.steps) + (v.steps == 1 ? " model turn, " : " model turns, ") +
+        std::to_string(v.steps) +
+            (v.steps == 1 ? " step (model turn), " : " steps (model turns), ") +
             std::to_string(v.input_tokens) + " input + " + std::to_string(v.output_tokens) +
             " output tokens, " + Dollars(v.cost_usd));
   Field(out, "created", FormatRfc3339Seconds(r.created_at));
   Field(out, "updated", FormatRfc3339Seconds(r.updated_at));
   if (!r.parent_id.empty()) {
-    Field(out, "forked from", r.parent_id + " at step " + std::to_string(r.parent_step));
+    Field(out, "forked from", r.parent_id + " at checkpoint " + std::to_string(r.parent_step));
   }
   if (r.attempts > 0) Field(out, "attempts", std::to_string(r.attempts));
   if (r.last_error.has_value()) {
@@ -117,7 +118,9 @@ static json ViewJson(const agent::RunView& v, const app::RunOverview& o) {
     transcript.push_back(app::TranscriptEntryJson(entry));
   json checkpoints = json::array();
   for (const store::CheckpointInfo& c : v.checkpoints) {
-    checkpoints.push_back({{"step", c.step},
+    // "step" is the old name of "checkpoint" (docs/runs.md, "Steps and checkpoints").
+    checkpoints.push_back({{"checkpoint", c.step},
+                           {"step", c.step},
                            {"messages", c.message_count},
                            {"created_at", FormatRfc3339(c.created_at)}});
   }
@@ -145,8 +148,10 @@ static json ViewJson(const agent::RunView& v, const app::RunOverview& o) {
           {"attempts", r.attempts},
           {"next_attempt_at",
            r.next_attempt_at.has_value() ? json(FormatRfc3339(*r.next_attempt_at)) : json(nullptr)},
-          {"parent", r.parent_id.empty() ? json(nullptr)
-                                         : json{{"id", r.parent_id}, {"step", r.parent_step}}},
+          {"parent",
+           r.parent_id.empty()
+               ? json(nullptr)
+               : json{{"id", r.parent_id}, {"checkpoint", r.parent_step}, {"step", r.parent_step}}},
           {"created_at", FormatRfc3339(r.created_at)},
           {"updated_at", FormatRfc3339(r.updated_at)},
           {"transcript", std::move(transcript)},
@@ -173,11 +178,12 @@ void PrintRunView(const agent::RunView& v, const app::RunOverview& o, Detail det
     out << "\nno checkpoints yet\n";
     return;
   }
-  out << "\ncheckpoints (a new run from one: mend fork " << v.run.id << " --from-step STEP)\n";
-  out << "STEP  MESSAGES  SAVED\n";
+  out << "\ncheckpoints (a new run from one: mend fork " << v.run.id
+      << " --from-checkpoint CHECKPOINT)\n";
+  out << "CHECKPOINT  MESSAGES  SAVED\n";
   for (const store::CheckpointInfo& c : v.checkpoints) {
-    std::string step = std::to_string(c.step), count = std::to_string(c.message_count);
-    out << step << std::string(step.size() < 6 ? 6 - step.size() : 1, ' ') << count
+    std::string number = std::to_string(c.step), count = std::to_string(c.message_count);
+    out << number << std::string(number.size() < 12 ? 12 - number.size() : 1, ' ') << count
         << std::string(count.size() < 10 ? 10 - count.size() : 1, ' ')
         << FormatRfc3339Seconds(c.created_at) << "\n";
   }

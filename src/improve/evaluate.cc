@@ -72,32 +72,22 @@ struct OwnWorkspace {
   // copies get it empty rather than copy it with every run. Empty when it is not below the folder,
   // is the folder itself, or is skills/ or tools/ (which the copies need).
   std::string inside;
-  bool leaves = false;  // `workspace = "../project"`: a copy cannot resolve it
+  // Outside the folder (`workspace = "../project"`, or an absolute path): a copy resolves an
+  // absolute path as the folder does, and cannot resolve a relative one.
+  bool leaves = false;
 };
 
-OwnWorkspace LocateOwnWorkspace(const agent::AgentSpec& spec, std::string dir) {
+// The loader keeps the workspace in normal form (docs/agent_folder.md), so a workspace below the
+// folder starts with it; one outside that a copy of the folder fails to load was relative.
+OwnWorkspace LocateOwnWorkspace(const agent::AgentSpec& spec, const std::string& from) {
   OwnWorkspace out;
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  if (!spec.workspace.starts_with(dir + "/")) return out;
-  std::vector<std::string_view> parts;
-  std::string_view rest = std::string_view(spec.workspace).substr(dir.size() + 1);
-  while (!rest.empty()) {
-    const size_t slash = rest.find('/');
-    std::string_view part = rest.substr(0, slash);
-    rest = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
-    if (part.empty() || part == ".") continue;
-    if (part != "..") {
-      parts.push_back(part);
-    } else if (parts.empty()) {
-      out.leaves = true;
-      return out;
-    } else {
-      parts.pop_back();
-    }
+  const std::string dir = NormalizePath(from);
+  if (spec.workspace.empty() || spec.workspace == dir) return out;
+  if (!spec.workspace.starts_with(dir + "/")) {
+    out.leaves = true;
+    return out;
   }
-  for (std::string_view part : parts) {
-    out.inside += (out.inside.empty() ? "" : "/") + std::string(part);
-  }
+  out.inside = spec.workspace.substr(dir.size() + 1);
   if (out.inside == "skills" || out.inside == "tools") out.inside.clear();
   return out;
 }

@@ -10,6 +10,7 @@
 #include "mend/agent/agent_spec.h"
 #include "mend/agent/run_view.h"
 #include "mend/app/run_inspector.h"
+#include "mend/app/run_progress.h"
 #include "mend/app/runtime.h"
 #include "server/api.h"
 #include "server/serve_context.h"
@@ -24,12 +25,15 @@ Result<ApiResponse> ListRuns(ServeContext& context, const ApiRequest& request) {
   MEND_ASSIGN_OR_RETURN(store::PendingQuery query,
                         runs::PageQueryOf(request, store::RunScope::kAll));
   MEND_ASSIGN_OR_RETURN(store::PendingPage page, context.runtime().store->ListPending(query));
+  MEND_ASSIGN_OR_RETURN(auto progress, app::ProgressOf(context.runtime(), page.runs));
   json items = json::array();
   for (const store::RunRecord& run : page.runs) {
     // A run whose metadata does not parse is still listed, without workspace and model.
     agent::RunOrigin origin =
         agent::ParseRunOrigin(run.metadata, run.id).value_or(agent::RunOrigin{});
-    items.push_back(runs::RunJson(run, origin, app::InterruptionOf(context.runtime(), run)));
+    json item = runs::RunJson(run, origin, app::InterruptionOf(context.runtime(), run));
+    runs::AddProgressJson(progress[run.id], item);
+    items.push_back(std::move(item));
   }
   return ApiResponse(runs::PageJson(std::move(items), page));
 }
@@ -40,11 +44,13 @@ Result<ApiResponse> ListPending(ServeContext& context, const ApiRequest& request
   MEND_ASSIGN_OR_RETURN(store::PendingQuery query,
                         runs::PageQueryOf(request, store::RunScope::kUnfinished));
   MEND_ASSIGN_OR_RETURN(store::PendingPage page, context.runtime().store->ListPending(query));
+  MEND_ASSIGN_OR_RETURN(auto progress, app::ProgressOf(context.runtime(), page.runs));
   app::RunInspector inspector(context.runtime());
   json items = json::array();
   for (const store::RunRecord& run : page.runs) {
     const app::RunOverview overview = inspector.Inspect(run);
     json item = runs::RunJson(run, overview.origin, overview.interruption);
+    runs::AddProgressJson(progress[run.id], item);
     const std::string changed = overview.AgentChangedText();
     item["agent_changed"] = changed.empty() ? json(nullptr) : json(changed);
     items.push_back(std::move(item));

@@ -11,6 +11,7 @@
 #include "mend/agent/run_origin.h"
 #include "mend/agent/run_view.h"
 #include "mend/app/run_inspector.h"
+#include "mend/app/run_progress.h"
 #include "mend/base/result.h"
 #include "mend/store/checkpoint_store.h"
 #include "server/api.h"
@@ -22,6 +23,10 @@ namespace mend::server::runs {
 // not recorded), interrupted and interruption (app::AddInterruptionJson).
 nlohmann::json RunJson(const store::RunRecord& run, const agent::RunOrigin& origin,
                        const std::optional<app::Interruption>& interruption);
+
+// Adds "steps" (model turns), "usage" and "cost_usd" from `progress` to a listed run's JSON; null
+// when its state cannot be read.
+void AddProgressJson(const std::optional<app::RunProgress>& progress, nlohmann::json& run);
 // {"runs":[...],"total","more","next"}.
 nlohmann::json PageJson(nlohmann::json runs, const store::PendingPage& page);
 // GET /api/v1/runs/{id}: RunJson plus task, usage, cost, output, question, trace, parent, the

@@ -196,17 +196,21 @@ Result<ApiResponse> ContinueRun(ServeContext& context, const ApiRequest& request
   return Accepted(run_id);
 }
 
-// POST /api/v1/runs/{id}/fork {"from_step"?}: a new run, not driven (resume it).
+// POST /api/v1/runs/{id}/fork {"from_checkpoint"?} ("from_step", its old name, is read too): a
+// new run, not driven (resume it).
 Result<ApiResponse> ForkRun(ServeContext& context, const ApiRequest& request) {
   const std::string& run_id = request.params.at(0);
   app::Runtime& runtime = context.runtime();
   MEND_ASSIGN_OR_RETURN(store::RunRecord run, app::FindRun(runtime, run_id));
   std::optional<int64_t> step;
-  if (auto it = request.body.find("from_step");
+  const char* key = request.body.is_object() && request.body.contains("from_checkpoint")
+                        ? "from_checkpoint"
+                        : "from_step";
+  if (auto it = request.body.find(key);
       request.body.is_object() && it != request.body.end() && !it->is_null()) {
     if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > run.step) {
-      return InvalidArgumentError("from_step must be an integer from 0 to " +
-                                  std::to_string(run.step) + " (the run's step)");
+      return InvalidArgumentError(std::string(key) + " must be an integer from 0 to " +
+                                  std::to_string(run.step) + " (the run's newest checkpoint)");
     }
     step = it->get<int64_t>();
   }
@@ -216,6 +220,7 @@ Result<ApiResponse> ForkRun(ServeContext& context, const ApiRequest& request) {
   MEND_ASSIGN_OR_RETURN(store::RunRecord fork, app::FindRun(runtime, fork_id));
   return ApiResponse(json{{"run_id", fork.id},
                           {"parent_id", fork.parent_id},
+                          {"from_checkpoint", fork.parent_step},
                           {"from_step", fork.parent_step},
                           {"status", std::string(store::RunStatusName(fork.status))}},
                      201);

@@ -53,7 +53,8 @@ static json RecordJson(const store::RunRecord& run, const agent::RunOrigin& orig
   return {{"id", run.id},
           {"agent", run.agent},
           {"status", std::string(store::RunStatusName(run.status))},
-          {"step", run.step},
+          {"checkpoint", run.step},
+          {"step", run.step},  // the old name of "checkpoint" (docs/runs.md)
           {"attempts", run.attempts},
           {"quarantined", run.status == store::RunStatus::kQuarantined},
           {"next_attempt_at", TimeOrNull(run.next_attempt_at)},
@@ -70,6 +71,19 @@ json RunJson(const store::RunRecord& run, const agent::RunOrigin& origin,
   json j = RecordJson(run, origin);
   app::AddInterruptionJson(interruption, j);
   return j;
+}
+
+void AddProgressJson(const std::optional<app::RunProgress>& progress, json& run) {
+  if (!progress.has_value()) {
+    run["steps"] = nullptr;
+    run["usage"] = nullptr;
+    run["cost_usd"] = nullptr;
+    return;
+  }
+  run["steps"] = progress->steps;
+  run["usage"] = {{"input_tokens", progress->input_tokens},
+                  {"output_tokens", progress->output_tokens}};
+  run["cost_usd"] = progress->cost_usd;
 }
 
 json PageJson(json runs, const store::PendingPage& page) {
@@ -96,8 +110,10 @@ json RunDetailJson(const agent::RunView& view, const app::RunOverview& overview)
   j["question"] = app::NullIfEmpty(view.question);
   j["trace_id"] = app::NullIfEmpty(overview.origin.trace_id);
   j["shadow"] = overview.origin.shadow;
-  j["parent"] = run.parent_id.empty() ? json(nullptr)
-                                      : json{{"id", run.parent_id}, {"step", run.parent_step}};
+  j["parent"] =
+      run.parent_id.empty()
+          ? json(nullptr)
+          : json{{"id", run.parent_id}, {"checkpoint", run.parent_step}, {"step", run.parent_step}};
   json transcript = json::array();
   for (const agent::TranscriptEntry& entry : view.transcript) {
     transcript.push_back(app::TranscriptEntryJson(entry));
@@ -106,7 +122,8 @@ json RunDetailJson(const agent::RunView& view, const app::RunOverview& overview)
   j["pending_calls"] = app::ToolCallsJson(view.pending);
   json checkpoints = json::array();
   for (const store::CheckpointInfo& c : view.checkpoints) {
-    checkpoints.push_back({{"step", c.step},
+    checkpoints.push_back({{"checkpoint", c.step},
+                           {"step", c.step},
                            {"message_count", c.message_count},
                            {"created_at", FormatRfc3339(c.created_at)}});
   }

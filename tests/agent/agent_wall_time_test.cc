@@ -96,7 +96,7 @@ TEST(AgentWallTimeTest, ARealErrorIsNotReplacedByTheLimitAfterDowntime) {
     Result<RunResult> failed = (*agent)->Send("t", {.run_id = "r1"});
     ASSERT_TRUE(failed.ok()) << failed.status();
     ASSERT_TRUE(failed->error.has_value());
-    EXPECT_EQ(failed->error->code, "http_401");
+    EXPECT_EQ(failed->error->code, "UNAUTHENTICATED");
   }
   h.clock.Advance(std::chrono::seconds(210));  // resumed 3.5 minutes later, still with a bad key
 
@@ -106,7 +106,7 @@ TEST(AgentWallTimeTest, ARealErrorIsNotReplacedByTheLimitAfterDowntime) {
   Result<RunResult> resumed = (*agent)->Resume("r1");
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   ASSERT_TRUE(resumed->error.has_value());
-  EXPECT_EQ(resumed->error->code, "http_401");
+  EXPECT_EQ(resumed->error->code, "UNAUTHENTICATED");
 }
 
 TEST(AgentWallTimeTest, ActiveTimeIsKeptInTheRunState) {

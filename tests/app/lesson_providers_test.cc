@@ -69,6 +69,7 @@ class LessonProvidersTest : public AgentHomeTest {
     ConfigSources sources;
     sources.flags = std::move(flags);
     sources.flags["home"] = dir_ + "/home";
+    sources.flags["provider.retries"] = "0";  // a scripted failure is one that lasts
     sources.flags["provider.name"] = "openai";
     sources.flags["provider.base_url"] = base_url;
     sources.flags.try_emplace("provider.model", kModel);

@@ -111,6 +111,7 @@ class RuntimeMetricsRunTest : public AgentHomeTest {
     ConfigSources sources;
     sources.flags = std::move(flags);
     sources.flags["home"] = dir_ + "/home";
+    sources.flags["provider.retries"] = "0";  // a scripted failure is one that lasts
     sources.flags.emplace("observe.enabled", "false");
     Result<Config> config = LoadConfig(sources, *env_.fs);
     ASSERT_THAT(config, IsOk());

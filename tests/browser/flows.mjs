@@ -179,7 +179,11 @@ async function traceMarksReplacedResult(t) {
   }
   await row.locator(".wf-label").click();
   await row.locator(".wf-detail").getByText("withheld: the file holds a key").first().waitFor();
-  assert(await page.locator(".wf-row.type-chat").count() >= 2, "the model turns are not in the trace");
+  const turns = await page.locator(".wf-row.type-chat").count();
+  assert(turns >= 2, "the model turns are not in the trace");
+  // One meaning of "step": the overview's Steps are the trace's model turns.
+  const steps = await page.locator(".overview dt", {hasText: /^Steps$/}).locator("xpath=following-sibling::dd[1]").textContent();
+  assert(Number(steps) === turns, `the overview says ${steps} steps, the trace ${turns} model turns`);
   await t.screenshot();
   // The tabs work from the keyboard: arrow keys move between them.
   await page.getByRole("tab", {name: "Trace"}).focus();
@@ -188,7 +192,7 @@ async function traceMarksReplacedResult(t) {
   assert(selected === "true", "ArrowRight did not select the Transcript tab");
   await page.locator(".message-tool .flag-replaced").waitFor();
   await page.keyboard.press("ArrowRight");
-  await page.getByRole("button", {name: "Fork from step 1"}).waitFor();
+  await page.getByRole("button", {name: "Fork from checkpoint 1"}).waitFor();
 }
 
 async function traceListOpensATrace(t) {
@@ -206,7 +210,7 @@ async function forkFromCheckpoint(t) {
   const {page, ids} = t;
   await open(t, `#/runs/${encodeURIComponent(ids.replace)}`);
   await page.getByRole("tab", {name: "Checkpoints"}).click();
-  await page.getByRole("button", {name: "Fork from step 1"}).click();
+  await page.getByRole("button", {name: "Fork from checkpoint 1"}).click();
   await eventually("the fork's page", async () => !page.url().endsWith(encodeURIComponent(ids.replace)));
   const heading = await page.locator("#main h1").first().textContent();
   assert(heading.startsWith("Run ") && heading !== `Run ${ids.replace}`, `fork page heading: ${heading}`);

@@ -18,6 +18,7 @@ class ChatCommandTest : public CliHomeTest {
   void SetUp() override {
     CliHomeTest::SetUp();
     Write(agent_ + "/agent.toml", "name = \"helper\"\ntools = []\n");
+    Write(agent_ + "/instructions.md", "Help the user.\n");
     Script(R"([])");
   }
 };

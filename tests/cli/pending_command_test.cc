@@ -179,10 +179,10 @@ TEST_F(PendingCommandTest, JsonKeepsTheRunShapeAndAddsTheCounts) {
   for (auto it = doc["runs"][0].begin(); it != doc["runs"][0].end(); ++it) {
     run_keys.insert(it.key());
   }
-  EXPECT_EQ(run_keys,
-            (std::set<std::string>{"id", "agent", "status", "step", "attempts", "quarantined",
-                                   "next_attempt_at", "waiting", "last_error", "workspace", "model",
-                                   "agent_changed", "interrupted", "interruption"}));
+  EXPECT_EQ(run_keys, (std::set<std::string>{"id", "agent", "status", "steps", "checkpoint", "step",
+                                             "attempts", "quarantined", "next_attempt_at",
+                                             "waiting", "last_error", "workspace", "model",
+                                             "agent_changed", "interrupted", "interruption"}));
   EXPECT_EQ(doc["runs"][0]["id"], "r2");
   EXPECT_EQ(doc["total"], 2);
   EXPECT_EQ(doc["more"], 1);

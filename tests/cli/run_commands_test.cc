@@ -111,7 +111,7 @@ TEST_F(RunCommandsTest, TaskComesFromStdinWhenOmitted) {
   Script(R"([{"text": "done"}])");
   EXPECT_EQ(MendWithModel({"run", agent_, "--id", "r1", "--json"}, "  the task from a pipe\n"), 0);
   EXPECT_EQ(Json()["status"], "completed");
-  EXPECT_EQ(Mend({"fork", "r1", "--from-step", "1", "--json"}), 0) << err();
+  EXPECT_EQ(Mend({"fork", "r1", "--from-checkpoint", "1", "--json"}), 0) << err();
 }
 
 TEST_F(RunCommandsTest, EmptyTaskIsAUsageError) {
@@ -202,10 +202,11 @@ TEST_F(RunCommandsTest, PendingJsonHasTheStableShape) {
   const nlohmann::json doc = Json();
   ASSERT_EQ(doc["runs"].size(), 1u);
   const nlohmann::json& run = doc["runs"][0];
-  EXPECT_EQ(JsonKeys(run),
-            (std::set<std::string>{"id", "agent", "status", "step", "attempts", "quarantined",
-                                   "next_attempt_at", "waiting", "last_error", "workspace", "model",
-                                   "agent_changed", "interrupted", "interruption"}));
+  EXPECT_EQ(
+      JsonKeys(run),
+      (std::set<std::string>{"id", "agent", "status", "steps", "checkpoint", "step", "attempts",
+                             "quarantined", "next_attempt_at", "waiting", "last_error", "workspace",
+                             "model", "agent_changed", "interrupted", "interruption"}));
   EXPECT_EQ(run["id"], "r1");
   EXPECT_EQ(run["agent"], "helper");
   EXPECT_EQ(run["status"], "failed");

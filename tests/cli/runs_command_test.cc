@@ -108,10 +108,11 @@ TEST_F(RunsCommandTest, ListsEveryRunNewestFirstCompletedIncluded) {
   const nlohmann::json& completed = page["runs"][4];
   // The fields of `mend pending --json`, then the times and the progress.
   EXPECT_EQ(JsonKeys(completed),
-            (std::set<std::string>{"id", "agent", "status", "step", "attempts", "quarantined",
-                                   "next_attempt_at", "waiting", "last_error", "workspace", "model",
-                                   "agent_changed", "created_at", "updated_at", "steps", "usage",
-                                   "cost_usd"}));
+            (std::set<std::string>{
+                "id",         "agent",       "status",      "checkpoint",   "step",
+                "attempts",   "quarantined", "interrupted", "interruption", "next_attempt_at",
+                "waiting",    "last_error",  "workspace",   "model",        "agent_changed",
+                "created_at", "updated_at",  "steps",       "usage",        "cost_usd"}));
   EXPECT_EQ(completed["status"], "completed");
   EXPECT_EQ(completed["created_at"], "2025-01-02T10:00:00Z");
   EXPECT_EQ(completed["updated_at"], "2025-01-02T10:00:02Z");

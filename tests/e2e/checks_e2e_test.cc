@@ -149,7 +149,7 @@ kind = "regex"
 pattern = "(unclosed"
 )"));
   const ChildOutput r = MendRun(kReadNotes);
-  EXPECT_EQ(r.status.code, 1);
+  EXPECT_EQ(r.status.code, 2);  // an invalid agent folder is input the user must fix
   EXPECT_THAT(r.err, ::testing::StartsWith("mend: " + dir_->File("agent/agent.toml") +
                                            ":7: checks[0].pattern does not compile"));
 }

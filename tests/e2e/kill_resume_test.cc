@@ -252,7 +252,7 @@ TEST_F(KillResumeTest, AKilledRunIsShownInterruptedUntilRecoveryResumesIt) {
   captured_ += table->out + table->err;
   const std::vector<std::string> rows = Lines(table->out);
   ASSERT_EQ(rows.size(), 2u) << table->out;
-  EXPECT_THAT(rows[1], ::testing::StartsWith("r1  killed  interrupted  5 "));
+  EXPECT_THAT(rows[1], ::testing::StartsWith("r1  killed  interrupted  2 "));
 
   auto shown = RunProcess({MEND_BINARY, "--home", Home(), "show", "r1"}, env_, kBound);
   MEND_ASSERT_OK(shown);

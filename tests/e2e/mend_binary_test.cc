@@ -39,8 +39,9 @@ class MendBinaryTest : public ::testing::Test {
     auto dir = ScopedTempDir::Create();
     MEND_ASSERT_OK(dir);
     home_ = std::move(*dir);
+    // A scripted error is an outage that lasts: runs do not ask again themselves.
     env_ = {"PATH=/usr/bin:/bin", "HOME=" + home_->path(), std::string("MEND_API_KEY=") + kSecret,
-            std::string("OPENAI_API_KEY=") + kSecret};
+            std::string("OPENAI_API_KEY=") + kSecret, "MEND_PROVIDER_RETRIES=0"};
   }
 
   void TearDown() override {

@@ -48,9 +48,11 @@ class RecoverEndpointsE2eTest : public ::testing::Test {
     std::filesystem::create_directories(dir_->File("agent"), error);
     ASSERT_FALSE(error) << error.message();
     MEND_ASSERT_OK(dir_->WriteFile("agent/agent.toml", "name = \"x\"\ntools = []\n"));
+    MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Answer.\n"));
     // No lessons: a failed run's lesson request would take a response of the live script.
+    // A dead endpoint stays dead: runs do not ask again themselves.
     env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), std::string("MEND_API_KEY=") + kKey,
-            "MEND_QUALITY_REFLEXION_ENABLED=false"};
+            "MEND_QUALITY_REFLEXION_ENABLED=false", "MEND_PROVIDER_RETRIES=0"};
   }
 
   void TearDown() override { EXPECT_THAT(captured_, Not(HasSubstr(kKey))); }

@@ -59,8 +59,9 @@ class RunOriginE2eTest : public ::testing::Test {
     MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Answer from the notes.\n"));
     MEND_ASSERT_OK(dir_->WriteFile("project/notes.txt", kNotes));
     // No lessons: a failed run's lesson request would take a response of the server's script.
+    // A scripted error is an outage that lasts: runs do not ask again themselves.
     env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), std::string("MEND_API_KEY=") + kKey,
-            "MEND_QUALITY_REFLEXION_ENABLED=false"};
+            "MEND_QUALITY_REFLEXION_ENABLED=false", "MEND_PROVIDER_RETRIES=0"};
   }
 
   void TearDown() override { EXPECT_THAT(captured_, Not(HasSubstr(kKey))); }

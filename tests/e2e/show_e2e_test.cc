@@ -34,7 +34,10 @@ class ShowE2eTest : public ::testing::Test {
     std::filesystem::create_directories(dir_->File("project"), error);
     WriteAgent("tools = [\"read_file\", \"write_file\", \"ask_human\"]\n");
     MEND_ASSERT_OK(dir_->WriteFile("project/notes.txt", "hi\n"));
-    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), "MEND_QUALITY_REFLEXION_ENABLED=false"};
+    MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Help.\n"));
+    // A scripted error is an outage that lasts: runs do not ask again themselves.
+    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), "MEND_QUALITY_REFLEXION_ENABLED=false",
+            "MEND_PROVIDER_RETRIES=0"};
   }
 
   void WriteAgent(const std::string& rest) {
@@ -105,16 +108,23 @@ TEST_F(ShowE2eTest, ACompletedRunShowsItsTranscriptCheckpointsAndOrigin) {
   EXPECT_EQ(tool["name"], "read_file");
   EXPECT_EQ(tool["replaced_by_hook"], false);
   EXPECT_EQ(show["transcript"][2]["tool_calls"][0]["id"], "c1");
-  std::vector<int64_t> steps;
-  for (const nlohmann::json& c : show["checkpoints"]) steps.push_back(c["step"]);
-  EXPECT_THAT(steps, ElementsAre(1, 2, 3, 4));
+  // Two steps (model turns) made four checkpoints; "step" is the old name of "checkpoint".
+  std::vector<int64_t> checkpoints, old_names;
+  for (const nlohmann::json& c : show["checkpoints"]) {
+    checkpoints.push_back(c["checkpoint"]);
+    old_names.push_back(c["step"]);
+  }
+  EXPECT_THAT(checkpoints, ElementsAre(1, 2, 3, 4));
+  EXPECT_EQ(old_names, checkpoints);
 
   const ChildOutput text = Mend({"show", "r1"});
   EXPECT_EQ(text.status.code, 0) << text.err;
   EXPECT_THAT(text.out, HasSubstr("workspace   " + dir_->File("project")));
   EXPECT_THAT(text.out, HasSubstr("220 input + 18 output tokens"));
   EXPECT_THAT(text.out, HasSubstr("[4] tool read_file (c1)\nhi\n"));
-  EXPECT_THAT(text.out, HasSubstr("mend fork r1 --from-step STEP"));
+  EXPECT_THAT(text.out, HasSubstr("2 steps (model turns), 220 input + 18 output tokens"));
+  EXPECT_THAT(text.out, HasSubstr("mend fork r1 --from-checkpoint CHECKPOINT"));
+  EXPECT_THAT(text.out, HasSubstr("CHECKPOINT  MESSAGES  SAVED\n1           "));
 }
 
 TEST_F(ShowE2eTest, AFailedRunShowsItsLastError) {

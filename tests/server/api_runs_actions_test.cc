@@ -145,14 +145,19 @@ TEST_F(RunActionsTest, AForkIsANewRunFromACheckpointWithoutAModelCall) {
   ASSERT_EQ(newest.status, 201) << newest.text;
   EXPECT_EQ(newest.body["run_id"], "r1.fork-1");
   EXPECT_EQ(newest.body["parent_id"], "r1");
-  EXPECT_EQ(newest.body["from_step"], 2);
-  Reply first = Post("/api/v1/runs/r1/fork", {{"from_step", 1}});
+  EXPECT_EQ(newest.body["from_checkpoint"], 2);
+  EXPECT_EQ(newest.body["from_step"], 2);  // the old name
+  Reply first = Post("/api/v1/runs/r1/fork", {{"from_checkpoint", 1}});
   ASSERT_EQ(first.status, 201) << first.text;
   EXPECT_EQ(first.body["run_id"], "r1.fork-2");
+  // The old name of the field is still read.
+  Reply old_name = Post("/api/v1/runs/r1/fork", {{"from_step", 1}});
+  ASSERT_EQ(old_name.status, 201) << old_name.text;
+  EXPECT_EQ(old_name.body["run_id"], "r1.fork-3");
   nlohmann::json fork = Get("/api/v1/runs/r1.fork-2").body;
   EXPECT_EQ(fork["status"], "running");
-  EXPECT_EQ(fork["parent"], (nlohmann::json{{"id", "r1"}, {"step", 1}}));
-  EXPECT_EQ(fork["transcript"].size(), 2u);  // system and task: the answer came after step 1
+  EXPECT_EQ(fork["parent"], (nlohmann::json{{"id", "r1"}, {"checkpoint", 1}, {"step", 1}}));
+  EXPECT_EQ(fork["transcript"].size(), 2u);  // system and task: the answer came after checkpoint 1
   EXPECT_EQ(script.requests().size(), asked);
 
   for (const nlohmann::json& bad :

@@ -112,6 +112,7 @@ class RunsApiTest : public ServerTest {
     ConfigSources sources;
     sources.flags = std::move(flags);
     sources.flags["home"] = home_;
+    sources.flags["provider.retries"] = "0";  // a scripted failure is one that lasts
     Result<Config> config = LoadConfig(sources, *env_.fs);
     MEND_ASSERT_OK(config);
     app::RuntimeOptions runtime_options;

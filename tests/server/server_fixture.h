@@ -55,6 +55,8 @@ class ServerTest : public ::testing::Test {
     ConfigSources sources;
     sources.flags = std::move(flags);
     sources.flags["home"] = home_;
+    // A scripted failure is one that lasts (a test that wants the runs' retries sets the flag).
+    if (!sources.flags.contains("provider.retries")) sources.flags["provider.retries"] = "0";
     Result<Config> config = LoadConfig(sources, *env_.fs);
     MEND_ASSERT_OK(config);
     app::RuntimeOptions runtime_options;

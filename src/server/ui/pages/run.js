@@ -16,7 +16,7 @@ function overview(run) {
   const rows = [
     ["Status", why ? [statusCell(run), " ", h("span", {class: "muted"}, why)] : statusCell(run)],
     ["Agent", run.agent ?? ""],
-    ["Step", run.step ?? ""],
+    ["Steps", run.steps ?? ""],
     ["Attempts", run.attempts ?? ""],
     ["Model", modelText(run)],
     ["Workspace", run.workspace ? h("code", {}, run.workspace) : ""],
@@ -29,7 +29,8 @@ function overview(run) {
   ];
   if (run.parent && run.parent.id) {
     rows.push(["Forked from", [h("a", {href: route("runs", run.parent.id)}, run.parent.id),
-                               run.parent.step !== undefined ? ` at step ${run.parent.step}` : ""]]);
+                               (run.parent.checkpoint ?? run.parent.step) !== undefined
+                                 ? ` at checkpoint ${run.parent.checkpoint ?? run.parent.step}` : ""]]);
   }
   const parts = [h("dl", {class: "kv overview"}, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))];
   if (run.task) parts.push(h("h3", {}, "Task"), textBlock(run.task, 2000));
@@ -76,17 +77,18 @@ function transcriptView(messages) {
 function checkpointsView(run, checkpoints, signal) {
   const errors = h("div");
   const rows = checkpoints.map((c) => {
-    const fork = h("button", {type: "button", "aria-label": `Fork from step ${c.step}`}, "Fork from here");
+    const number = c.checkpoint ?? c.step;
+    const fork = h("button", {type: "button", "aria-label": `Fork from checkpoint ${number}`}, "Fork from here");
     onAction(fork, async () => {
-      const forked = await post(apiPath("runs", run.id, "fork"), {from_step: c.step}, {signal});
+      const forked = await post(apiPath("runs", run.id, "fork"), {from_checkpoint: number}, {signal});
       window.location.hash = route("runs", forked.run_id);
       return forked;
-    }, {errorSlot: errors, done: (f) => `Forked ${run.id} at step ${c.step} as ${f.run_id}.`});
-    return h("tr", {}, h("td", {class: "num"}, c.step), h("td", {class: "num"}, c.message_count ?? c.messages ?? ""),
+    }, {errorSlot: errors, done: (f) => `Forked ${run.id} at checkpoint ${number} as ${f.run_id}.`});
+    return h("tr", {}, h("td", {class: "num"}, number), h("td", {class: "num"}, c.message_count ?? c.messages ?? ""),
              h("td", {}, formatTime(c.created_at)), h("td", {}, fork));
   });
   return [errors, h("table", {class: "data"},
-    h("thead", {}, h("tr", {}, ["Step", "Messages", "Saved", ""].map((c) => h("th", {scope: "col"}, c)))),
+    h("thead", {}, h("tr", {}, ["Checkpoint", "Messages", "Saved", ""].map((c) => h("th", {scope: "col"}, c)))),
     h("tbody", {}, rows.length ? rows : emptyRow(4, "No checkpoints.")))];
 }
 

@@ -36,7 +36,7 @@ function runRow(run) {
     h("td", {}, run.agent ?? ""),
     h("td", {}, statusCell(run)),
     h("td", {}, modelText(run)),
-    h("td", {class: "num"}, run.step ?? ""),
+    h("td", {class: "num"}, run.steps ?? ""),
     h("td", {class: "num"}, run.attempts ?? ""),
     h("td", {class: "error-cell", title: error ? error.message : null},
       error ? [h("code", {}, error.code ?? ""), " ", preview(error.message, 80)] : ""),
@@ -47,7 +47,7 @@ function runsTable(runs) {
   const body = h("tbody", {}, runs.length ? runs.map(runRow) : emptyRow(8, "No runs match."));
   return h("table", {class: "data"},
     h("caption", {class: "visually-hidden"}, "Runs, newest first"),
-    h("thead", {}, h("tr", {}, ["Run", "Agent", "Status", "Model", "Step", "Attempts", "Last error",
+    h("thead", {}, h("tr", {}, ["Run", "Agent", "Status", "Model", "Steps", "Attempts", "Last error",
                                 "Updated"].map((c) => h("th", {scope: "col"}, c)))),
     body);
 }
