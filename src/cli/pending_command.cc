@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/text_table.h"
 #include "mend/app/run_inspector.h"
 #include "mend/app/run_json.h"
 #include "mend/app/run_progress.h"
@@ -174,49 +175,12 @@ void PrintRows(const std::vector<PendingRow>& runs, std::ostream& out) {
     std::vector<std::string>& row = rows.emplace_back();
     for (const Column& column : kColumns) row.push_back(column.cell(run));
   }
-  std::vector<size_t> widths(std::size(kColumns), 0);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
-  }
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      line += row[c];
-      if (c + 1 < row.size()) line += std::string(widths[c] + 2 - row[c].size(), ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << "\n";
-  }
-}
-
-// `text` as one shell word: unchanged when it is plain, else in single quotes.
-std::string ShellWord(std::string_view text) {
-  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
-           std::string_view("_-./:=@%+,").find(c) != std::string_view::npos;
-  });
-  if (plain) return std::string(text);
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-// The flags that repeat this query's filters (and page size) on another page.
-std::string FilterFlags(const store::PendingQuery& query) {
-  std::string flags;
-  if (query.limit != static_cast<size_t>(kDefaultLimit)) {
-    flags += " --limit " + std::to_string(query.limit);
-  }
-  for (size_t i = 0; i < query.statuses.size(); ++i) {
-    flags += (i == 0 ? " --status " : ",") + std::string(store::RunStatusName(query.statuses[i]));
-  }
-  if (!query.agent.empty()) flags += " --agent " + ShellWord(query.agent);
-  return flags;
+  PrintColumns(rows, out);
 }
 
 void PrintTable(const CliContext& ctx, const store::PendingQuery& query,
                 const std::vector<PendingRow>& rows, const store::PendingPage& page) {
-  const std::string filters = FilterFlags(query);
+  const std::string filters = RunFilterFlags(query, kDefaultLimit);
   if (page.runs.empty()) {
     if (page.total > 0) {
       ctx.out << "no unfinished runs after that cursor (" << page.total << " in all)\n";

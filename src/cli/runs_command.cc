@@ -149,22 +149,9 @@ std::vector<std::string> Cells(const RunRow& row) {
           run.last_error.has_value() ? run.last_error->message : ""};
 }
 
-// The flags that repeat this query's filters (and page size) on another page.
-std::string FilterFlags(const store::PendingQuery& query) {
-  std::string flags;
-  if (query.limit != static_cast<size_t>(kDefaultLimit)) {
-    flags += " --limit " + std::to_string(query.limit);
-  }
-  for (size_t i = 0; i < query.statuses.size(); ++i) {
-    flags += (i == 0 ? " --status " : ",") + std::string(store::RunStatusName(query.statuses[i]));
-  }
-  if (!query.agent.empty()) flags += " --agent " + ShellWord(query.agent);
-  return flags;
-}
-
 void PrintTable(const CliContext& ctx, const store::PendingQuery& query,
                 const std::vector<RunRow>& rows, const store::PendingPage& page) {
-  const std::string filters = FilterFlags(query);
+  const std::string filters = RunFilterFlags(query, kDefaultLimit);
   if (page.runs.empty()) {
     if (page.total > 0) {
       ctx.out << "no runs after that cursor (" << page.total << " in all)\n";

@@ -35,4 +35,16 @@ std::string ShellWord(std::string_view text) {
   return quoted + "'";
 }
 
+std::string RunFilterFlags(const store::PendingQuery& query, int64_t default_limit) {
+  std::string flags;
+  if (query.limit != static_cast<size_t>(default_limit)) {
+    flags += " --limit " + std::to_string(query.limit);
+  }
+  for (size_t i = 0; i < query.statuses.size(); ++i) {
+    flags += (i == 0 ? " --status " : ",") + std::string(store::RunStatusName(query.statuses[i]));
+  }
+  if (!query.agent.empty()) flags += " --agent " + ShellWord(query.agent);
+  return flags;
+}
+
 }  // namespace mend::cli
