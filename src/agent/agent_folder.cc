@@ -14,6 +14,7 @@
 #include "mend/agent/builtin_tools.h"
 #include "mend/base/edit_distance.h"
 #include "mend/base/hash.h"
+#include "mend/base/utf8.h"
 
 namespace mend::agent {
 namespace {
@@ -160,12 +161,6 @@ Status ParseWorkspace(FileSystem& fs, const toml::table& table, const std::strin
   return OkStatus();
 }
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // " (did you mean X?)" for a file of `dir` that looks like a misspelt instructions.md: within two
 // edits of it, ignoring case, or whose name before the first dot is within two edits of
 // "instructions" (instruction.md, Instructions.md, INSTRUCTIONS.txt, instructions.markdown).
@@ -176,7 +171,7 @@ std::string NearInstructionsFile(FileSystem& fs, const std::string& dir) {
   size_t best_distance = 3;
   for (const std::string& name : *names) {
     if (name.empty() || name[0] == '.') continue;
-    const std::string lower = Lower(name);
+    const std::string lower = ToLowerAscii(name);
     size_t d = EditDistance(lower, kInstructionsFile);
     d = std::min(d, EditDistance(lower.substr(0, lower.find('.')), "instructions"));
     if (d < best_distance) best = &name, best_distance = d;

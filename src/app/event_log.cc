@@ -4,14 +4,11 @@
 
 #include <string>
 
+#include "mend/base/home_layout.h"
 #include "mend/base/time_format.h"
 
 namespace mend::app::internal {
 namespace {
-
-constexpr std::string_view kPrefix = "events-";
-constexpr std::string_view kSuffix = ".jsonl";
-constexpr size_t kStampSize = 16;  // YYYYMMDDTHHMMSSZ
 
 // "2025-01-02T03:04:05Z" → "20250102T030405Z": sortable, and free of ':' for every file system.
 std::string Stamp(Time t) {
@@ -30,15 +27,15 @@ bool AllDigits(std::string_view s) {
 
 Result<std::string> RotateEventLog(FileSystem& fs, const std::string& home, uint64_t max_bytes,
                                    Time now) {
-  const std::string live = JoinPath(home, kEventsFile);
+  const std::string live = home::EventLogFile(home);
   Result<FileInfo> info = fs.Stat(live);
   if (info.status().code() == StatusCode::kNotFound) return std::string();
   MEND_RETURN_IF_ERROR(info.status());
   if (info->size <= max_bytes) return std::string();
   const std::string stamp = Stamp(now);
-  std::string name = std::string(kPrefix) + stamp + std::string(kSuffix);
+  std::string name = home::RotatedEventLogName(stamp, 0);
   for (int n = 1; fs.Exists(JoinPath(home, name)); ++n) {
-    name = std::string(kPrefix) + stamp + "-" + std::to_string(n) + std::string(kSuffix);
+    name = home::RotatedEventLogName(stamp, n);
   }
   Status renamed = fs.Rename(live, JoinPath(home, name));
   // Another process starting at the same moment rotated it first; its new log is ours too.
@@ -49,13 +46,9 @@ Result<std::string> RotateEventLog(FileSystem& fs, const std::string& home, uint
 }
 
 std::optional<Time> RotatedEventLogTime(std::string_view name) {
-  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return std::nullopt;
-  name.remove_prefix(kPrefix.size());
-  name.remove_suffix(kSuffix.size());
-  if (name.size() < kStampSize) return std::nullopt;
-  const std::string_view stamp = name.substr(0, kStampSize);
-  const std::string_view rest = name.substr(kStampSize);
-  if (!rest.empty() && !(rest[0] == '-' && AllDigits(rest.substr(1)))) return std::nullopt;
+  const std::optional<std::string_view> found = home::RotatedEventLogStamp(name);
+  if (!found.has_value()) return std::nullopt;
+  const std::string_view stamp = *found;
   if (!AllDigits(stamp.substr(0, 8)) || stamp[8] != 'T' || !AllDigits(stamp.substr(9, 6)) ||
       stamp[15] != 'Z') {
     return std::nullopt;

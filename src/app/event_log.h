@@ -11,13 +11,10 @@
 
 namespace mend::app::internal {
 
-// The live event log in the home directory (docs/events_format.md).
-inline constexpr char kEventsFile[] = "events.jsonl";
-
-// When <home>/events.jsonl is larger than `max_bytes`, renames it to
-// events-<now as YYYYMMDDTHHMMSSZ>.jsonl (events-<...>-<n>.jsonl, n = 1, 2, ..., when that name
-// is taken) and returns the new name; returns "" when there is nothing to rotate. The rename keeps
-// the file's mode (0600). A log another process renamed first is not an error.
+// When the live event log (home::EventLogFile) is larger than `max_bytes`, renames it to
+// home::RotatedEventLogName(<now as YYYYMMDDTHHMMSSZ>, n), n = 0 first, then 1, 2, ... while the
+// name is taken, and returns the new name; returns "" when there is nothing to rotate. The rename
+// keeps the file's mode (0600). A log another process renamed first is not an error.
 Result<std::string> RotateEventLog(FileSystem& fs, const std::string& home, uint64_t max_bytes,
                                    Time now);
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "mend/base/hash.h"
+#include "mend/base/home_layout.h"
 #include "mend/improve/gates.h"
 #include "mend/improve/proposal_diff.h"
 
@@ -30,7 +31,7 @@ Result<std::string> BaseText(FileSystem& fs, std::string_view home, const improv
   if (p.status == improve::ProposalStatus::kApplied) {
     // Apply backs up every file that existed; one without a base hash was added by it.
     if (base_sha.empty()) return std::string();
-    const std::string attempt_dir = JoinPath(JoinPath(home, "improve"), p.attempt_id);
+    const std::string attempt_dir = home::AttemptDir(home, p.attempt_id);
     MEND_ASSIGN_OR_RETURN(std::optional<std::string> old,
                           ReadIfExists(fs, JoinPath(JoinPath(attempt_dir, "backup"), path)));
     return old.value_or("");

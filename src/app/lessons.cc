@@ -8,14 +8,13 @@
 #include "app/lessons_internal.h"
 #include "mend/app/run_model.h"
 #include "mend/app/runtime.h"
+#include "mend/base/home_layout.h"
 #include "mend/lessonq/postgres_queue.h"
 #include "mend/obs/trace.h"
 #include "mend/store/postgres_store.h"
 
 namespace mend::app {
 namespace {
-
-constexpr char kLessonsFile[] = "LESSONS.md";
 
 lessonq::QueueOptions QueueOptionsFromConfig(const Config& config) {
   lessonq::QueueOptions options;
@@ -88,7 +87,7 @@ Status OpenLessons(Runtime& runtime) {
   lessonq::QueueOptions queue_options = QueueOptionsFromConfig(config);
   reflexion::LessonSinkOptions sink_options;
   sink_options.persist = config.GetBool("reflexion.persist");
-  sink_options.lessons_file = JoinPath(queue_options.base_dir, kLessonsFile);
+  sink_options.lessons_file = home::LessonsFile(queue_options.base_dir);
   const std::string base_dir = queue_options.base_dir;
   Result<std::unique_ptr<lessonq::DurableLessonQueue>> queue =
       OpenQueue(runtime, std::move(queue_options));

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "mend/base/home_layout.h"
 #include "mend/improve/attempt_store.h"
 #include "mend/lessonq/postgres_queue.h"
 #include "mend/memory/fact_store.h"
@@ -22,9 +23,6 @@
 namespace mend::app {
 namespace {
 
-constexpr char kDatabaseFile[] = "mend.db";
-constexpr char kObserveFile[] = "observe.db";
-
 // Opening a store migrates it; closing it right away leaves only the schema behind.
 template <typename T>
 Status OpenAndClose(Result<std::unique_ptr<T>> opened) {
@@ -32,7 +30,7 @@ Status OpenAndClose(Result<std::unique_ptr<T>> opened) {
 }
 
 SchemaStore SqliteRuns(const std::string& home, const Env& env) {
-  const std::string path = JoinPath(home, kDatabaseFile);
+  const std::string path = home::DatabaseFile(home);
   return {"runs",
           "sqlite",
           path,
@@ -61,7 +59,7 @@ SchemaStore PostgresRuns(const std::string& url, const Env& env) {
 }
 
 SchemaStore SqliteMemory(const std::string& home, const Env& env) {
-  const std::string path = JoinPath(home, kDatabaseFile);
+  const std::string path = home::DatabaseFile(home);
   return {"memory",
           "sqlite",
           path,
@@ -97,7 +95,7 @@ SchemaStore PostgresLessons(const std::string& url, const std::string& home, con
           [url] { return lessonq::ReadPostgresLessonQueueSchemaVersion(url); },
           [url, home, env] {
             lessonq::QueueOptions options;
-            options.base_dir = JoinPath(home, "reflexion");  // not used by this backend
+            options.base_dir = home::LessonQueueDir(home);  // not used by this backend
             lessonq::PgQueueOptions pg;
             pg.url = url;
             pg.pool_size = 1;
@@ -121,7 +119,7 @@ SchemaStore PostgresImprove(const std::string& url, const std::string& home, con
 }
 
 SchemaStore Traces(const std::string& home) {
-  const std::string path = JoinPath(home, kObserveFile);
+  const std::string path = home::ObserveFile(home);
   return {"traces", "sqlite", path, obs::kSpanStoreSchemaVersion,
           [path] { return obs::SpanStore::ReadSchemaVersion(path); },
           // SpanStore::Open creates the home directory (0700) itself.
@@ -177,7 +175,7 @@ Result<std::vector<SchemaStore>> ConfiguredSchemaStores(const Config& config, co
   // Attempts and proposals are shared on PostgreSQL; locally they are the audit folders.
   if (postgres) stores.push_back(PostgresImprove(url, home, env));
   // observe.db is read by `mend traces` even after tracing is switched off.
-  if (config.GetBool("observe.enabled") || env.fs->Stat(JoinPath(home, kObserveFile)).ok()) {
+  if (config.GetBool("observe.enabled") || env.fs->Stat(home::ObserveFile(home)).ok()) {
     stores.push_back(Traces(home));
   }
   return stores;

@@ -17,6 +17,7 @@
 #include "mend/app/deferred_provider.h"
 #include "mend/app/memory_hooks.h"
 #include "mend/app/run_model.h"
+#include "mend/base/home_layout.h"
 #include "mend/heal/progress_guard.h"
 #include "mend/memory/postgres_fact_store.h"
 #include "mend/obs/otlp.h"
@@ -30,9 +31,6 @@
 namespace mend::app {
 namespace {
 
-constexpr char kDatabaseFile[] = "mend.db";
-using internal::kEventsFile;
-constexpr char kObserveFile[] = "observe.db";
 // The version in OTLP resources (service.version).
 constexpr char kMendVersion[] = MEND_VERSION;
 
@@ -58,7 +56,7 @@ Result<std::unique_ptr<store::CheckpointStore>> OpenConfiguredStore(const Runtim
         "store.url must be empty (SQLite in the home directory) or a postgres:// URL");
   }
   store::SqliteStoreOptions options;
-  options.path = JoinPath(runtime.home, kDatabaseFile);
+  options.path = home::DatabaseFile(runtime.home);
   options.local = runtime.holder;
   options.process_alive = store::ProcessAlive;
   return store::OpenSqliteStore(options, *runtime.env.clock);
@@ -74,7 +72,7 @@ Result<std::unique_ptr<memory::FactStore>> OpenConfiguredFacts(const Runtime& ru
   }
   memory::FactStoreOptions options;
   options.clock = runtime.env.clock;
-  return memory::FactStore::Open(JoinPath(runtime.home, kDatabaseFile), options);
+  return memory::FactStore::Open(home::DatabaseFile(runtime.home), options);
 }
 
 // The embeddings key falls back to the provider's: one OpenAI-compatible account serves both.
@@ -103,7 +101,7 @@ Status OpenTracer(Runtime& runtime, std::shared_ptr<obs::SpanProcessor> injected
   const std::string& endpoint = runtime.config.GetString("observe.otlp.endpoint");
   std::shared_ptr<obs::SpanStore> span_store;
   Result<std::unique_ptr<obs::SpanStore>> store =
-      obs::SpanStore::Open(JoinPath(runtime.home, kObserveFile));
+      obs::SpanStore::Open(home::ObserveFile(runtime.home));
   if (store.ok()) {
     std::shared_ptr<obs::SpanStore> shared = std::move(store).value();
     span_store = shared;
@@ -184,7 +182,7 @@ Status OpenEvents(Runtime& runtime, EventLog log) {
                            .status());
   MEND_ASSIGN_OR_RETURN(
       std::unique_ptr<obs::JsonlFileSink> sink,
-      obs::JsonlFileSink::Open(*runtime.env.fs, JoinPath(runtime.home, kEventsFile)));
+      obs::JsonlFileSink::Open(*runtime.env.fs, home::EventLogFile(runtime.home)));
   runtime.events->Subscribe(std::move(sink));
   return OkStatus();
 }

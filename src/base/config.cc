@@ -12,6 +12,7 @@
 
 #include "base/config_value.h"
 #include "mend/base/edit_distance.h"
+#include "mend/base/home_layout.h"
 
 namespace mend {
 namespace {
@@ -150,7 +151,7 @@ Result<FileEntries> ParseTomlFile(const std::vector<ConfigKeySpec>& schema, cons
 
 Result<FileEntries> ReadConfigFile(const std::vector<ConfigKeySpec>& schema, FileSystem& fs,
                                    const std::string& home) {
-  const std::string path = JoinPath(home, "config.toml");
+  const std::string path = home::ConfigFile(home);
   Result<std::string> text = ReadFileToString(fs, path);
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kNotFound) return FileEntries{};

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "mend/base/config.h"
+#include "mend/base/home_layout.h"
 
 namespace mend {
 namespace {
@@ -53,7 +54,7 @@ ConfigKeySpec Duration(std::string name, std::string default_value, milliseconds
 
 void AddGeneralKeys(std::vector<ConfigKeySpec>& keys) {
   ConfigKeySpec home = String("home", "MEND_HOME", "home", "state directory of mend (DESIGN §3)");
-  home.default_value = "{user_home}/.mend";
+  home.default_value = home::kDefaultHome;
   home.file_allowed = false;
   keys.push_back(std::move(home));
 
@@ -195,7 +196,7 @@ void AddReflexionQueueKeys(std::vector<ConfigKeySpec>& keys) {
                           q + "STALE_AFTER", "", "pending jobs older than this are discarded"));
   ConfigKeySpec dir = String("reflexion.queue.base_dir", q + "BASE_DIR", "",
                              "directory of the lesson WAL and dead-letter queue");
-  dir.default_value = "{home}/reflexion";
+  dir.default_value = home::kDefaultLessonQueueDir;
   keys.push_back(std::move(dir));
 }
 

@@ -9,17 +9,11 @@
 #include <system_error>
 
 #include "mend/base/time_format.h"
+#include "mend/base/utf8.h"
 
 namespace mend {
 namespace config_internal {
 namespace {
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 std::string FormatDouble(double d) {
   char buf[64];
@@ -36,7 +30,7 @@ std::string CompactDuration(std::chrono::milliseconds d) {
 }
 
 std::optional<ParsedValue> ParseBool(std::string_view text) {
-  const std::string t = Lower(text);
+  const std::string t = ToLowerAscii(text);
   if (t == "true" || t == "1" || t == "yes" || t == "on") return ParsedValue{true, "true"};
   if (t == "false" || t == "0" || t == "no" || t == "off") return ParsedValue{false, "false"};
   return std::nullopt;
@@ -67,7 +61,7 @@ std::optional<ParsedValue> ParseDurationValue(const ConfigKeySpec& spec, std::st
 }
 
 std::optional<ParsedValue> ParseEnum(const ConfigKeySpec& spec, std::string_view text) {
-  const std::string t = Lower(text);
+  const std::string t = ToLowerAscii(text);
   for (const std::string& choice : spec.choices) {
     if (choice == t) return ParsedValue{choice, choice};
   }

@@ -130,105 +130,109 @@ Status Inject(FaultPlan& plan, FsOp op, std::string_view path) {
   return err == 0 ? OkStatus() : Injected(err, op, path);
 }
 
-class FaultWritableFile final : public WritableFile {
+// What every faulty file holds: the real file, the shared plan and the path for messages.
+template <typename File>
+class FaultFile : public File {
  public:
-  FaultWritableFile(std::unique_ptr<WritableFile> base, std::shared_ptr<FaultPlan> plan,
-                    std::string path)
+  FaultFile(std::unique_ptr<File> base, std::shared_ptr<FaultPlan> plan, std::string path)
       : base_(std::move(base)), plan_(std::move(plan)), path_(std::move(path)) {}
 
-  Status Append(std::string_view data) override {
+ protected:
+  Status Check(FsOp op) { return Inject(*plan_, op, path_); }
+
+  // A failed read returns nothing.
+  Status ReadFault(std::string* out) {
+    if (const int err = plan_->Attempt(FsOp::kRead); err != 0) {
+      out->clear();
+      return Injected(err, FsOp::kRead, path_);
+    }
+    return OkStatus();
+  }
+
+  // A disk may persist part of a write that reports failure: `write_half` writes the first half
+  // when the plan tears this write.
+  template <typename WriteHalf>
+  Status WriteFault(WriteHalf write_half) {
     bool tear = false;
     if (const int err = plan_->Attempt(FsOp::kWrite, &tear); err != 0) {
-      // A disk may persist part of a write that reports failure.
-      if (tear) base_->Append(data.substr(0, data.size() / 2)).IgnoreError();
+      if (tear) write_half().IgnoreError();
       return Injected(err, FsOp::kWrite, path_);
     }
+    return OkStatus();
+  }
+
+  std::unique_ptr<File> base_;
+
+ private:
+  std::shared_ptr<FaultPlan> plan_;
+  std::string path_;
+};
+
+class FaultWritableFile final : public FaultFile<WritableFile> {
+ public:
+  using FaultFile::FaultFile;
+
+  Status Append(std::string_view data) override {
+    MEND_RETURN_IF_ERROR(
+        WriteFault([&] { return base_->Append(data.substr(0, data.size() / 2)); }));
     return base_->Append(data);
   }
 
   Status Sync() override {
-    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kSync, path_));
+    MEND_RETURN_IF_ERROR(Check(FsOp::kSync));
     return base_->Sync();
   }
 
   Status Close() override {
-    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kClose, path_));
+    MEND_RETURN_IF_ERROR(Check(FsOp::kClose));
     return base_->Close();
   }
-
- private:
-  std::unique_ptr<WritableFile> base_;
-  std::shared_ptr<FaultPlan> plan_;
-  std::string path_;
 };
 
-class FaultReadableFile final : public ReadableFile {
+class FaultReadableFile final : public FaultFile<ReadableFile> {
  public:
-  FaultReadableFile(std::unique_ptr<ReadableFile> base, std::shared_ptr<FaultPlan> plan,
-                    std::string path)
-      : base_(std::move(base)), plan_(std::move(plan)), path_(std::move(path)) {}
+  using FaultFile::FaultFile;
 
   Status Read(size_t n, std::string* out) override {
-    if (const int err = plan_->Attempt(FsOp::kRead); err != 0) {
-      out->clear();
-      return Injected(err, FsOp::kRead, path_);
-    }
+    MEND_RETURN_IF_ERROR(ReadFault(out));
     return base_->Read(n, out);
   }
-
- private:
-  std::unique_ptr<ReadableFile> base_;
-  std::shared_ptr<FaultPlan> plan_;
-  std::string path_;
 };
 
-class FaultRandomAccessFile final : public RandomAccessFile {
+class FaultRandomAccessFile final : public FaultFile<RandomAccessFile> {
  public:
-  FaultRandomAccessFile(std::unique_ptr<RandomAccessFile> base, std::shared_ptr<FaultPlan> plan,
-                        std::string path)
-      : base_(std::move(base)), plan_(std::move(plan)), path_(std::move(path)) {}
+  using FaultFile::FaultFile;
 
   Status ReadAt(uint64_t offset, size_t n, std::string* out) override {
-    if (const int err = plan_->Attempt(FsOp::kRead); err != 0) {
-      out->clear();
-      return Injected(err, FsOp::kRead, path_);
-    }
+    MEND_RETURN_IF_ERROR(ReadFault(out));
     return base_->ReadAt(offset, n, out);
   }
 
   Status WriteAt(uint64_t offset, std::string_view data) override {
-    bool tear = false;
-    if (const int err = plan_->Attempt(FsOp::kWrite, &tear); err != 0) {
-      if (tear) base_->WriteAt(offset, data.substr(0, data.size() / 2)).IgnoreError();
-      return Injected(err, FsOp::kWrite, path_);
-    }
+    MEND_RETURN_IF_ERROR(
+        WriteFault([&] { return base_->WriteAt(offset, data.substr(0, data.size() / 2)); }));
     return base_->WriteAt(offset, data);
   }
 
   Status Truncate(uint64_t size) override {
-    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kTruncate, path_));
+    MEND_RETURN_IF_ERROR(Check(FsOp::kTruncate));
     return base_->Truncate(size);
   }
 
   Result<uint64_t> Size() override {
-    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kStat, path_));
+    MEND_RETURN_IF_ERROR(Check(FsOp::kStat));
     return base_->Size();
   }
 
   Status Sync() override {
-    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kSync, path_));
+    MEND_RETURN_IF_ERROR(Check(FsOp::kSync));
     return base_->Sync();
   }
 
   Status Close() override {
-    MEND_RETURN_IF_ERROR(Inject(*plan_, FsOp::kClose, path_));
+    MEND_RETURN_IF_ERROR(Check(FsOp::kClose));
     return base_->Close();
   }
-
- private:
-  std::unique_ptr<RandomAccessFile> base_;
-  std::shared_ptr<FaultPlan> plan_;
-  std::string path_;
 };
 
 }  // namespace

@@ -71,32 +71,31 @@ struct SharedState {
   }
 };
 
-class MemoryWritableFile final : public WritableFile {
+// What every open file holds: its inode, its path (for messages) and the epoch it was opened in,
+// so a power cut kills it. Callers lock mu() around Check() and their use of node().
+class NodeHandle {
  public:
-  MemoryWritableFile(std::shared_ptr<SharedState> state, std::shared_ptr<FileNode> node,
-                     std::string path)
+  NodeHandle(std::shared_ptr<SharedState> state, std::shared_ptr<FileNode> node, std::string path)
       : state_(std::move(state)),
         node_(std::move(node)),
         path_(std::move(path)),
         epoch_(state_->epoch) {}
 
-  Status Append(std::string_view data) override {
-    std::lock_guard<std::mutex> guard(state_->mu);
-    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, closed_, path_));
-    node_->data.append(data);
-    return OkStatus();
-  }
+  std::mutex& mu() { return state_->mu; }
+  FileNode& node() { return *node_; }
+  Status Check() const { return state_->CheckHandle(epoch_, closed_, path_); }
 
-  Status Sync() override {
+  // Makes the whole of `data` (size included) the contents a power cut brings back.
+  Status Sync() {
     std::lock_guard<std::mutex> guard(state_->mu);
-    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, closed_, path_));
+    MEND_RETURN_IF_ERROR(Check());
     node_->durable = node_->data;
     return OkStatus();
   }
 
-  Status Close() override {
+  Status Close() {
     std::lock_guard<std::mutex> guard(state_->mu);
-    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, closed_, path_));
+    MEND_RETURN_IF_ERROR(Check());
     closed_ = true;
     return OkStatus();
   }
@@ -109,29 +108,44 @@ class MemoryWritableFile final : public WritableFile {
   bool closed_ = false;
 };
 
+class MemoryWritableFile final : public WritableFile {
+ public:
+  MemoryWritableFile(std::shared_ptr<SharedState> state, std::shared_ptr<FileNode> node,
+                     std::string path)
+      : file_(std::move(state), std::move(node), std::move(path)) {}
+
+  Status Append(std::string_view data) override {
+    std::lock_guard<std::mutex> guard(file_.mu());
+    MEND_RETURN_IF_ERROR(file_.Check());
+    file_.node().data.append(data);
+    return OkStatus();
+  }
+
+  Status Sync() override { return file_.Sync(); }
+  Status Close() override { return file_.Close(); }
+
+ private:
+  NodeHandle file_;
+};
+
 class MemoryReadableFile final : public ReadableFile {
  public:
   MemoryReadableFile(std::shared_ptr<SharedState> state, std::shared_ptr<FileNode> node,
                      std::string path)
-      : state_(std::move(state)),
-        node_(std::move(node)),
-        path_(std::move(path)),
-        epoch_(state_->epoch) {}
+      : file_(std::move(state), std::move(node), std::move(path)) {}
 
   Status Read(size_t n, std::string* out) override {
-    std::lock_guard<std::mutex> guard(state_->mu);
+    std::lock_guard<std::mutex> guard(file_.mu());
     out->clear();
-    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, /*closed=*/false, path_));
-    if (offset_ < node_->data.size()) out->assign(node_->data, offset_, n);
+    MEND_RETURN_IF_ERROR(file_.Check());
+    const std::string& data = file_.node().data;
+    if (offset_ < data.size()) out->assign(data, offset_, n);
     offset_ += out->size();
     return OkStatus();
   }
 
  private:
-  std::shared_ptr<SharedState> state_;
-  std::shared_ptr<FileNode> node_;
-  std::string path_;
-  uint64_t epoch_;
+  NodeHandle file_;
   size_t offset_ = 0;
 };
 
@@ -141,23 +155,21 @@ class MemoryRandomAccessFile final : public RandomAccessFile {
  public:
   MemoryRandomAccessFile(std::shared_ptr<SharedState> state, std::shared_ptr<FileNode> node,
                          std::string path)
-      : state_(std::move(state)),
-        node_(std::move(node)),
-        path_(std::move(path)),
-        epoch_(state_->epoch) {}
+      : file_(std::move(state), std::move(node), std::move(path)) {}
 
   Status ReadAt(uint64_t offset, size_t n, std::string* out) override {
-    std::lock_guard<std::mutex> guard(state_->mu);
+    std::lock_guard<std::mutex> guard(file_.mu());
     out->clear();
-    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, closed_, path_));
-    if (offset < node_->data.size()) out->assign(node_->data, static_cast<size_t>(offset), n);
+    MEND_RETURN_IF_ERROR(file_.Check());
+    const std::string& data = file_.node().data;
+    if (offset < data.size()) out->assign(data, static_cast<size_t>(offset), n);
     return OkStatus();
   }
 
   Status WriteAt(uint64_t offset, std::string_view data) override {
-    std::lock_guard<std::mutex> guard(state_->mu);
-    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, closed_, path_));
-    std::string& bytes = node_->data;
+    std::lock_guard<std::mutex> guard(file_.mu());
+    MEND_RETURN_IF_ERROR(file_.Check());
+    std::string& bytes = file_.node().data;
     const size_t start = static_cast<size_t>(offset);
     if (bytes.size() < start + data.size()) bytes.resize(start + data.size(), '\0');
     bytes.replace(start, data.size(), data);
@@ -165,38 +177,23 @@ class MemoryRandomAccessFile final : public RandomAccessFile {
   }
 
   Status Truncate(uint64_t size) override {
-    std::lock_guard<std::mutex> guard(state_->mu);
-    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, closed_, path_));
-    node_->data.resize(static_cast<size_t>(size), '\0');
+    std::lock_guard<std::mutex> guard(file_.mu());
+    MEND_RETURN_IF_ERROR(file_.Check());
+    file_.node().data.resize(static_cast<size_t>(size), '\0');
     return OkStatus();
   }
 
   Result<uint64_t> Size() override {
-    std::lock_guard<std::mutex> guard(state_->mu);
-    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, closed_, path_));
-    return static_cast<uint64_t>(node_->data.size());
+    std::lock_guard<std::mutex> guard(file_.mu());
+    MEND_RETURN_IF_ERROR(file_.Check());
+    return static_cast<uint64_t>(file_.node().data.size());
   }
 
-  Status Sync() override {
-    std::lock_guard<std::mutex> guard(state_->mu);
-    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, closed_, path_));
-    node_->durable = node_->data;
-    return OkStatus();
-  }
-
-  Status Close() override {
-    std::lock_guard<std::mutex> guard(state_->mu);
-    MEND_RETURN_IF_ERROR(state_->CheckHandle(epoch_, closed_, path_));
-    closed_ = true;
-    return OkStatus();
-  }
+  Status Sync() override { return file_.Sync(); }
+  Status Close() override { return file_.Close(); }
 
  private:
-  std::shared_ptr<SharedState> state_;
-  std::shared_ptr<FileNode> node_;
-  std::string path_;
-  uint64_t epoch_;
-  bool closed_ = false;
+  NodeHandle file_;
 };
 
 class MemoryFileLock final : public FileLock {

@@ -93,6 +93,14 @@ std::string SanitizeUtf8(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   while (!s.empty()) {
+    // Runs of ASCII, most of any model response or file, are copied at once.
+    std::size_t ascii = 0;
+    while (ascii < s.size() && static_cast<unsigned char>(s[ascii]) < 0x80) ++ascii;
+    if (ascii > 0) {
+      out.append(s.substr(0, ascii));
+      s.remove_prefix(ascii);
+      continue;
+    }
     const Utf8Rune r = DecodeUtf8Rune(s);
     if (r.valid) {
       out.append(s.substr(0, r.size));

@@ -16,6 +16,7 @@
 #include "cli/command.h"
 #include "mend/agent/agent.h"
 #include "mend/app/runtime.h"
+#include "mend/base/utf8.h"
 #include "mend/memory/fact_store.h"
 
 namespace mend::cli {
@@ -63,12 +64,6 @@ struct ChatSession {
   agent::Agent& agent;
   std::string last_run_id;  // the turn the next one continues from
 };
-
-std::string Trim(const std::string& text) {
-  const size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  return text.substr(begin, text.find_last_not_of(" \t\r\n") - begin + 1);
-}
 
 // A failed slash command is shown but does not end the session.
 void ShowError(ChatSession& session, const Status& status) {
@@ -150,7 +145,7 @@ bool HandleLine(ChatSession& session, const std::string& line) {
     return true;
   }
   if (line == "/resume" || line.starts_with("/resume ")) {
-    ResumeInChat(session, Trim(line.substr(7)));
+    ResumeInChat(session, std::string(Trim(line.substr(7))));
     return true;
   }
   if (line.starts_with("/")) {
@@ -187,7 +182,7 @@ Status Chat(CliContext& ctx, const std::string& agent_dir) {
   std::unique_ptr<ChatLineReader> reader = OpenReader(ctx, *runtime, interactive);
   std::string line;
   while (reader->ReadLine(line)) {
-    if (!HandleLine(session, Trim(line))) break;
+    if (!HandleLine(session, std::string(Trim(line)))) break;
   }
   return OkStatus();
 }

@@ -71,6 +71,16 @@ Result<Config> LoadCliConfig(const CliContext& ctx);
 Result<std::unique_ptr<app::Runtime>> OpenCliRuntime(const CliContext& ctx,
                                                      const std::string& holder_prefix = "mend");
 
+// An action (for ctx.action) that opens the runtime with OpenCliRuntime and calls fn(runtime).
+// Instantiate it where app::Runtime is a complete type (mend/app/runtime.h).
+template <typename Fn>
+std::function<Status()> WithRuntime(CliContext& ctx, Fn fn) {
+  return [&ctx, fn] {
+    MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+    return fn(*runtime);
+  };
+}
+
 // Prints the outcome of a run: with --json the `run` shape of DESIGN.md §4 (plus "waiting" and
 // "question"); otherwise the output on stdout and a summary on stderr, or what the run waits for
 // and how to continue. A failed run is reported here (JSON on stdout, one line on stderr) and

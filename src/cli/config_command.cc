@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "mend/base/home_layout.h"
 #include "mend/base/json.h"
 
 namespace mend::cli {
@@ -31,7 +32,7 @@ nlohmann::json ToJson(const Config& config, const std::string& file, bool file_e
 
 Status ShowConfig(CliContext& ctx) {
   MEND_ASSIGN_OR_RETURN(Config config, LoadCliConfig(ctx));
-  const std::string file = JoinPath(config.GetString("home"), "config.toml");
+  const std::string file = home::ConfigFile(config.GetString("home"));
   const bool file_exists = ctx.fs.Exists(file);
   if (ctx.json) {
     ctx.out << DumpJson(ToJson(config, file, file_exists)) << "\n";

@@ -9,6 +9,7 @@
 
 #include "mend/app/improve_view.h"
 #include "mend/app/runtime.h"
+#include "mend/base/home_layout.h"
 #include "mend/base/json.h"
 #include "mend/improve/audit.h"
 #include "mend/improve/card.h"
@@ -237,7 +238,7 @@ Result<FailureCases> LoadFailureCases(app::Runtime& runtime, const agent::AgentS
   // run store alone gives the cases.
   std::unique_ptr<obs::SpanStore> spans;
   Result<std::unique_ptr<obs::SpanStore>> opened =
-      obs::SpanStore::OpenReadOnly(JoinPath(runtime.home, "observe.db"));
+      obs::SpanStore::OpenReadOnly(home::ObserveFile(runtime.home));
   if (opened.ok()) {
     spans = std::move(*opened);
   } else if (opened.status().code() != StatusCode::kNotFound) {

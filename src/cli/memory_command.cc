@@ -174,15 +174,6 @@ Status RemoveFact(CliContext& ctx, const std::string& id) {
   return OkStatus();
 }
 
-// Wraps an action that needs the runtime, for the subcommands in memory_facts_command.cc.
-template <typename Fn>
-std::function<Status()> WithRuntime(CliContext& ctx, Fn fn) {
-  return [&ctx, fn] {
-    MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
-    return fn(*runtime);
-  };
-}
-
 void AddAdd(CLI::App& memory, CliContext& ctx) {
   auto args = std::make_shared<AddArgs>();
   CLI::App* add = memory.add_subcommand(

@@ -87,15 +87,6 @@ Status Migrate(CliContext& ctx) {
   return OkStatus();
 }
 
-// Wraps an action that needs the runtime.
-template <typename Fn>
-std::function<Status()> WithRuntime(CliContext& ctx, Fn fn) {
-  return [&ctx, fn] {
-    MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
-    return fn(*runtime);
-  };
-}
-
 void AddAddAndEnqueue(CLI::App& reflect, CliContext& ctx) {
   auto words = std::make_shared<std::vector<std::string>>();
   CLI::App* add = reflect.add_subcommand("add", "store a lesson you state yourself (no model)");

@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "mend/agent/agent.h"
 #include "mend/app/runtime.h"
+#include "mend/base/utf8.h"
 #include "mend/obs/trace.h"
 
 namespace mend::cli {
@@ -25,13 +26,6 @@ struct RunArgs {
   std::string traceparent;
 };
 
-std::string Trim(const std::string& text) {
-  const size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  const size_t end = text.find_last_not_of(" \t\r\n");
-  return text.substr(begin, end - begin + 1);
-}
-
 // The task from the command line, else from piped stdin (never from a terminal: a user who forgot
 // the task should get an error, not a silent wait).
 Result<std::string> TaskOf(const CliContext& ctx, const RunArgs& args) {
@@ -39,7 +33,7 @@ Result<std::string> TaskOf(const CliContext& ctx, const RunArgs& args) {
   if (task.empty() && ctx.input.in != nullptr && !ctx.input.is_terminal) {
     task.assign(std::istreambuf_iterator<char>(*ctx.input.in), std::istreambuf_iterator<char>());
   }
-  task = Trim(task);
+  task = std::string(Trim(task));
   if (task.empty()) {
     return UsageError("a task is needed: mend run AGENT_DIR TASK, or the task on stdin");
   }

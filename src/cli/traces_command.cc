@@ -13,6 +13,7 @@
 
 #include "cli/command.h"
 #include "cli/traces_render.h"
+#include "mend/base/home_layout.h"
 #include "mend/base/json.h"
 #include "mend/obs/span_store.h"
 
@@ -95,7 +96,7 @@ Status ShowTrace(CliContext& ctx, obs::SpanStore* store, const std::string& run_
 Status RunTraces(CliContext& ctx, const TracesArgs& args) {
   MEND_ASSIGN_OR_RETURN(obs::RunTraceQuery query, QueryOf(args));
   MEND_ASSIGN_OR_RETURN(Config config, LoadCliConfig(ctx));
-  const std::string path = config.GetString("home") + "/observe.db";
+  const std::string path = home::ObserveFile(config.GetString("home"));
   Result<std::unique_ptr<obs::SpanStore>> store = obs::SpanStore::OpenReadOnly(path);
   if (!store.ok() && store.status().code() != StatusCode::kNotFound) return store.status();
   obs::SpanStore* opened = store.ok() ? store->get() : nullptr;
@@ -107,7 +108,7 @@ Status RunTraces(CliContext& ctx, const TracesArgs& args) {
 
 Status PrintRunTrace(CliContext& ctx, const std::string& home, const std::string& run_id) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<obs::SpanStore> store,
-                        obs::SpanStore::OpenReadOnly(home + "/observe.db"));
+                        obs::SpanStore::OpenReadOnly(home::ObserveFile(home)));
   const bool json = std::exchange(ctx.json, false);
   Status shown = ShowTrace(ctx, store.get(), run_id);
   ctx.json = json;

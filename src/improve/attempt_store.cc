@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "mend/base/home_layout.h"
 #include "mend/base/time_format.h"
 #include "mend/improve/audit.h"
 
@@ -47,7 +48,7 @@ class LocalAttemptStore final : public AttemptStore {
       return InvalidArgumentError("not an improve attempt id: " + std::string(attempt_id));
     }
     Location where;
-    where.audit_dir = JoinPath(JoinPath(home_, "improve"), attempt_id);
+    where.audit_dir = home::AttemptDir(home_, attempt_id);
     Result<FileInfo> info = fs_.Stat(where.audit_dir);
     if (!info.ok()) {
       if (info.status().code() == StatusCode::kNotFound) {

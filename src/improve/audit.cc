@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "mend/base/hash.h"
+#include "mend/base/home_layout.h"
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
 
@@ -46,7 +47,7 @@ bool IsValidArm(std::string_view arm) {
 }
 
 std::string AttemptPath(std::string_view home, std::string_view id) {
-  return JoinPath(JoinPath(home, "improve"), id);
+  return home::AttemptDir(home, id);
 }
 
 std::string EditorName(int round, int n, std::string_view kind) {

@@ -15,6 +15,7 @@
 #include "improve/evaluate_run.h"
 #include "improve/evaluate_tree.h"
 #include "mend/agent/agent_spec.h"
+#include "mend/base/home_layout.h"
 #include "mend/store/sqlite_store.h"
 
 namespace mend::improve {
@@ -257,11 +258,11 @@ Result<ArmRuns> EvaluateArm(const AgentText& text, const std::vector<Case>& case
   ArmContext ctx;
   ctx.options = &options;
   ctx.agent_dir = JoinPath(scratch, "agent");
-  ctx.runs_dir = JoinPath(scratch, "runs");
+  ctx.runs_dir = home::ScratchRunsDir(scratch);
   MEND_RETURN_IF_ERROR(fs.CreateDirs(ctx.runs_dir));
 
   store::SqliteStoreOptions store_options;
-  store_options.path = JoinPath(scratch, "store.db");
+  store_options.path = home::ScratchStoreFile(scratch);
   MEND_RETURN_IF_ERROR(PosixFileSystem::MakePrivateFile(store_options.path));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<store::CheckpointStore> store,
                         store::OpenSqliteStore(store_options, *options.env.clock));

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "mend/base/home_layout.h"
 #include "mend/improve/attempt_store.h"
 #include "mend/improve/audit.h"
 #include "mend/store/postgres_store.h"
@@ -291,7 +292,7 @@ class PgAttemptStore final : public AttemptStore {
   }
 
   std::string AuditDir(std::string_view attempt_id) const {
-    return JoinPath(JoinPath(options_.home, "improve"), attempt_id);
+    return home::AttemptDir(options_.home, attempt_id);
   }
 
   static Status CheckId(std::string_view attempt_id) {

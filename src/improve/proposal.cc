@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "mend/base/hash.h"
+#include "mend/base/home_layout.h"
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
 #include "mend/improve/attempt_store.h"
@@ -19,7 +20,7 @@ namespace {
 constexpr std::string_view kProposalFile = "proposal.json";
 
 std::string AttemptDir(std::string_view home, std::string_view attempt_id) {
-  return JoinPath(JoinPath(home, "improve"), attempt_id);
+  return home::AttemptDir(home, attempt_id);
 }
 
 Result<ProposalStatus> ParseStatus(std::string_view name) {
@@ -227,7 +228,7 @@ Result<AttemptSummary> SummarizeAttempt(FileSystem& fs, std::string_view home,
 }
 
 Result<std::vector<AttemptSummary>> ListAttempts(FileSystem& fs, std::string_view home) {
-  const std::string root = JoinPath(home, "improve");
+  const std::string root = home::ImproveDir(home);
   Result<std::vector<std::string>> names = fs.List(root);
   if (!names.ok()) {
     if (names.status().code() == StatusCode::kNotFound) return std::vector<AttemptSummary>{};

@@ -5,6 +5,7 @@
 
 #include "lessonq/lesson_queue_impl.h"
 #include "lessonq/queue_options.h"
+#include "mend/base/home_layout.h"
 #include "mend/lessonq/wal_codec.h"
 #include "mend/obs/metrics.h"
 
@@ -249,9 +250,9 @@ Result<std::unique_ptr<LessonQueue>> LessonQueue::Open(Env env, QueueOptions opt
   MEND_RETURN_IF_ERROR(ValidateOptions(options));
   const size_t max_record = options.chatcli_safe ? kChatcliMaxRecordBytes : 0;
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<WalDir> wal,
-                        WalDir::Open(*env.fs, JoinPath(options.base_dir, "wal"), max_record));
+                        WalDir::Open(*env.fs, home::LessonWalDir(options.base_dir), max_record));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<WalDir> dlq,
-                        WalDir::Open(*env.fs, JoinPath(options.base_dir, "dlq"), max_record));
+                        WalDir::Open(*env.fs, home::LessonDlqDir(options.base_dir), max_record));
   auto impl =
       std::make_unique<Impl>(env, std::move(options), metrics, std::move(wal), std::move(dlq));
   return std::unique_ptr<LessonQueue>(new LessonQueue(std::move(impl)));

@@ -6,6 +6,7 @@
 
 #include "lessonq/pg_job_table.h"
 #include "mend/base/file_system.h"
+#include "mend/base/home_layout.h"
 #include "mend/lessonq/postgres_queue.h"
 #include "mend/lessonq/wal_codec.h"
 #include "mend/lessonq/wal_dir.h"
@@ -58,9 +59,9 @@ Status MoveDir(FileSystem& fs, WalDir& dir, PgJobTable& table, JobState state,
 Result<MigrateReport> MigrateWalToPostgres(Env env, const std::string& base_dir,
                                            const PgQueueOptions& pg) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<WalDir> wal,
-                        WalDir::Open(*env.fs, JoinPath(base_dir, "wal")));
+                        WalDir::Open(*env.fs, home::LessonWalDir(base_dir)));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<WalDir> dlq,
-                        WalDir::Open(*env.fs, JoinPath(base_dir, "dlq")));
+                        WalDir::Open(*env.fs, home::LessonDlqDir(base_dir)));
   Result<std::unique_ptr<FileLock>> lock = env.fs->Lock(JoinPath(base_dir, "owner.lock"));
   if (lock.status().code() == StatusCode::kUnavailable) {
     return UnavailableError("a mend process runs the lesson workers of the WAL at " + base_dir +

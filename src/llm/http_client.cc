@@ -6,6 +6,8 @@
 #include <cctype>
 #include <string_view>
 
+#include "mend/base/utf8.h"
+
 namespace mend::llm {
 namespace {
 
@@ -45,12 +47,6 @@ bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
     }
   }
   return true;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 size_t OnHeader(char* data, size_t size, size_t count, void* user) {

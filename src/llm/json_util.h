@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "mend/base/result.h"
+#include "mend/base/utf8.h"
 
 namespace mend::llm {
 
@@ -31,10 +32,8 @@ std::optional<int64_t> IntMember(const Json& j, std::string_view key);
 std::optional<int64_t> CountMember(const Json& j, std::string_view key);
 std::optional<double> NumberMember(const Json& j, std::string_view key);
 
-// `s` with every invalid UTF-8 sequence replaced by U+FFFD.
-std::string SanitizeUtf8(std::string_view s);
-// SanitizeUtf8(s) cut to at most `max_bytes` bytes on a character boundary, "..." appended when
-// cut; control characters other than tab become spaces so messages stay on one line.
+// mend::SanitizeUtf8(s) cut to at most `max_bytes` bytes on a character boundary, "..." appended
+// when cut; control characters other than tab become spaces so messages stay on one line.
 std::string ForMessage(std::string_view s, size_t max_bytes);
 
 }  // namespace mend::llm

@@ -6,16 +6,11 @@
 #include <cctype>
 #include <chrono>
 
+#include "mend/base/utf8.h"
 #include "mend/obs/otlp.h"
 
 namespace mend::obs {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // RFC 9110 token characters.
 bool IsTokenChar(char c) {

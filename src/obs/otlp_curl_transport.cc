@@ -9,6 +9,7 @@
 #include <cctype>
 #include <mutex>
 
+#include "mend/base/utf8.h"
 #include "mend/obs/otlp_transport.h"
 
 namespace mend::obs {
@@ -22,12 +23,6 @@ bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
     if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
   }
   return true;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 // "scheme://host/path" without "user:password@", for messages.

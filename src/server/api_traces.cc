@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mend/app/runtime.h"
+#include "mend/base/home_layout.h"
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
 #include "mend/obs/otlp_decode.h"
@@ -163,7 +164,7 @@ void Receive(Spans& spans, const httplib::Request& req, httplib::Response& res,
 }  // namespace
 
 void AddTraceRoutes(ApiRoutes& routes, ServeContext& context) {
-  auto spans = std::make_shared<Spans>(context.runtime().home + "/observe.db");
+  auto spans = std::make_shared<Spans>(home::ObserveFile(context.runtime().home));
   routes.Get(R"(/api/v1/traces)",
              [spans](const ApiRequest& req) { return ListTraces(*spans, req); });
   routes.Get(R"(/api/v1/traces/([^/]+))", [spans](const ApiRequest& req) -> Result<ApiResponse> {

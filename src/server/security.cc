@@ -9,27 +9,21 @@
 #include <cstdint>
 #include <string_view>
 
+#include "mend/base/utf8.h"
 #include "mend/server/server.h"
 #include "server/otlp_receiver.h"
 
 namespace mend::server {
 namespace {
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 // The host part of a Host header or of an origin's authority ("[::1]:7070" -> "[::1]").
 std::string HostOf(std::string_view authority) {
   if (!authority.empty() && authority.front() == '[') {
     size_t close = authority.find(']');
-    return Lower(
+    return ToLowerAscii(
         authority.substr(0, close == std::string_view::npos ? authority.size() : close + 1));
   }
-  return Lower(authority.substr(0, authority.find(':')));
+  return ToLowerAscii(authority.substr(0, authority.find(':')));
 }
 
 bool IsStateChanging(const std::string& method) {
@@ -40,13 +34,13 @@ bool IsStateChanging(const std::string& method) {
 // POST) and in Sec-Fetch-Site. Either naming another site than the Host the request was sent
 // to means a page of another origin made it.
 Status CheckSameOrigin(const httplib::Request& req) {
-  const std::string site = Lower(req.get_header_value("Sec-Fetch-Site"));
+  const std::string site = ToLowerAscii(req.get_header_value("Sec-Fetch-Site"));
   if (!site.empty() && site != "same-origin" && site != "none") {
     return PermissionDeniedError("cross-site request refused (Sec-Fetch-Site: " + site + ")");
   }
   if (!req.has_header("Origin")) return OkStatus();
-  const std::string origin = Lower(req.get_header_value("Origin"));
-  const std::string host = Lower(req.get_header_value("Host"));
+  const std::string origin = ToLowerAscii(req.get_header_value("Origin"));
+  const std::string host = ToLowerAscii(req.get_header_value("Host"));
   const size_t scheme_end = origin.find("://");
   if (scheme_end == std::string::npos || origin.substr(scheme_end + 3) != host) {
     return PermissionDeniedError("cross-origin request refused (Origin: " + origin + ")");
@@ -67,7 +61,7 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
 Status CheckBody(const httplib::Request& req, const ServerOptions& options) {
   const bool otlp = req.path == "/v1/traces";
   if (req.has_header("Content-Encoding")) {
-    const std::string encoding = Lower(req.get_header_value("Content-Encoding"));
+    const std::string encoding = ToLowerAscii(req.get_header_value("Content-Encoding"));
     if (!otlp || (encoding != "gzip" && encoding != "identity")) {
       return InvalidArgumentError("Content-Encoding \"" + encoding + "\" is not accepted here");
     }
@@ -105,7 +99,7 @@ Status CheckRequest(const httplib::Request& req, const ServerOptions& options) {
     if (Status same = CheckSameOrigin(req); !same.ok()) return same;
     // An HTML form can send text/plain or form bodies to another site without asking first; a
     // JSON body cannot be sent cross-site without a preflight this server never grants.
-    const std::string type = Lower(req.get_header_value("Content-Type"));
+    const std::string type = ToLowerAscii(req.get_header_value("Content-Type"));
     // The check runs before the body is read, so the headers tell whether there is one.
     const std::string length = req.get_header_value("Content-Length");
     const bool has_body = (!length.empty() && length != "0") || req.has_header("Transfer-Encoding");
@@ -116,7 +110,7 @@ Status CheckRequest(const httplib::Request& req, const ServerOptions& options) {
   if (options.token.empty() || IsPublicPath(req.path)) return OkStatus();
   const std::string auth = req.get_header_value("Authorization");
   constexpr std::string_view kBearer = "bearer ";
-  if (auth.size() <= kBearer.size() || Lower(auth.substr(0, kBearer.size())) != kBearer ||
+  if (auth.size() <= kBearer.size() || ToLowerAscii(auth.substr(0, kBearer.size())) != kBearer ||
       !ConstantTimeEquals(auth.substr(kBearer.size()), options.token)) {
     return UnauthenticatedError(
         "a valid \"Authorization: Bearer <serve.token>\" header is required");
