@@ -11,6 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/support/mend_command.h"
+
 namespace mend::chaos {
 
 std::string Tag(const std::string& prefix, int i) {
@@ -51,9 +53,8 @@ void Say(const ChaosOptions& options, const std::string& line) {
 
 std::vector<std::string> MendArgv(const ChaosOptions& options, const std::string& home,
                                   std::vector<std::string> args) {
-  std::vector<std::string> argv = {options.mend_binary, "--home", home, "--json"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return argv;
+  args.insert(args.begin(), "--json");
+  return testing::MendArgv(options.mend_binary, home, args);
 }
 
 Result<MendResult> RunMend(const ChaosOptions& options, const std::string& home,

@@ -35,13 +35,10 @@ Result<ChaosRow> RunKillChaos(const ChaosOptions& options) {
   int64_t provider_faults = 0;
   std::vector<RunPlan> plans =
       PlansWithOccasionalFault(rng, "killed-run", runs, 1.0 / 3, &provider_faults);
-  MEND_ASSIGN_OR_RETURN(RunFleet fleet,
-                        RunFleet::Create(options.work_dir, std::move(plans), /*latency_ms=*/250,
-                                         /*tool_ms=*/300));
-  MEND_ASSIGN_OR_RETURN(testing::FakeServerProcess fake,
-                        StartFake(options, {"--routes", fleet.routes_path()}));
-  const std::vector<std::string> env =
-      fleet.Env(options.work_dir, "http://127.0.0.1:" + std::to_string(fake.port));
+  MEND_ASSIGN_OR_RETURN(ServedFleet served,
+                        StartFleet(options, std::move(plans), /*latency_ms=*/250, /*tool_ms=*/300));
+  const RunFleet& fleet = served.fleet;
+  const std::vector<std::string>& env = served.env;
   const std::string home = options.work_dir + "/home";
 
   int64_t kills = 0;

@@ -44,18 +44,16 @@ Result<ChaosRow> RunPostgresChaos(const ChaosOptions& options) {
   int64_t provider_faults = 0;
   std::vector<RunPlan> plans =
       PlansWithOccasionalFault(rng, "replicated-run", runs, 1.0 / 3, &provider_faults);
-  MEND_ASSIGN_OR_RETURN(RunFleet fleet,
-                        RunFleet::Create(options.work_dir, std::move(plans), /*latency_ms=*/250,
-                                         /*tool_ms=*/300));
-  MEND_ASSIGN_OR_RETURN(testing::FakeServerProcess fake,
-                        StartFake(options, {"--routes", fleet.routes_path()}));
   // A killed replica's lesson jobs are claimed again 2 s + 5 s after their claim.
-  const std::vector<std::string> env =
-      fleet.Env(options.work_dir, "http://127.0.0.1:" + std::to_string(fake.port),
-                {"MEND_SERVE_AGENTS_DIR=" + options.work_dir, "MEND_STORE=" + db.url(),
-                 "MEND_QUALITY_REFLEXION_QUEUE_BACKEND=postgres",
-                 "MEND_QUALITY_REFLEXION_QUEUE_JOB_TIMEOUT=2s",
-                 "MEND_QUALITY_REFLEXION_QUEUE_CLAIM_MARGIN=5s"});
+  MEND_ASSIGN_OR_RETURN(
+      ServedFleet served,
+      StartFleet(options, std::move(plans), /*latency_ms=*/250, /*tool_ms=*/300,
+                 {"MEND_SERVE_AGENTS_DIR=" + options.work_dir, "MEND_STORE=" + db.url(),
+                  "MEND_QUALITY_REFLEXION_QUEUE_BACKEND=postgres",
+                  "MEND_QUALITY_REFLEXION_QUEUE_JOB_TIMEOUT=2s",
+                  "MEND_QUALITY_REFLEXION_QUEUE_CLAIM_MARGIN=5s"}));
+  const RunFleet& fleet = served.fleet;
+  const std::vector<std::string>& env = served.env;
   ServeFleet serve(options, env, kReplicas, /*shared_home=*/false);
   for (int k = 0; k < kReplicas; ++k) MEND_RETURN_IF_ERROR(serve.Start(k));
 

@@ -31,13 +31,10 @@ Result<ChaosRow> RunProviderChaos(const ChaosOptions& options) {
     faults += plan.FaultCount();
     plans.push_back(std::move(plan));
   }
-  MEND_ASSIGN_OR_RETURN(RunFleet fleet,
-                        RunFleet::Create(options.work_dir, std::move(plans), /*latency_ms=*/0,
-                                         /*tool_ms=*/0));
-  MEND_ASSIGN_OR_RETURN(testing::FakeServerProcess fake,
-                        StartFake(options, {"--routes", fleet.routes_path()}));
-  const std::vector<std::string> env =
-      fleet.Env(options.work_dir, "http://127.0.0.1:" + std::to_string(fake.port));
+  MEND_ASSIGN_OR_RETURN(ServedFleet served,
+                        StartFleet(options, std::move(plans), /*latency_ms=*/0, /*tool_ms=*/0));
+  const RunFleet& fleet = served.fleet;
+  const std::vector<std::string>& env = served.env;
   const std::string home = options.work_dir + "/home";
 
   std::vector<std::string> ids;

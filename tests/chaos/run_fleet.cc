@@ -12,6 +12,7 @@
 
 #include "tests/chaos/chaos_util.h"
 #include "tests/support/made_up_words.h"
+#include "tests/support/mend_command.h"
 
 namespace mend::chaos {
 namespace {
@@ -165,10 +166,10 @@ Result<RunFleet> RunFleet::Create(const std::string& dir, std::vector<RunPlan> p
 
 std::vector<std::string> RunFleet::Env(const std::string& home_root, const std::string& base_url,
                                        const std::vector<std::string>& extra) const {
-  std::vector<std::string> env = {
-      "PATH=/usr/bin:/bin",     "HOME=" + home_root,         "MEND_PROVIDER=openai",
-      "MEND_MODEL=chaos-model", "MEND_BASE_URL=" + base_url, "MEND_API_KEY=sk-chaos-KEY-4141",
-      "MEND_TIMEOUT=1s",        "MEND_CONNECT_TIMEOUT=1s",   "MEND_RECOVER_INTERVAL=100ms"};
+  std::vector<std::string> env = testing::CleanEnv(
+      home_root, {"MEND_PROVIDER=openai", "MEND_MODEL=chaos-model", "MEND_BASE_URL=" + base_url,
+                  "MEND_API_KEY=sk-chaos-KEY-4141", "MEND_TIMEOUT=1s", "MEND_CONNECT_TIMEOUT=1s",
+                  "MEND_RECOVER_INTERVAL=100ms"});
   env.insert(env.end(), extra.begin(), extra.end());
   return env;
 }
@@ -295,6 +296,18 @@ Status RunFleet::Verify(const ChaosOptions& options, const std::string& home,
     row->detail += " (" + std::to_string(reruns) + " tool calls in flight at a kill ran again)";
   }
   return OkStatus();
+}
+
+Result<ServedFleet> StartFleet(const ChaosOptions& options, std::vector<RunPlan> plans,
+                               int latency_ms, int tool_ms,
+                               const std::vector<std::string>& extra_env) {
+  MEND_ASSIGN_OR_RETURN(RunFleet fleet,
+                        RunFleet::Create(options.work_dir, std::move(plans), latency_ms, tool_ms));
+  MEND_ASSIGN_OR_RETURN(testing::FakeServerProcess fake,
+                        StartFake(options, {"--routes", fleet.routes_path()}));
+  std::vector<std::string> env =
+      fleet.Env(options.work_dir, testing::LoopbackUrl(fake.port), extra_env);
+  return ServedFleet{std::move(fleet), std::move(fake), std::move(env)};
 }
 
 }  // namespace mend::chaos

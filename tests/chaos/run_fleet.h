@@ -16,6 +16,7 @@
 
 #include "mend/base/result.h"
 #include "tests/chaos/chaos.h"
+#include "tests/e2e/child_process.h"
 
 namespace mend::chaos {
 
@@ -80,5 +81,19 @@ class RunFleet {
   std::string routes_path_;
   std::vector<RunPlan> plans_;
 };
+
+// A fleet, the fake LLM server answering its routes (it runs as long as this lives) and the
+// environment of every mend process on it.
+struct ServedFleet {
+  RunFleet fleet;
+  testing::FakeServerProcess fake;
+  std::vector<std::string> env;
+};
+
+// RunFleet::Create in options.work_dir, the fake server on its routes, and RunFleet::Env with the
+// work folder as HOME, the server's URL and `extra_env`.
+Result<ServedFleet> StartFleet(const ChaosOptions& options, std::vector<RunPlan> plans,
+                               int latency_ms, int tool_ms,
+                               const std::vector<std::string>& extra_env = {});
 
 }  // namespace mend::chaos

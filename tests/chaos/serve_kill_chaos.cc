@@ -17,14 +17,11 @@ Result<ChaosRow> RunServeKillChaos(const ChaosOptions& options) {
   int64_t provider_faults = 0;
   std::vector<RunPlan> plans =
       PlansWithOccasionalFault(rng, "served-run", runs, 0.25, &provider_faults);
-  MEND_ASSIGN_OR_RETURN(RunFleet fleet,
-                        RunFleet::Create(options.work_dir, std::move(plans), /*latency_ms=*/250,
-                                         /*tool_ms=*/300));
-  MEND_ASSIGN_OR_RETURN(testing::FakeServerProcess fake,
-                        StartFake(options, {"--routes", fleet.routes_path()}));
-  const std::vector<std::string> env =
-      fleet.Env(options.work_dir, "http://127.0.0.1:" + std::to_string(fake.port),
-                {"MEND_SERVE_AGENTS_DIR=" + options.work_dir});
+  MEND_ASSIGN_OR_RETURN(ServedFleet served,
+                        StartFleet(options, std::move(plans), /*latency_ms=*/250, /*tool_ms=*/300,
+                                   {"MEND_SERVE_AGENTS_DIR=" + options.work_dir}));
+  const RunFleet& fleet = served.fleet;
+  const std::vector<std::string>& env = served.env;
   ServeFleet serve(options, env, 1, /*shared_home=*/true);
   MEND_RETURN_IF_ERROR(serve.Start(0));
 

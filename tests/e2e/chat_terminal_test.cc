@@ -21,15 +21,10 @@
 #include "mend/base/file_system.h"
 #include "mend/lessonq/job.h"
 #include "mend/lessonq/wal_dir.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
-
-using ::testing::HasSubstr;
-
-constexpr std::chrono::seconds kBound(20);
 
 // A child process whose stdin, stdout and stderr are the slave side of a pseudo-terminal.
 class TerminalChild {
@@ -123,17 +118,13 @@ lessonq::Job DeadLetter(const std::string& task) {
   return job;
 }
 
-TEST(ChatTerminalTest, TabCompletesLiveDeadLetterIdsWithAPreview) {
-  auto dir = ScopedTempDir::Create();
-  MEND_ASSERT_OK(dir);
-  std::error_code error;
-  std::filesystem::create_directories((*dir)->File("agent"), error);
-  ASSERT_FALSE(error) << error.message();
-  MEND_ASSERT_OK((*dir)->WriteFile("agent/agent.toml", "name = \"t\"\ntools = []\n"));
-  MEND_ASSERT_OK((*dir)->WriteFile("agent/instructions.md", "Answer briefly.\n"));
-  auto script = (*dir)->WriteFile("script.json", "[]");
+class ChatTerminalTest : public E2eTest {};
+
+TEST_F(ChatTerminalTest, TabCompletesLiveDeadLetterIdsWithAPreview) {
+  ASSERT_NO_FATAL_FAILURE(WriteAgent("agent", "name = \"t\"\ntools = []\n", "Answer briefly.\n"));
+  auto script = dir_->WriteFile("script.json", "[]");
   MEND_ASSERT_OK(script);
-  const std::string home = (*dir)->File("home");
+  const std::string home = Home();
   auto dlq = lessonq::WalDir::Open(*PosixFileSystem::Default(), home + "/reflexion/dlq");
   MEND_ASSERT_OK(dlq);
   const lessonq::Job alpha = DeadLetter("rotate the alpha certificate");
@@ -144,9 +135,11 @@ TEST(ChatTerminalTest, TabCompletesLiveDeadLetterIdsWithAPreview) {
   while (alpha.id[unique] == beta.id[unique]) ++unique;
   const std::string alpha_prefix = alpha.id.substr(0, unique + 1);
 
-  TerminalChild chat({MEND_BINARY, "--home", home, "chat", (*dir)->File("agent"), "--provider",
-                      "scripted", "--script-file", *script},
-                     {"PATH=/usr/bin:/bin", "HOME=" + (*dir)->path(), "TERM=xterm"});
+  std::vector<std::string> env = env_;
+  env.push_back("TERM=xterm");
+  TerminalChild chat(MendCommand({"chat", dir_->File("agent"), "--provider", "scripted",
+                                  "--script-file", *script}),
+                     env);
   ASSERT_TRUE(chat.started());
   ASSERT_NO_FATAL_FAILURE(chat.Expect("> "));
   // Tab after "purge " lists both live ids, each with its task.

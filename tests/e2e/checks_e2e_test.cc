@@ -12,9 +12,7 @@
 #include <system_error>
 #include <vector>
 
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
@@ -24,12 +22,10 @@ using ::testing::IsEmpty;
 
 constexpr char kNotes[] = "api_token = SECRET-8812\n";
 
-class ChecksE2eTest : public ::testing::Test {
+class ChecksE2eTest : public E2eTest {
  protected:
   void SetUp() override {
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
+    ASSERT_NO_FATAL_FAILURE(E2eTest::SetUp());
     std::error_code error;
     std::filesystem::create_directories(dir_->File("agent/ws"), error);
     ASSERT_FALSE(error) << error.message();
@@ -40,29 +36,24 @@ class ChecksE2eTest : public ::testing::Test {
   // Runs `mend run` on the agent folder with the scripted model `script` and `flags`; the run's
   // id is r1.
   ChildOutput MendRun(const std::string& script, const std::vector<std::string>& flags = {}) {
-    auto script_path = dir_->WriteFile("script.json", script);
-    EXPECT_THAT(script_path, IsOk());
-    std::vector<std::string> argv = {MEND_BINARY,      "--home",   dir_->File("home"),
-                                     "--json",         "run",      dir_->File("agent"),
-                                     "read the notes", "--id",     "r1",
-                                     "--provider",     "scripted", "--script-file",
-                                     *script_path};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    auto result = RunProcess(argv, {"PATH=/usr/bin:/bin", "HOME=" + dir_->path()});
-    EXPECT_THAT(result, IsOk());
-    return result.ok() ? *std::move(result) : ChildOutput{};
+    std::vector<std::string> args = {"--json",
+                                     "run",
+                                     dir_->File("agent"),
+                                     "read the notes",
+                                     "--id",
+                                     "r1",
+                                     "--provider",
+                                     "scripted",
+                                     "--script-file",
+                                     WriteTestFile("script.json", script)};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return Mend(args);
   }
 
   // The events of run r1 in the home's events.jsonl whose type is `type`.
   std::vector<nlohmann::json> Events(const std::string& type) {
     std::vector<nlohmann::json> found;
-    auto text = ReadWholeFile(dir_->File("home/events.jsonl"));
-    EXPECT_THAT(text, IsOk());
-    if (!text.ok()) return found;
-    std::istringstream lines(*text);
-    for (std::string line; std::getline(lines, line);) {
-      nlohmann::json event = nlohmann::json::parse(line, nullptr, false);
-      EXPECT_FALSE(event.is_discarded()) << line;
+    for (nlohmann::json& event : ReadJsonLines(dir_->File("home/events.jsonl"))) {
       if (event.value("type", "") == type && event.value("run", "") == "r1") {
         found.push_back(std::move(event));
       }
@@ -84,8 +75,6 @@ class ChecksE2eTest : public ::testing::Test {
     EXPECT_EQ(doc["status"], "completed");
     EXPECT_EQ(doc["output"], "done");
   }
-
-  std::unique_ptr<ScopedTempDir> dir_;
 };
 
 constexpr char kReadNotes[] = R"([

@@ -14,9 +14,7 @@
 
 #include "mend/base/env.h"
 #include "mend/llm/factory.h"
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
@@ -26,7 +24,6 @@ using ::testing::Not;
 using ::testing::StartsWith;
 
 constexpr char kKey[] = "sk-fake-e2e-KEY-4242";
-constexpr std::chrono::seconds kBound(20);  // a hang fails the test instead of blocking ctest
 
 constexpr char kScript[] = R"([
   {"tool_calls": [{"id": "call_1", "name": "read_file", "arguments": {"path": "/notes.txt"}}]},
@@ -41,34 +38,20 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
-class FakeServerExecutableTest : public ::testing::Test {
+class FakeServerExecutableTest : public E2eTest {
  protected:
-  void SetUp() override {
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
-  }
-
-  void TearDown() override {
-    // The key must not leak into anything the server printed or logged.
-    EXPECT_THAT(captured_, Not(HasSubstr(kKey)));
-  }
+  // TearDown checks that the key leaks into nothing the server printed or logged.
+  FakeServerExecutableTest() : E2eTest({.secret = kKey}) {}
 
   // Starts the server with `args` after --port 0 and returns the port of its ready line.
   Result<int> StartServer(std::vector<std::string> args) {
-    MEND_ASSIGN_OR_RETURN(FakeServerProcess server,
-                          StartFakeServer(FAKE_LLM_SERVER_BINARY, args, kBound));
+    MEND_ASSIGN_OR_RETURN(FakeServerProcess server, StartAnotherFakeLlm(args));
     server_ = std::move(server.process);
     return server.port;
   }
 
   // Stops the server with `signal` and returns how it ended and what else it printed.
-  Result<ChildOutput> StopServer(int signal) {
-    MEND_RETURN_IF_ERROR(server_->Kill(signal));
-    MEND_ASSIGN_OR_RETURN(ChildOutput output, server_->Finish(kBound));
-    captured_ += output.out + output.err;
-    return output;
-  }
+  Result<ChildOutput> StopServer(int signal) { return StopFakeLlm(signal); }
 
   Result<std::unique_ptr<llm::LlmProvider>> Provider(int port, const std::string& key,
                                                      const std::string& kind = "openai") {
@@ -86,10 +69,6 @@ class FakeServerExecutableTest : public ::testing::Test {
     request.messages.push_back(llm::Message::User("what do the notes say?"));
     return request;
   }
-
-  std::unique_ptr<ScopedTempDir> dir_;
-  std::unique_ptr<ChildProcess> server_;
-  std::string captured_;
 };
 
 TEST_F(FakeServerExecutableTest, ServesTheScriptToTheRealProviderInOrder) {

@@ -18,9 +18,7 @@
 #include <system_error>
 #include <vector>
 
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
@@ -31,7 +29,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 constexpr char kKey[] = "sk-improve-scenarios-KEY-5150";
-constexpr std::chrono::seconds kServerStart(10);
 constexpr std::chrono::seconds kAttemptBound(60);
 constexpr std::chrono::seconds kCommandBound(20);
 constexpr char kEditorPromptStart[] = "You improve the instructions of an AI agent";
@@ -101,36 +98,24 @@ bool OnlyInsideBlock(const std::string& text, const std::string& needle,
   return found;
 }
 
-class ImproveScenarioFixture : public ::testing::Test {
+class ImproveScenarioFixture : public E2eTest {
  protected:
-  void SetUp() override {
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
-    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), std::string("MEND_API_KEY=") + kKey};
-  }
+  ImproveScenarioFixture() : E2eTest({.secret = kKey}) {}
 
   ChildOutput Mend(std::vector<std::string> args, std::chrono::seconds bound) {
-    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File("home"), "--json"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto result = RunProcess(argv, env_, bound);
-    EXPECT_THAT(result, IsOk());
-    if (!result.ok()) return ChildOutput{};
-    EXPECT_TRUE(result->status.exited && result->status.code == 0)
-        << "mend " << args[0] << " exited " << result->status.code << ": " << result->err;
-    EXPECT_THAT(result->out + result->err, Not(HasSubstr(kKey)));
-    return *std::move(result);
+    const std::string command = args[0];
+    args.insert(args.begin(), "--json");
+    const ChildOutput result = E2eTest::Mend(std::move(args), {.timeout = bound});
+    EXPECT_TRUE(result.status.exited && result.status.code == 0)
+        << "mend " << command << " exited " << result.status.code << ": " << result.err;
+    EXPECT_THAT(result.out + result.err, Not(HasSubstr(kKey)));
+    return result;
   }
 
   // The decoded text of every editor request in the fake server's log, in arrival order.
   std::vector<std::string> EditorRequests() {
     std::vector<std::string> requests;
-    auto log = ReadWholeFile(dir_->File("requests.jsonl"));
-    EXPECT_THAT(log, IsOk());
-    if (!log.ok()) return requests;
-    std::istringstream lines(*log);
-    for (std::string line; std::getline(lines, line);) {
-      const json body = ParseJson(ParseJson(line, "log line").value("body", "{}"), "body");
+    for (const json& body : LoggedBodies(dir_->File("requests.jsonl"))) {
       const json messages = body.value("messages", json::array());
       if (messages.empty() || messages[0].value("role", "") != "system" ||
           !StringOrEmpty(messages[0], "content").starts_with(kEditorPromptStart)) {
@@ -148,9 +133,6 @@ class ImproveScenarioFixture : public ::testing::Test {
   void CheckAudit(const json& expect, const json& improve);
   void CheckAgentFolder(const fs::path& scenario, const json& expect, const json& improve);
   void CheckEditorRequests(const json& rule);
-
-  std::unique_ptr<ScopedTempDir> dir_;
-  std::vector<std::string> env_;
 };
 
 void ImproveScenarioFixture::RunScenario(const std::string& name) {
@@ -165,10 +147,8 @@ void ImproveScenarioFixture::RunScenario(const std::string& name) {
   std::error_code error;
   fs::copy(scenario / "agent", dir_->File("agent"), fs::copy_options::recursive, error);
   ASSERT_FALSE(error) << error.message();
-  auto server = StartFakeServer(
-      FAKE_LLM_SERVER_BINARY,
-      {"--routes", (scenario / "routes.json").string(), "--log", dir_->File("requests.jsonl")},
-      kServerStart);
+  auto server = StartAnotherFakeLlm(
+      {"--routes", (scenario / "routes.json").string(), "--log", dir_->File("requests.jsonl")});
   MEND_ASSERT_OK(server);
 
   const std::string check = (suite / spec.value("check", "lib/check_answer")).string();

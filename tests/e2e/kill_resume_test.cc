@@ -15,22 +15,17 @@
 #include <system_error>
 #include <vector>
 
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::testing::Not;
 
 constexpr char kKey[] = "sk-kill-resume-KEY-5151";
 constexpr char kChatRequest[] = " POST /v1/chat/completions";
 constexpr char kNotes[] = "the deploy window is Tuesday 14:00\n";
-// A bound on every wait, so a hang fails the test instead of blocking ctest; never a sleep.
-constexpr std::chrono::seconds kBound(20);
 
 // Four model turns: two tool calls, a turn that hangs (the process is killed while waiting for
 // it), and the answer the resumed run gets when it asks that turn again.
@@ -50,66 +45,42 @@ std::vector<std::string> Lines(const std::string& text) {
 
 std::string Announce(int n) { return "request " + std::to_string(n) + kChatRequest; }
 
-class KillResumeTest : public ::testing::Test {
+class KillResumeTest : public E2eTest {
  protected:
+  // TearDown checks that the key leaks into nothing either process printed.
+  KillResumeTest()
+      : E2eTest({.secret = kKey,
+                 .agent_toml = "name = \"killed\"\n"
+                               "tools = [\"read_file\", \"list_dir\"]\n"
+                               "workspace = \"workspace\"\n",
+                 .instructions = "Read the notes and answer.\n"}) {}
+
   void SetUp() override {
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
+    ASSERT_NO_FATAL_FAILURE(E2eTest::SetUp());
     std::error_code error;
     std::filesystem::create_directories(AgentDir() + "/workspace", error);
     ASSERT_FALSE(error) << error.message();
-    MEND_ASSERT_OK(dir_->WriteFile("agent/agent.toml",
-                                   "name = \"killed\"\n"
-                                   "tools = [\"read_file\", \"list_dir\"]\n"
-                                   "workspace = \"workspace\"\n"));
-    MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Read the notes and answer.\n"));
     MEND_ASSERT_OK(dir_->WriteFile("agent/workspace/notes.txt", kNotes));
-    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), std::string("MEND_API_KEY=") + kKey};
-  }
-
-  void TearDown() override {
-    // The key must not leak into anything either process printed.
-    EXPECT_THAT(captured_, Not(HasSubstr(kKey)));
   }
 
   std::string AgentDir() const { return dir_->File("agent"); }
-  std::string Home() const { return dir_->File("home"); }
   std::string LogPath() const { return dir_->File("requests.jsonl"); }
 
   // Starts fake_llm_server with the script, announcing and logging every request; sets port_.
   void StartServer() {
-    auto script = dir_->WriteFile("script.json", kScript);
-    MEND_ASSERT_OK(script);
-    auto server = StartFakeServer(
-        FAKE_LLM_SERVER_BINARY,
-        {"--script", *script, "--api-key", kKey, "--log", LogPath(), "--announce"}, kBound);
-    MEND_ASSERT_OK(server);
-    server_ = std::move(server->process);
-    port_ = server->port;
+    StartFakeLlm({"--script", WriteTestFile("script.json", kScript), "--api-key", kKey, "--log",
+                  LogPath(), "--announce"});
   }
 
   // `mend --home H [--json] args... <provider flags>`.
-  std::vector<std::string> MendArgv(std::vector<std::string> args, bool provider) const {
-    std::vector<std::string> argv = {MEND_BINARY, "--home", Home(), "--json"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    if (provider) {
-      argv.insert(argv.end(), {"--provider", "openai", "--model", "gpt-4o-mini", "--base-url",
-                               "http://127.0.0.1:" + std::to_string(port_)});
-    }
-    return argv;
+  std::vector<std::string> MendArgv(std::vector<std::string> args, bool provider) {
+    args.insert(args.begin(), "--json");
+    return MendCommand(provider ? OnServer(std::move(args)) : args);
   }
 
   // Runs mend to completion and parses its JSON stdout.
   nlohmann::json MendJson(std::vector<std::string> args, bool provider) {
-    auto result = RunProcess(MendArgv(std::move(args), provider), env_, kBound);
-    EXPECT_THAT(result, IsOk());
-    if (!result.ok()) return nullptr;
-    captured_ += result->out + result->err;
-    EXPECT_TRUE(result->status.exited && result->status.code == 0)
-        << "exit " << result->status.code << " signal " << result->status.signal << ": "
-        << result->err;
-    return nlohmann::json::parse(result->out, nullptr, false);
+    return E2eTest::MendJson(provider ? OnServer(std::move(args)) : std::move(args));
   }
 
   // Blocks on the server's stdout until request `n` has arrived (it announces requests on arrival,
@@ -122,26 +93,13 @@ class KillResumeTest : public ::testing::Test {
 
   // The messages of every chat request the server logged, in arrival order.
   std::vector<nlohmann::json> LoggedConversations() {
-    auto log = ReadWholeFile(LogPath());
-    EXPECT_THAT(log, IsOk());
-    if (!log.ok()) return {};
-    captured_ += *log;
     std::vector<nlohmann::json> conversations;
-    for (const std::string& line : Lines(*log)) {
-      const nlohmann::json request = nlohmann::json::parse(line, nullptr, false);
-      const nlohmann::json body =
-          nlohmann::json::parse(request.value("body", std::string()), nullptr, false);
+    for (const nlohmann::json& body : LoggedBodies(LogPath())) {
       conversations.push_back(body.is_object() ? body.value("messages", nlohmann::json())
                                                : nlohmann::json());
     }
     return conversations;
   }
-
-  std::unique_ptr<ScopedTempDir> dir_;
-  std::unique_ptr<ChildProcess> server_;
-  int port_ = 0;
-  std::vector<std::string> env_;
-  std::string captured_;
 };
 
 // The tool_call_id of every tool message, and the ids of every assistant tool call, in order.

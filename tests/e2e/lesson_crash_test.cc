@@ -16,9 +16,7 @@
 #include "mend/base/env.h"
 #include "mend/lessonq/lesson_queue.h"
 #include "mend/memory/fact_store.h"
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
@@ -26,35 +24,26 @@ namespace {
 constexpr std::chrono::seconds kBound(30);
 constexpr char kAckPrefix[] = "acked ";
 
-class LessonCrashTest : public ::testing::Test {
+class LessonCrashTest : public E2eTest {
  protected:
-  void SetUp() override {
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
-  }
-
-  std::string Home() const { return dir_->File("home"); }
-
   // Starts an enqueuing child, reads `acks` acknowledgements, then kills it with SIGKILL.
   void EnqueueAndKill(long first, int acks) {
-    auto child = ChildProcess::Spawn(
-        {LESSON_CRASH_CHILD_BINARY, "enqueue", Home(), std::to_string(first)}, {});
-    MEND_ASSERT_OK(child);
+    const std::vector<std::string> no_env;
+    ChildProcess* child =
+        Spawn({LESSON_CRASH_CHILD_BINARY, "enqueue", Home(), std::to_string(first)}, &no_env);
+    ASSERT_NE(child, nullptr);
     for (int i = 0; i < acks; ++i) {
-      auto line = (*child)->ReadStdoutLine(kBound);
+      auto line = child->ReadStdoutLine(kBound);
       MEND_ASSERT_OK(line);
       ASSERT_TRUE(line->starts_with(kAckPrefix)) << *line;
       acked_.insert(line->substr(sizeof(kAckPrefix) - 1));
     }
-    MEND_ASSERT_OK((*child)->Kill(SIGKILL));
-    auto killed = (*child)->Finish(kBound);
+    auto killed = KillHard(*child);
     MEND_ASSERT_OK(killed);
     EXPECT_FALSE(killed->status.exited) << killed->err;
     EXPECT_EQ(killed->status.signal, SIGKILL);
   }
 
-  std::unique_ptr<ScopedTempDir> dir_;
   std::set<std::string> acked_;
 };
 

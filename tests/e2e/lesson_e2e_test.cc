@@ -15,9 +15,7 @@
 #include <system_error>
 #include <vector>
 
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
@@ -25,7 +23,6 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kKey[] = "sk-lesson-e2e-KEY-7373";
-constexpr std::chrono::seconds kBound(20);
 constexpr char kTask[] = "Rotate the TLS certificate of the billing gateway.";
 constexpr char kSimilarTask[] = "Rotate the TLS certificate of the billing gateway again.";
 
@@ -38,53 +35,31 @@ constexpr char kScript[] = R"([
   {"text": "<situation>Rotating the TLS certificate of the billing gateway</situation>\n<mistake>Pasted the whole certificate bundle into the prompt</mistake>\n<correction>Refer to the certificate by its file path instead of pasting it</correction>\n<tags>tls, certificate, billing-gateway</tags>"}
 ])";
 
-class LessonE2eTest : public ::testing::Test {
+class LessonE2eTest : public E2eTest {
  protected:
-  void SetUp() override {
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
-    std::error_code error;
-    std::filesystem::create_directories(dir_->File("agent"), error);
-    ASSERT_FALSE(error) << error.message();
-    MEND_ASSERT_OK(dir_->WriteFile("agent/agent.toml", "name = \"gateway\"\ntools = []\n"));
-    MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Operate the billing gateway.\n"));
-    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), std::string("MEND_API_KEY=") + kKey};
-  }
+  LessonE2eTest()
+      : E2eTest({.secret = kKey,
+                 .agent_toml = "name = \"gateway\"\ntools = []\n",
+                 .instructions = "Operate the billing gateway.\n"}) {}
 
   void StartServer() {
-    auto script = dir_->WriteFile("script.json", kScript);
-    MEND_ASSERT_OK(script);
-    auto server = StartFakeServer(FAKE_LLM_SERVER_BINARY,
-                                  {"--script", *script, "--api-key", kKey, "--announce"}, kBound);
-    MEND_ASSERT_OK(server);
-    server_ = std::move(server->process);
-    port_ = server->port;
+    std::vector<std::string> args = {"--script", WriteTestFile("script.json", kScript)};
+    for (const std::string& flag : ApiKeyFlags()) args.push_back(flag);
+    args.push_back("--announce");
+    StartFakeLlm(args);
   }
 
-  std::vector<std::string> Argv(std::vector<std::string> args, bool provider) const {
-    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File("home"), "--json"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    if (provider) {
-      argv.insert(argv.end(), {"--provider", "openai", "--model", "gpt-4o-mini", "--base-url",
-                               "http://127.0.0.1:" + std::to_string(port_)});
-    }
-    return argv;
+  std::vector<std::string> Argv(std::vector<std::string> args, bool provider) {
+    args.insert(args.begin(), "--json");
+    return MendCommand(provider ? OnServer(std::move(args)) : args);
   }
 
   nlohmann::json MendJson(std::vector<std::string> args, bool provider) {
-    auto result = RunProcess(Argv(std::move(args), provider), env_, kBound);
-    EXPECT_THAT(result, IsOk());
-    if (!result.ok()) return nullptr;
-    EXPECT_TRUE(result->status.exited && result->status.code == 0) << result->err;
-    EXPECT_THAT(result->out + result->err, ::testing::Not(HasSubstr(kKey)));
-    return nlohmann::json::parse(result->out, nullptr, false);
+    const nlohmann::json result =
+        E2eTest::MendJson(provider ? OnServer(std::move(args)) : std::move(args));
+    EXPECT_THAT(captured_, ::testing::Not(HasSubstr(kKey)));
+    return result;
   }
-
-  std::unique_ptr<ScopedTempDir> dir_;
-  std::unique_ptr<ChildProcess> server_;
-  int port_ = 0;
-  std::vector<std::string> env_;
 };
 
 TEST_F(LessonE2eTest, FailedRunLeavesALessonThatSurvivesAKillAndIsRecalled) {

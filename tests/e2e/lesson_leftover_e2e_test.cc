@@ -15,9 +15,7 @@
 
 #include "mend/base/env.h"
 #include "mend/lessonq/lesson_queue.h"
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
@@ -25,33 +23,22 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kKey[] = "sk-lesson-leftover-KEY-5151";
-constexpr std::chrono::seconds kBound(20);
 constexpr char kModel[] = "gpt-4o-mini";
 constexpr char kLesson[] =
     R"({"text": "<situation>Editing generated files</situation>\n<mistake>Edited the output instead of the template</mistake>\n<correction>Change the template and regenerate</correction>\n<tags>codegen, templates</tags>"})";
 
-class LessonLeftoverE2eTest : public ::testing::Test {
+class LessonLeftoverE2eTest : public E2eTest {
  protected:
-  void SetUp() override {
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
-    std::error_code error;
-    std::filesystem::create_directories(dir_->File("agent"), error);
-    ASSERT_FALSE(error) << error.message();
-    MEND_ASSERT_OK(dir_->WriteFile("agent/agent.toml", "name = \"deployer\"\ntools = []\n"));
-    MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Deploy services.\n"));
-    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), std::string("MEND_API_KEY=") + kKey};
-  }
+  LessonLeftoverE2eTest()
+      : E2eTest({.secret = kKey,
+                 .agent_toml = "name = \"deployer\"\ntools = []\n",
+                 .instructions = "Deploy services.\n"}) {}
 
   // A fake server answering `script` in order (then "ok"), logging every request to <name>.log.
   std::unique_ptr<ChildProcess> StartServer(const std::string& name, const std::string& script,
                                             int* port) {
-    auto file = dir_->WriteFile(name + ".json", script);
-    EXPECT_THAT(file, IsOk());
-    auto server = StartFakeServer(
-        FAKE_LLM_SERVER_BINARY,
-        {"--script", *file, "--api-key", kKey, "--log", dir_->File(name + ".log")}, kBound);
+    auto server = StartAnotherFakeLlm({"--script", WriteTestFile(name + ".json", script),
+                                       "--api-key", kKey, "--log", dir_->File(name + ".log")});
     EXPECT_THAT(server, IsOk());
     if (!server.ok()) return nullptr;
     *port = server->port;
@@ -60,15 +47,10 @@ class LessonLeftoverE2eTest : public ::testing::Test {
 
   // The requests a server has logged.
   std::vector<nlohmann::json> Requests(const std::string& name) {
-    std::vector<nlohmann::json> requests;
-    std::ifstream in(dir_->File(name + ".log"));
-    for (std::string line; std::getline(in, line);) {
-      requests.push_back(nlohmann::json::parse(line, nullptr, false));
-    }
-    return requests;
+    return ReadJsonLines(dir_->File(name + ".log"), IfMissing::kEmpty);
   }
 
-  static std::string Url(int port) { return "http://127.0.0.1:" + std::to_string(port); }
+  static std::string Url(int port) { return LoopbackUrl(port); }
 
   // Jobs of earlier runs, as those runs' processes left them in the WAL.
   void Leave(const std::vector<lessonq::LessonRequest>& requests) {
@@ -88,25 +70,16 @@ class LessonLeftoverE2eTest : public ::testing::Test {
   enum class Given { kFlags, kEnvironment };
   nlohmann::json MendJson(std::vector<std::string> args, int provider_port,
                           Given given = Given::kFlags) {
-    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File("home"), "--json"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<std::string> env = env_;
+    MendCall call;
     if (provider_port != 0 && given == Given::kFlags) {
-      argv.insert(argv.end(),
+      args.insert(args.end(),
                   {"--provider", "openai", "--model", kModel, "--base-url", Url(provider_port)});
     } else if (provider_port != 0) {
-      env.insert(env.end(), {"MEND_PROVIDER=openai", std::string("MEND_MODEL=") + kModel,
-                             "MEND_BASE_URL=" + Url(provider_port)});
+      call.extra_env = {"MEND_PROVIDER=openai", std::string("MEND_MODEL=") + kModel,
+                        "MEND_BASE_URL=" + Url(provider_port)};
     }
-    auto result = RunProcess(argv, env, kBound);
-    EXPECT_THAT(result, IsOk());
-    if (!result.ok()) return nullptr;
-    EXPECT_TRUE(result->status.exited && result->status.code == 0) << result->err;
-    return nlohmann::json::parse(result->out, nullptr, false);
+    return E2eTest::MendJson(std::move(args), call);
   }
-
-  std::unique_ptr<ScopedTempDir> dir_;
-  std::vector<std::string> env_;
 };
 
 lessonq::LessonRequest Leftover(const std::string& task, const std::string& base_url) {

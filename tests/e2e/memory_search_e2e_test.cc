@@ -10,9 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
@@ -23,25 +21,10 @@ using ::testing::Not;
 
 constexpr char kTask[] = "run the database migrations before deploying a service to production";
 
-class MemorySearchE2eTest : public ::testing::Test {
+class MemorySearchE2eTest : public E2eTest {
  protected:
-  void SetUp() override {
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
-    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path()};
-  }
-
   // `mend --home <dir>/home --json args...`; its stdout parsed (null when it is not JSON).
-  nlohmann::json MendJson(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File("home"), "--json"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto result = RunProcess(argv, env_);
-    EXPECT_THAT(result, IsOk());
-    if (!result.ok()) return nullptr;
-    EXPECT_EQ(result->status.code, 0) << result->err;
-    return nlohmann::json::parse(result->out, nullptr, false);
-  }
+  nlohmann::json MendJson(const std::vector<std::string>& args) { return E2eTest::MendJson(args); }
 
   static std::vector<std::string> Ids(const nlohmann::json& list) {
     std::vector<std::string> ids;
@@ -49,9 +32,6 @@ class MemorySearchE2eTest : public ::testing::Test {
     for (const nlohmann::json& item : list) ids.push_back(item.value("id", ""));
     return ids;
   }
-
-  std::unique_ptr<ScopedTempDir> dir_;
-  std::vector<std::string> env_;
 };
 
 TEST_F(MemorySearchE2eTest, SearchAndRecallAgreeOnOrder) {

@@ -11,15 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
 
 using ::testing::AllOf;
-using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
@@ -29,43 +26,33 @@ constexpr char kSecret[] = "sk-e2e-SECRET-777";
 constexpr char kSecretCore[] = "SECRET";
 constexpr char kMasked[] = "****-777";
 
-size_t LineCount(const std::string& text) {
-  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
-}
-
-class MendBinaryTest : public ::testing::Test {
+class MendBinaryTest : public E2eTest {
  protected:
+  // A scripted error is an outage that lasts: runs do not ask again themselves.
+  MendBinaryTest()
+      : E2eTest(
+            {.secret = kSecret,
+             .extra_env = {std::string("OPENAI_API_KEY=") + kSecret, "MEND_PROVIDER_RETRIES=0"}}) {}
+
   void SetUp() override {
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    home_ = std::move(*dir);
-    // A scripted error is an outage that lasts: runs do not ask again themselves.
-    env_ = {"PATH=/usr/bin:/bin", "HOME=" + home_->path(), std::string("MEND_API_KEY=") + kSecret,
-            std::string("OPENAI_API_KEY=") + kSecret, "MEND_PROVIDER_RETRIES=0"};
+    ASSERT_NO_FATAL_FAILURE(E2eTest::SetUp());
+    // The test's directory is the home itself.
+    home_ = dir_.get();
+    // Two tests put the key into config.toml themselves, to see that mend never prints it.
+    key_written_by_test_.insert(home_->File("config.toml"));
   }
 
   void TearDown() override {
     EXPECT_GT(runs_, 0);
     EXPECT_THAT(captured_, AllOf(Not(HasSubstr(kSecret)), Not(HasSubstr(kSecretCore))));
+    E2eTest::TearDown();
   }
 
   // Runs `mend --home <fresh dir> args...` with env_ and keeps its output for TearDown.
   ChildOutput Mend(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {MEND_BINARY, "--home", home_->path()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto result = RunProcess(argv, env_);
-    EXPECT_THAT(result, IsOk());
-    if (!result.ok()) return ChildOutput{};
-    ++runs_;
-    captured_ += result->out + result->err;
-    EXPECT_TRUE(result->status.exited) << "killed by signal " << result->status.signal;
-    return *std::move(result);
-  }
-
-  // Asserts the error contract: exactly one line on stderr, starting with "mend: ".
-  static void ExpectOneErrorLine(const ChildOutput& r) {
-    EXPECT_EQ(LineCount(r.err), 1u) << r.err;
-    EXPECT_THAT(r.err, AllOf(StartsWith("mend: "), EndsWith("\n")));
+    ChildOutput result = E2eTest::Mend(args, {.home = home_->path()});
+    if (result.status.exited || result.status.signal != 0) ++runs_;
+    return result;
   }
 
   static const nlohmann::json* FindValue(const nlohmann::json& doc, const std::string& key) {
@@ -75,9 +62,7 @@ class MendBinaryTest : public ::testing::Test {
     return nullptr;
   }
 
-  std::unique_ptr<ScopedTempDir> home_;
-  std::vector<std::string> env_;
-  std::string captured_;
+  ScopedTempDir* home_ = nullptr;
   int runs_ = 0;
 };
 

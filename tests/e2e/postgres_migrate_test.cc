@@ -15,10 +15,7 @@
 #include "mend/base/manual_clock.h"
 #include "mend/memory/postgres_fact_store.h"
 #include "mend/store/postgres_store.h"
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/scratch_database.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/e2e/postgres_e2e_test.h"
 
 namespace mend::testing {
 namespace {
@@ -47,19 +44,12 @@ std::vector<std::string> QueryPostgres(const std::string& url, const std::string
   return rows;
 }
 
-class PostgresMigrateTest : public ::testing::Test {
+class PostgresMigrateTest : public PostgresE2eTest {
  protected:
-  void SetUp() override {
-    const std::string server = PostgresServerUrl();
-    if (server.empty()) {
-      GTEST_SKIP() << "MEND_TEST_POSTGRES_URL is not set (see scripts/with_postgres)";
-    }
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
-    auto db = ScratchDatabase::Create(server, "mend_migrate");
-    MEND_ASSERT_OK(db);
-    db_ = std::move(*db);
+  PostgresMigrateTest() : PostgresE2eTest("mend_migrate") {}
+
+  void SetUpWithDatabase() override {
+    env_.insert(env_.end(), {"MEND_STORE=" + db_.url(), "MEND_OBSERVE_ENABLED=false"});
   }
 
   // The runs store as the previous release left it: one run, schema version 3 (without the
@@ -84,18 +74,12 @@ class PostgresMigrateTest : public ::testing::Test {
   // SQLite, covered by tests/cli/migrate_command_test.cc). Expects exit code `expect_code`.
   nlohmann::json Migrate(std::vector<std::string> args, int expect_code = 0,
                          std::vector<std::string> extra_env = {}) {
-    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File("home"), "--json",
-                                     "migrate"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(),
-                                    "MEND_STORE=" + db_.url(), "MEND_OBSERVE_ENABLED=false"};
-    env.insert(env.end(), extra_env.begin(), extra_env.end());
-    auto result = RunProcess(argv, env, kBound);
-    EXPECT_THAT(result, IsOk());
-    if (!result.ok()) return nullptr;
-    EXPECT_TRUE(result->status.exited && result->status.code == expect_code) << result->err;
-    err_ = result->err;
-    return nlohmann::json::parse(result->out, nullptr, false);
+    args.insert(args.begin(), {"--json", "migrate"});
+    const ChildOutput result =
+        E2eTest::Mend(std::move(args), {.extra_env = extra_env, .timeout = kBound});
+    EXPECT_TRUE(result.status.exited && result.status.code == expect_code) << result.err;
+    err_ = result.err;
+    return nlohmann::json::parse(result.out, nullptr, false);
   }
 
   // "store backend from to migrated" of each store in `json`.
@@ -111,8 +95,6 @@ class PostgresMigrateTest : public ::testing::Test {
   }
 
   ManualClock clock_;
-  std::unique_ptr<ScopedTempDir> dir_;
-  ScratchDatabase db_;
   std::string err_;
 };
 

@@ -9,25 +9,23 @@
 #include <string>
 #include <vector>
 
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-TEST(PrivateFilesE2eTest, EverythingUnderTheHomeIsPrivate) {
-  auto dir = ScopedTempDir::Create();
-  MEND_ASSERT_OK(dir);
-  const std::string home = (*dir)->File("home");
-  const std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + (*dir)->path()};
-  auto demo = RunProcess({MEND_BINARY, "--home", home, "demo"}, env, std::chrono::seconds(60));
+class PrivateFilesE2eTest : public E2eTest {};
+
+TEST_F(PrivateFilesE2eTest, EverythingUnderTheHomeIsPrivate) {
+  const std::string home = Home();
+  const std::vector<std::string>& env = env_;
+  auto demo = RunProcess(MendCommand({"demo"}), env, std::chrono::seconds(60));
   MEND_ASSERT_OK(demo);
   ASSERT_EQ(demo->status.code, 0) << demo->err;
-  auto exported = RunProcess({MEND_BINARY, "--home", home, "memory", "export", home + "/x.json"},
-                             env, std::chrono::seconds(20));
+  auto exported = RunProcess(MendCommand({"memory", "export", home + "/x.json"}), env,
+                             std::chrono::seconds(20));
   MEND_ASSERT_OK(exported);
   ASSERT_EQ(exported->status.code, 0) << exported->err;
 

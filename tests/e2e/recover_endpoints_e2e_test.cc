@@ -13,19 +13,14 @@
 #include <system_error>
 #include <vector>
 
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
 
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::testing::Not;
 
 constexpr char kKey[] = "sk-recover-endpoints-KEY-7373";
-constexpr std::chrono::seconds kBound(20);
 
 // The live endpoint: the run started on it fails once, two runs get a 400 (not retryable), and
 // the recovered run gets its answer.
@@ -38,37 +33,26 @@ constexpr char kLiveScript[] = R"([
 // The dead endpoint answers every request with a 503.
 constexpr char kDeadDefault[] = R"({"status": 503, "error_message": "upstream down"})";
 
-class RecoverEndpointsE2eTest : public ::testing::Test {
+class RecoverEndpointsE2eTest : public E2eTest {
  protected:
-  void SetUp() override {
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
-    std::error_code error;
-    std::filesystem::create_directories(dir_->File("agent"), error);
-    ASSERT_FALSE(error) << error.message();
-    MEND_ASSERT_OK(dir_->WriteFile("agent/agent.toml", "name = \"x\"\ntools = []\n"));
-    MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Answer.\n"));
-    // No lessons: a failed run's lesson request would take a response of the live script.
-    // A dead endpoint stays dead: runs do not ask again themselves.
-    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), std::string("MEND_API_KEY=") + kKey,
-            "MEND_QUALITY_REFLEXION_ENABLED=false", "MEND_PROVIDER_RETRIES=0"};
-  }
-
-  void TearDown() override { EXPECT_THAT(captured_, Not(HasSubstr(kKey))); }
+  // No lessons: a failed run's lesson request would take a response of the live script.
+  // A dead endpoint stays dead: runs do not ask again themselves.
+  RecoverEndpointsE2eTest()
+      : E2eTest({.secret = kKey,
+                 .extra_env = {"MEND_QUALITY_REFLEXION_ENABLED=false", "MEND_PROVIDER_RETRIES=0"},
+                 .agent_toml = "name = \"x\"\ntools = []\n",
+                 .instructions = "Answer.\n"}) {}
 
   // Starts a fake server with `flag` (--script or --default) reading `json`; returns its URL.
   std::string StartServer(const std::string& name, const std::string& flag, const char* json,
                           std::unique_ptr<ChildProcess>& process) {
-    auto path = dir_->WriteFile(name + ".json", json);
-    EXPECT_THAT(path, IsOk());
-    if (!path.ok()) return "";
-    auto server = StartFakeServer(FAKE_LLM_SERVER_BINARY,
-                                  {flag, *path, "--api-key", kKey, "--log", LogOf(name)}, kBound);
+    const std::string path = WriteTestFile(name + ".json", json);
+    if (path.empty()) return "";
+    auto server = StartAnotherFakeLlm({flag, path, "--api-key", kKey, "--log", LogOf(name)});
     EXPECT_THAT(server, IsOk());
     if (!server.ok()) return "";
     process = std::move(server->process);
-    return "http://127.0.0.1:" + std::to_string(server->port);
+    return LoopbackUrl(server->port);
   }
 
   std::string LogOf(const std::string& name) const { return dir_->File(name + ".jsonl"); }
@@ -82,14 +66,8 @@ class RecoverEndpointsE2eTest : public ::testing::Test {
   }
 
   ChildOutput Mend(std::vector<std::string> args) {
-    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File("home"), "--json"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto result = RunProcess(argv, env_, kBound);
-    EXPECT_THAT(result, IsOk());
-    if (!result.ok()) return {};
-    captured_ += result->out + result->err;
-    EXPECT_TRUE(result->status.exited) << "signal " << result->status.signal;
-    return *std::move(result);
+    args.insert(args.begin(), "--json");
+    return E2eTest::Mend(std::move(args));
   }
 
   // `mend run` of the agent as run `id` on openai at `url`; the run fails (exit 1).
@@ -98,10 +76,6 @@ class RecoverEndpointsE2eTest : public ::testing::Test {
                                   "openai", "--model", "model-a", "--base-url", url});
     EXPECT_EQ(run.status.code, 1) << id << ": " << run.out << run.err;
   }
-
-  std::unique_ptr<ScopedTempDir> dir_;
-  std::vector<std::string> env_;
-  std::string captured_;
 };
 
 TEST_F(RecoverEndpointsE2eTest, AnOutageOfOneEndpointPausesOnlyItsOwnRuns) {

@@ -16,10 +16,7 @@
 #include <system_error>
 #include <vector>
 
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/scratch_database.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/e2e/postgres_e2e_test.h"
 
 namespace mend::testing {
 namespace {
@@ -39,52 +36,34 @@ std::string HostName() {
   return name;
 }
 
-class ReplicaImproveTest : public ::testing::Test {
+class ReplicaImproveTest : public PostgresE2eTest {
  protected:
-  void SetUp() override {
-    const std::string server = PostgresServerUrl();
-    if (server.empty()) {
-      GTEST_SKIP() << "MEND_TEST_POSTGRES_URL is not set (see scripts/with_postgres)";
-    }
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
-    auto db = ScratchDatabase::Create(server, "mend_improve_replicas");
-    MEND_ASSERT_OK(db);
-    db_ = std::move(*db);
+  ReplicaImproveTest() : PostgresE2eTest("mend_improve_replicas", {.secret = kKey}) {}
+
+  void SetUpWithDatabase() override {
+    env_.push_back("MEND_STORE=" + db_.url());
     std::error_code error;
     fs::copy(Scenario() / "agent", dir_->File("agent"), fs::copy_options::recursive, error);
     ASSERT_FALSE(error) << error.message();
-    auto started = StartFakeServer(FAKE_LLM_SERVER_BINARY,
-                                   {"--routes", (Scenario() / "routes.json").string()}, kBound);
-    MEND_ASSERT_OK(started);
-    server_ = std::move(started->process);
-    base_url_ = "http://127.0.0.1:" + std::to_string(started->port);
+    ASSERT_NO_FATAL_FAILURE(StartFakeLlm({"--routes", (Scenario() / "routes.json").string()}));
+    base_url_ = ServerUrl();
   }
 
   static fs::path Scenario() { return fs::path(IMPROVE_SCENARIOS_DIR) / "skill-fix"; }
 
   // `mend --home home-<replica> --json ARGS` on the shared database; the result's stdout as JSON.
   json Mend(const std::string& replica, std::vector<std::string> args, int expect_code = 0) {
-    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File("home-" + replica),
-                                     "--json"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    const std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(),
-                                          "MEND_STORE=" + db_.url(),
-                                          std::string("MEND_API_KEY=") + kKey};
-    auto result = RunProcess(argv, env, kBound);
-    EXPECT_THAT(result, IsOk());
-    if (!result.ok()) return nullptr;
-    EXPECT_TRUE(result->status.exited && result->status.code == expect_code)
-        << replica << " " << args[0] << " " << args[1] << ": " << result->err;
-    EXPECT_THAT(result->out + result->err, Not(HasSubstr(kKey)));
-    err_ = result->err;
-    return json::parse(result->out, nullptr, false);
+    const std::string what = replica + " " + args[0] + " " + args[1];
+    args.insert(args.begin(), "--json");
+    const ChildOutput result =
+        E2eTest::Mend(std::move(args), {.home = dir_->File("home-" + replica), .timeout = kBound});
+    EXPECT_TRUE(result.status.exited && result.status.code == expect_code)
+        << what << ": " << result.err;
+    EXPECT_THAT(result.out + result.err, Not(HasSubstr(kKey)));
+    err_ = result.err;
+    return json::parse(result.out, nullptr, false);
   }
 
-  std::unique_ptr<ScopedTempDir> dir_;
-  ScratchDatabase db_;
-  std::unique_ptr<ChildProcess> server_;
   std::string base_url_;
   std::string err_;
 };

@@ -18,21 +18,16 @@
 #include "mend/base/env.h"
 #include "mend/base/manual_clock.h"
 #include "mend/lessonq/postgres_queue.h"
-#include "tests/e2e/child_process.h"
-#include "tests/support/status_matchers.h"
+#include "tests/e2e/scratch_database.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
 
 constexpr std::chrono::seconds kBound(30);
 
-std::string PgUrl() {
-  const char* url = std::getenv("MEND_TEST_POSTGRES_URL");
-  return url == nullptr ? "" : url;
-}
-
 void DropSchema(const std::string& schema) {
-  PGconn* conn = PQconnectdb(PgUrl().c_str());
+  PGconn* conn = PQconnectdb(PostgresServerUrl().c_str());
   ASSERT_EQ(PQstatus(conn), CONNECTION_OK) << PQerrorMessage(conn);
   PQsetNoticeProcessor(
       conn, [](void*, const char*) {}, nullptr);
@@ -42,12 +37,14 @@ void DropSchema(const std::string& schema) {
   PQfinish(conn);
 }
 
-TEST(ReplicaLessonKillTest, AJobWhoseWorkerWasKilledIsTakenOverAfterItsClaimExpires) {
-  if (PgUrl().empty()) GTEST_SKIP() << "MEND_TEST_POSTGRES_URL is not set";
+class ReplicaLessonKillTest : public E2eTest {};
+
+TEST_F(ReplicaLessonKillTest, AJobWhoseWorkerWasKilledIsTakenOverAfterItsClaimExpires) {
+  if (PostgresServerUrl().empty()) GTEST_SKIP() << "MEND_TEST_POSTGRES_URL is not set";
   const std::string schema = "mend_lesson_kill_" + std::to_string(getpid());
   ASSERT_NO_FATAL_FAILURE(DropSchema(schema));
 
-  auto child = ChildProcess::Spawn({LESSON_PG_KILL_CHILD_BINARY, PgUrl(), schema}, {});
+  auto child = ChildProcess::Spawn({LESSON_PG_KILL_CHILD_BINARY, PostgresServerUrl(), schema}, {});
   MEND_ASSERT_OK(child);
   auto line = (*child)->ReadStdoutLine(kBound);
   MEND_ASSERT_OK(line);
@@ -65,7 +62,7 @@ TEST(ReplicaLessonKillTest, AJobWhoseWorkerWasKilledIsTakenOverAfterItsClaimExpi
   lessonq::QueueOptions options;
   options.workers = 1;
   lessonq::PgQueueOptions pg;
-  pg.url = PgUrl();
+  pg.url = PostgresServerUrl();
   pg.schema = schema;
   auto queue = lessonq::OpenPostgresLessonQueue(env, options, pg, nullptr);
   MEND_ASSERT_OK(queue);

@@ -24,11 +24,8 @@
 #include <thread>
 #include <vector>
 
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/scratch_database.h"
-#include "tests/e2e/temp_dir.h"
+#include "tests/e2e/postgres_e2e_test.h"
 #include "tests/support/made_up_words.h"
-#include "tests/support/status_matchers.h"
 
 namespace mend::testing {
 namespace {
@@ -70,81 +67,29 @@ std::string RoutesJson() {
   return routes.dump();
 }
 
-class ReplicaLessonsTest : public ::testing::Test {
+class ReplicaLessonsTest : public PostgresE2eTest {
  protected:
-  void SetUp() override {
-    const std::string server = PostgresServerUrl();
-    if (server.empty())
-      GTEST_SKIP() << "MEND_TEST_POSTGRES_URL is not set (see scripts/with_postgres)";
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
-    auto db = ScratchDatabase::Create(server, "mend_lesson_replicas");
-    MEND_ASSERT_OK(db);
-    db_ = std::move(*db);
-    auto routes = dir_->WriteFile("routes.json", RoutesJson());
-    MEND_ASSERT_OK(routes);
-    auto started = StartFakeServer(FAKE_LLM_SERVER_BINARY, {"--routes", *routes}, kBound);
-    MEND_ASSERT_OK(started);
-    fake_ = std::move(started->process);
-    base_url_ = "http://127.0.0.1:" + std::to_string(started->port);
-  }
+  ReplicaLessonsTest() : PostgresE2eTest("mend_lesson_replicas") {}
 
-  void TearDown() override {
-    for (auto& replica : replicas_) replica.reset();  // SIGKILL and reap what is still running
-    fake_.reset();
-  }
-
-  std::vector<std::string> Env() const {
+  void SetUpWithDatabase() override {
+    replicas_.resize(kReplicas);
+    ASSERT_NO_FATAL_FAILURE(StartFakeLlm({"--routes", WriteTestFile("routes.json", RoutesJson())}));
+    base_url_ = ServerUrl();
     // A killed replica's jobs are claimed again 2 s + 5 s after their claim.
-    return {"PATH=/usr/bin:/bin",
-            "HOME=" + dir_->path(),
-            "MEND_STORE=" + db_.url(),
-            "MEND_PROVIDER=openai",
-            "MEND_MODEL=fake-model",
-            "MEND_BASE_URL=" + base_url_,
-            "MEND_API_KEY=test-key",
-            "MEND_QUALITY_REFLEXION_QUEUE_BACKEND=postgres",
-            "MEND_QUALITY_REFLEXION_QUEUE_JOB_TIMEOUT=2s",
-            "MEND_QUALITY_REFLEXION_QUEUE_CLAIM_MARGIN=5s"};
+    env_.insert(env_.end(),
+                {"MEND_STORE=" + db_.url(), "MEND_PROVIDER=openai", "MEND_MODEL=fake-model",
+                 "MEND_BASE_URL=" + base_url_, "MEND_QUALITY_REFLEXION_QUEUE_BACKEND=postgres",
+                 "MEND_QUALITY_REFLEXION_QUEUE_JOB_TIMEOUT=2s",
+                 "MEND_QUALITY_REFLEXION_QUEUE_CLAIM_MARGIN=5s"});
   }
 
   nlohmann::json Mend(const std::string& home, std::vector<std::string> args) {
-    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File(home), "--json"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto result = RunProcess(argv, Env(), kBound);
-    EXPECT_THAT(result, IsOk());
-    if (!result.ok()) return nullptr;
-    EXPECT_TRUE(result->status.exited && result->status.code == 0) << result->err;
-    return nlohmann::json::parse(result->out, nullptr, false);
+    return E2eTest::MendJson(std::move(args), {.home = dir_->File(home), .timeout = kBound});
   }
-
-  std::string ReplicaLog(int k) const { return dir_->File("r" + std::to_string(k) + ".log"); }
 
   // `mend serve` as replica k, its output appended to ReplicaLog(k).
   void SpawnReplica(int k) {
-    std::vector<std::string> argv = {"/bin/sh",
-                                     "-c",
-                                     "log=$1; shift; exec \"$@\" >>\"$log\" 2>&1",
-                                     "sh",
-                                     ReplicaLog(k),
-                                     MEND_BINARY,
-                                     "--home",
-                                     dir_->File("home-r" + std::to_string(k)),
-                                     "serve",
-                                     "--listen",
-                                     "127.0.0.1:0"};
-    auto child = ChildProcess::Spawn(argv, Env());
-    MEND_ASSERT_OK(child);
-    replicas_[k] = std::move(*child);
-  }
-
-  std::string ReplicaLogs() const {
-    std::string all;
-    for (int k = 0; k < kReplicas; ++k) {
-      all += "--- r" + std::to_string(k) + "\n" + ReadWholeFile(ReplicaLog(k)).value_or("") + "\n";
-    }
-    return all;
+    PostgresE2eTest::SpawnReplica(k, {"serve", "--listen", "127.0.0.1:0"}, env_);
   }
 
   // The lesson facts stored so far, by the remedy they name.
@@ -163,11 +108,7 @@ class ReplicaLessonsTest : public ::testing::Test {
     return by_job;
   }
 
-  std::unique_ptr<ScopedTempDir> dir_;
-  ScratchDatabase db_;
-  std::unique_ptr<ChildProcess> fake_;
   std::string base_url_;
-  std::array<std::unique_ptr<ChildProcess>, kReplicas> replicas_;
 };
 
 TEST_F(ReplicaLessonsTest, EveryAcknowledgedJobBecomesExactlyOneFactThroughKillsAndARestart) {

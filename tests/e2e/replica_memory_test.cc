@@ -15,10 +15,7 @@
 #include <system_error>
 #include <vector>
 
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/scratch_database.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/e2e/postgres_e2e_test.h"
 
 namespace mend::testing {
 namespace {
@@ -41,34 +38,21 @@ constexpr char kScript[] = R"([
 ])";
 constexpr char kDefault[] = R"({"text": "done"})";
 
-class ReplicaMemoryTest : public ::testing::Test {
+class ReplicaMemoryTest : public PostgresE2eTest {
  protected:
-  void SetUp() override {
-    const std::string server = PostgresServerUrl();
-    if (server.empty())
-      GTEST_SKIP() << "MEND_TEST_POSTGRES_URL is not set (see scripts/with_postgres)";
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
-    auto db = ScratchDatabase::Create(server, "mend_memory_replicas");
-    MEND_ASSERT_OK(db);
-    db_ = std::move(*db);
-    std::error_code error;
-    std::filesystem::create_directories(dir_->File("agent"), error);
-    ASSERT_FALSE(error) << error.message();
-    MEND_ASSERT_OK(dir_->WriteFile("agent/agent.toml", "name = \"gateway\"\ntools = []\n"));
-    MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Operate the billing gateway.\n"));
-    auto script = dir_->WriteFile("script.json", kScript);
-    MEND_ASSERT_OK(script);
-    auto fallback = dir_->WriteFile("default.json", kDefault);
-    MEND_ASSERT_OK(fallback);
-    auto started = StartFakeServer(
-        FAKE_LLM_SERVER_BINARY,
-        {"--script", *script, "--default", *fallback, "--api-key", kKey, "--log", LogPath()},
-        kBound);
-    MEND_ASSERT_OK(started);
-    server_ = std::move(started->process);
-    base_url_ = "http://127.0.0.1:" + std::to_string(started->port);
+  ReplicaMemoryTest()
+      : PostgresE2eTest("mend_memory_replicas",
+                        {.secret = kKey,
+                         .agent_toml = "name = \"gateway\"\ntools = []\n",
+                         .instructions = "Operate the billing gateway.\n"}) {}
+
+  void SetUpWithDatabase() override {
+    ASSERT_NO_FATAL_FAILURE(StartFakeLlm({"--script", WriteTestFile("script.json", kScript),
+                                          "--default", WriteTestFile("default.json", kDefault),
+                                          "--api-key", kKey, "--log", LogPath()}));
+    base_url_ = ServerUrl();
+    env_.insert(env_.end(), {"MEND_STORE=" + db_.url(), "MEND_PROVIDER=openai",
+                             "MEND_MODEL=gpt-4o-mini", "MEND_BASE_URL=" + base_url_});
   }
 
   std::string LogPath() const { return dir_->File("requests.jsonl"); }
@@ -77,38 +61,21 @@ class ReplicaMemoryTest : public ::testing::Test {
   // `expect_code` says otherwise.
   nlohmann::json Mend(const std::string& replica, std::vector<std::string> args,
                       std::vector<std::string> extra_env = {}, int expect_code = 0) {
-    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File("home-" + replica),
-                                     "--json"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<std::string> env = {"PATH=/usr/bin:/bin",
-                                    "HOME=" + dir_->path(),
-                                    "MEND_STORE=" + db_.url(),
-                                    "MEND_PROVIDER=openai",
-                                    "MEND_MODEL=gpt-4o-mini",
-                                    "MEND_BASE_URL=" + base_url_,
-                                    std::string("MEND_API_KEY=") + kKey};
-    env.insert(env.end(), extra_env.begin(), extra_env.end());
-    auto result = RunProcess(argv, env, kBound);
-    EXPECT_THAT(result, IsOk());
-    if (!result.ok()) return nullptr;
-    EXPECT_TRUE(result->status.exited && result->status.code == expect_code)
-        << replica << " " << args[0] << ": " << result->err;
-    EXPECT_THAT(result->out + result->err, Not(HasSubstr(kKey)));
-    return nlohmann::json::parse(result->out, nullptr, false);
+    const std::string what = replica + " " + args[0];
+    args.insert(args.begin(), "--json");
+    const ChildOutput result = E2eTest::Mend(
+        std::move(args),
+        {.home = dir_->File("home-" + replica), .extra_env = extra_env, .timeout = kBound});
+    EXPECT_TRUE(result.status.exited && result.status.code == expect_code)
+        << what << ": " << result.err;
+    EXPECT_THAT(result.out + result.err, Not(HasSubstr(kKey)));
+    return nlohmann::json::parse(result.out, nullptr, false);
   }
 
   // The system prompt of every chat request the fake server received, in order.
-  std::vector<std::string> SystemPrompts() const {
+  std::vector<std::string> SystemPrompts() {
     std::vector<std::string> prompts;
-    auto log = ReadWholeFile(LogPath());
-    if (!log.ok()) return prompts;
-    std::istringstream lines(*log);
-    std::string line;
-    while (std::getline(lines, line)) {
-      nlohmann::json request = nlohmann::json::parse(line, nullptr, false);
-      if (!request.is_object()) continue;
-      nlohmann::json body = request.value("body", nlohmann::json());
-      if (body.is_string()) body = nlohmann::json::parse(body.get<std::string>(), nullptr, false);
+    for (const nlohmann::json& body : LoggedBodies(LogPath())) {
       std::string system;
       if (body.is_object() && body.contains("messages")) {
         for (const nlohmann::json& m : body["messages"]) {
@@ -122,9 +89,6 @@ class ReplicaMemoryTest : public ::testing::Test {
     return prompts;
   }
 
-  std::unique_ptr<ScopedTempDir> dir_;
-  ScratchDatabase db_;
-  std::unique_ptr<ChildProcess> server_;
   std::string base_url_;
 };
 

@@ -28,10 +28,7 @@
 
 #include "mend/base/clock.h"
 #include "mend/store/postgres_store.h"
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/scratch_database.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/e2e/postgres_e2e_test.h"
 
 namespace mend::testing {
 namespace {
@@ -47,7 +44,6 @@ constexpr uint32_t kSeed = 20240607;
 constexpr char kDefaultResponse[] = R"({"text": "done", "latency_ms": 50})";
 // Bounds on every wait, so a hang fails the test instead of blocking ctest.
 constexpr std::chrono::seconds kOverallDeadline(120);
-constexpr std::chrono::seconds kBound(20);
 constexpr milliseconds kPoll(100);
 // Six gaps of at most 400 ms take less time than the replicas need for the runs: 200 answers of
 // 50 ms each, one at a time per replica, are at least 3.3 s of work for three replicas.
@@ -57,25 +53,13 @@ constexpr milliseconds kMaxKillGap(400);
 std::string RunId(int i) { return "replica-run-" + std::to_string(i); }
 std::string Task(int i) { return "task " + std::to_string(i); }
 
-class ReplicaRecoverTest : public ::testing::Test {
+class ReplicaRecoverTest : public PostgresE2eTest {
  protected:
-  void SetUp() override {
-    server_url_ = PostgresServerUrl();
-    if (server_url_.empty()) {
-      GTEST_SKIP() << "MEND_TEST_POSTGRES_URL is not set (see scripts/with_postgres)";
-    }
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
-    static int next = 0;
-    db_name_ = "mend_replica_" + std::to_string(getpid()) + "_" + std::to_string(next++);
-    MEND_ASSERT_OK(
-        ExecPostgres(server_url_, "DROP DATABASE IF EXISTS " + db_name_ + " WITH (FORCE)"));
-    MEND_ASSERT_OK(ExecPostgres(server_url_, "CREATE DATABASE " + db_name_));
-    created_database_ = true;
-    auto db_url = WithDatabase(server_url_, db_name_);
-    MEND_ASSERT_OK(db_url);
-    db_url_ = *db_url;
+  ReplicaRecoverTest() : PostgresE2eTest("mend_replica") {}
+
+  void SetUpWithDatabase() override {
+    replicas_.resize(kReplicas);
+    db_url_ = db_.url();
     store::PostgresStoreOptions options;
     options.url = db_url_;
     auto opened = store::OpenPostgresStore(options, *SystemClock::Default());
@@ -87,33 +71,22 @@ class ReplicaRecoverTest : public ::testing::Test {
     for (auto& replica : replicas_) replica.reset();  // SIGKILL and reap what is still running
     server_.reset();
     store_.reset();
-    if (created_database_) {
-      MEND_EXPECT_OK(
-          ExecPostgres(server_url_, "DROP DATABASE IF EXISTS " + db_name_ + " WITH (FORCE)"));
-    }
+    MEND_EXPECT_OK(db_.Drop());
+    PostgresE2eTest::TearDown();
   }
 
   std::string LogPath() const { return dir_->File("requests.jsonl"); }
-  std::string ReplicaLog(int k) const { return dir_->File("r" + std::to_string(k) + ".log"); }
 
   // Starts fake_llm_server answering "done" to every request and logging them; sets base_url_.
   void StartServer() {
-    auto response = dir_->WriteFile("default.json", kDefaultResponse);
-    MEND_ASSERT_OK(response);
-    auto server = StartFakeServer(FAKE_LLM_SERVER_BINARY,
-                                  {"--default", *response, "--log", LogPath()}, kBound);
-    MEND_ASSERT_OK(server);
-    server_ = std::move(server->process);
-    base_url_ = "http://127.0.0.1:" + std::to_string(server->port);
+    StartFakeLlm(
+        {"--default", WriteTestFile("default.json", kDefaultResponse), "--log", LogPath()});
+    base_url_ = ServerUrl();
   }
 
   void WriteAgent() {
-    std::error_code error;
-    std::filesystem::create_directories(dir_->File("agent"), error);
-    ASSERT_FALSE(error) << error.message();
-    MEND_ASSERT_OK(
-        dir_->WriteFile("agent/agent.toml", "name = \"replica-agent\"\ntools = [\"read_file\"]\n"));
-    MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Answer the task in one word.\n"));
+    E2eTest::WriteAgent("agent", "name = \"replica-agent\"\ntools = [\"read_file\"]\n",
+                        "Answer the task in one word.\n");
     agent_dir_ = std::filesystem::absolute(dir_->File("agent")).string();
   }
 
@@ -136,35 +109,12 @@ class ReplicaRecoverTest : public ::testing::Test {
   // `mend recover` as replica r<k>, its stdout and stderr appended to ReplicaLog(k) (a file, so a
   // long-lived replica never blocks on a full pipe).
   void SpawnReplica(int k) {
-    const std::string name = "r" + std::to_string(k);
-    std::vector<std::string> argv = {"/bin/sh",
-                                     "-c",
-                                     "log=$1; shift; exec \"$@\" >>\"$log\" 2>&1",
-                                     "sh",
-                                     ReplicaLog(k),
-                                     MEND_BINARY,
-                                     "--home",
-                                     dir_->File("home-" + name),
-                                     "recover",
-                                     "--interval",
-                                     "200ms",
-                                     "--replica",
-                                     name};
-    std::vector<std::string> env = {"PATH=/usr/bin:/bin",         "HOME=" + dir_->path(),
-                                    "MEND_STORE=" + db_url_,      "MEND_PROVIDER=openai",
-                                    "MEND_BASE_URL=" + base_url_, "MEND_MODEL=fake-model",
-                                    "MEND_API_KEY=test-key",      "MEND_MEMORY_ENABLED=false"};
-    auto child = ChildProcess::Spawn(argv, env);
-    MEND_ASSERT_OK(child);
-    replicas_[k] = std::move(*child);
-  }
-
-  std::string ReplicaLogs() const {
-    std::string all;
-    for (int k = 0; k < kReplicas; ++k) {
-      all += "--- r" + std::to_string(k) + "\n" + ReadWholeFile(ReplicaLog(k)).value_or("") + "\n";
-    }
-    return all;
+    std::vector<std::string> env = env_;
+    env.insert(env.end(),
+               {"MEND_STORE=" + db_url_, "MEND_PROVIDER=openai", "MEND_BASE_URL=" + base_url_,
+                "MEND_MODEL=fake-model", "MEND_MEMORY_ENABLED=false"});
+    PostgresE2eTest::SpawnReplica(
+        k, {"recover", "--interval", "200ms", "--replica", "r" + std::to_string(k)}, env);
   }
 
   // SIGKILL for replica k, reaped at once (an unreaped zombie would still look alive to the
@@ -273,16 +223,10 @@ class ReplicaRecoverTest : public ::testing::Test {
     }
   }
 
-  std::string server_url_;
-  std::string db_name_;
   std::string db_url_;
-  bool created_database_ = false;
-  std::unique_ptr<ScopedTempDir> dir_;
   std::unique_ptr<store::CheckpointStore> store_;
-  std::unique_ptr<ChildProcess> server_;
   std::string base_url_;
   std::string agent_dir_;
-  std::array<std::unique_ptr<ChildProcess>, kReplicas> replicas_;
   int kills_ = 0;
 };
 

@@ -15,9 +15,7 @@
 #include <system_error>
 #include <vector>
 
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
@@ -27,7 +25,6 @@ using ::testing::Not;
 
 constexpr char kKey[] = "sk-run-origin-KEY-4242";
 constexpr char kNotes[] = "the deploy window is Tuesday 14:00\n";
-constexpr std::chrono::seconds kBound(20);
 
 // A read of notes.txt, then the answer.
 constexpr char kReadScript[] = R"([
@@ -44,39 +41,31 @@ constexpr char kOutageScript[] = R"([
   {"text": "done"}
 ])";
 
-class RunOriginE2eTest : public ::testing::Test {
+class RunOriginE2eTest : public E2eTest {
  protected:
+  // No lessons: a failed run's lesson request would take a response of the server's script.
+  // A scripted error is an outage that lasts: runs do not ask again themselves.
+  RunOriginE2eTest()
+      : E2eTest({.secret = kKey,
+                 .extra_env = {"MEND_QUALITY_REFLEXION_ENABLED=false", "MEND_PROVIDER_RETRIES=0"},
+                 .agent_toml = "name = \"x\"\ntools = [\"read_file\", \"list_dir\"]\n",
+                 .instructions = "Answer from the notes.\n"}) {}
+
   void SetUp() override {
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
+    ASSERT_NO_FATAL_FAILURE(E2eTest::SetUp());
     std::error_code error;
-    std::filesystem::create_directories(dir_->File("agent"), error);
     std::filesystem::create_directories(dir_->File("project"), error);
     std::filesystem::create_directories(dir_->File("elsewhere"), error);
-    MEND_ASSERT_OK(dir_->WriteFile("agent/agent.toml",
-                                   "name = \"x\"\ntools = [\"read_file\", \"list_dir\"]\n"));
-    MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Answer from the notes.\n"));
     MEND_ASSERT_OK(dir_->WriteFile("project/notes.txt", kNotes));
-    // No lessons: a failed run's lesson request would take a response of the server's script.
-    // A scripted error is an outage that lasts: runs do not ask again themselves.
-    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), std::string("MEND_API_KEY=") + kKey,
-            "MEND_QUALITY_REFLEXION_ENABLED=false", "MEND_PROVIDER_RETRIES=0"};
   }
-
-  void TearDown() override { EXPECT_THAT(captured_, Not(HasSubstr(kKey))); }
 
   // With `announce`, the server prints "request <n> POST <path>" on stdout as each request
   // arrives (AwaitRequest).
   void StartServer(const char* script, bool announce = false) {
-    auto path = dir_->WriteFile("script.json", script);
-    MEND_ASSERT_OK(path);
-    std::vector<std::string> args = {"--script", *path, "--api-key", kKey, "--log", LogPath()};
+    std::vector<std::string> args = {
+        "--script", WriteTestFile("script.json", script), "--api-key", kKey, "--log", LogPath()};
     if (announce) args.push_back("--announce");
-    auto server = StartFakeServer(FAKE_LLM_SERVER_BINARY, args, kBound);
-    MEND_ASSERT_OK(server);
-    server_ = std::move(server->process);
-    port_ = server->port;
+    StartFakeLlm(args);
   }
 
   std::string LogPath() const { return dir_->File("requests.jsonl"); }
@@ -87,23 +76,16 @@ class RunOriginE2eTest : public ::testing::Test {
     MEND_ASSERT_OK(line);
     ASSERT_EQ(*line, "request " + std::to_string(n) + " POST /v1/chat/completions");
   }
-  std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string Url() const { return ServerUrl(); }
 
   // `mend --home H --json args...` run in `cwd` with env_ plus `extra_env`; H is `home` in the
   // test's directory.
   ChildOutput Mend(std::vector<std::string> args, const std::string& cwd,
                    const std::vector<std::string>& extra_env = {},
                    const std::string& home = "home") {
-    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File(home), "--json"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<std::string> env = env_;
-    env.insert(env.end(), extra_env.begin(), extra_env.end());
-    auto result = RunProcess(argv, env, kBound, cwd);
-    EXPECT_THAT(result, IsOk());
-    if (!result.ok()) return {};
-    captured_ += result->out + result->err;
-    EXPECT_TRUE(result->status.exited) << "signal " << result->status.signal;
-    return *std::move(result);
+    args.insert(args.begin(), "--json");
+    return E2eTest::Mend(std::move(args),
+                         {.home = dir_->File(home), .extra_env = extra_env, .cwd = cwd});
   }
 
   // The JSON on stdout; an empty object when there is none (the test then fails on its fields).
@@ -120,19 +102,7 @@ class RunOriginE2eTest : public ::testing::Test {
   }
 
   // The request bodies the fake server logged, in arrival order.
-  std::vector<nlohmann::json> Requests() {
-    auto log = ReadWholeFile(LogPath());
-    EXPECT_THAT(log, IsOk());
-    std::vector<nlohmann::json> bodies;
-    if (!log.ok()) return bodies;
-    captured_ += *log;
-    std::istringstream in(*log);
-    for (std::string line; std::getline(in, line);) {
-      const nlohmann::json request = nlohmann::json::parse(line, nullptr, false);
-      bodies.push_back(nlohmann::json::parse(request.value("body", "{}"), nullptr, false));
-    }
-    return bodies;
-  }
+  std::vector<nlohmann::json> Requests() { return LoggedBodies(LogPath()); }
 
   // The content of the last tool message of `body`'s conversation.
   static std::string LastToolResult(const nlohmann::json& body) {
@@ -142,12 +112,6 @@ class RunOriginE2eTest : public ::testing::Test {
     }
     return content;
   }
-
-  std::unique_ptr<ScopedTempDir> dir_;
-  std::unique_ptr<ChildProcess> server_;
-  int port_ = 0;
-  std::vector<std::string> env_;
-  std::string captured_;
 };
 
 TEST_F(RunOriginE2eTest, AFolderWithoutWorkspaceWorksInTheCallersDirectory) {

@@ -75,10 +75,13 @@ class ScratchDatabase {
     std::swap(url_, other.url_);
     return *this;
   }
-  ~ScratchDatabase() {
-    if (!name_.empty()) {
-      ExecPostgres(server_url_, "DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)").IgnoreError();
-    }
+  ~ScratchDatabase() { Drop().IgnoreError(); }
+  // Drops the database now (with its connections); nothing to do when there is none.
+  Status Drop() {
+    if (name_.empty()) return OkStatus();
+    const std::string name = std::move(name_);
+    name_.clear();
+    return ExecPostgres(server_url_, "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
   }
   const std::string& url() const { return url_; }
 

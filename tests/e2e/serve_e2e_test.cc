@@ -12,32 +12,20 @@
 #include <string>
 #include <vector>
 
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
 
 using ::testing::HasSubstr;
 
-constexpr std::chrono::seconds kBound(20);
-
-class ServeE2eTest : public ::testing::Test {
+class ServeE2eTest : public E2eTest {
  protected:
-  void SetUp() override {
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
-    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path()};
-  }
-
   // Starts `mend serve` on a free loopback port and returns the port it printed.
   int StartServe(std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {MEND_BINARY, "--home",   dir_->File("home"),
-                                     "serve",     "--listen", "127.0.0.1:0"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    auto child = ChildProcess::Spawn(argv, env_);
+    std::vector<std::string> args = {"serve", "--listen", "127.0.0.1:0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto child = ChildProcess::Spawn(MendCommand(args), env_);
     EXPECT_THAT(child, IsOk());
     if (!child.ok()) return 0;
     serve_ = std::move(*child);
@@ -50,8 +38,6 @@ class ServeE2eTest : public ::testing::Test {
     return match.empty() ? 0 : std::stoi(match[1].str());
   }
 
-  std::unique_ptr<ScopedTempDir> dir_;
-  std::vector<std::string> env_;
   std::unique_ptr<ChildProcess> serve_;
 };
 

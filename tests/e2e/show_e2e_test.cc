@@ -11,9 +11,7 @@
 #include <system_error>
 #include <vector>
 
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
@@ -21,23 +19,20 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr std::chrono::seconds kBound(20);
-
-class ShowE2eTest : public ::testing::Test {
+class ShowE2eTest : public E2eTest {
  protected:
+  // A scripted error is an outage that lasts: runs do not ask again themselves.
+  ShowE2eTest()
+      : E2eTest({.extra_env = {"MEND_QUALITY_REFLEXION_ENABLED=false", "MEND_PROVIDER_RETRIES=0"},
+                 .agent_toml = "name = \"helper\"\n"
+                               "tools = [\"read_file\", \"write_file\", \"ask_human\"]\n",
+                 .instructions = "Help.\n"}) {}
+
   void SetUp() override {
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
+    ASSERT_NO_FATAL_FAILURE(E2eTest::SetUp());
     std::error_code error;
-    std::filesystem::create_directories(dir_->File("agent"), error);
     std::filesystem::create_directories(dir_->File("project"), error);
-    WriteAgent("tools = [\"read_file\", \"write_file\", \"ask_human\"]\n");
     MEND_ASSERT_OK(dir_->WriteFile("project/notes.txt", "hi\n"));
-    MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Help.\n"));
-    // A scripted error is an outage that lasts: runs do not ask again themselves.
-    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), "MEND_QUALITY_REFLEXION_ENABLED=false",
-            "MEND_PROVIDER_RETRIES=0"};
   }
 
   void WriteAgent(const std::string& rest) {
@@ -45,13 +40,7 @@ class ShowE2eTest : public ::testing::Test {
   }
 
   ChildOutput Mend(std::vector<std::string> args) {
-    std::vector<std::string> argv = {MEND_BINARY, "--home", dir_->File("home")};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto result = RunProcess(argv, env_, kBound, dir_->File("project"));
-    EXPECT_THAT(result, IsOk());
-    if (!result.ok()) return {};
-    EXPECT_TRUE(result->status.exited) << "signal " << result->status.signal;
-    return *std::move(result);
+    return E2eTest::Mend(std::move(args), {.cwd = dir_->File("project")});
   }
 
   nlohmann::json MendJson(std::vector<std::string> args) {
@@ -79,9 +68,6 @@ class ShowE2eTest : public ::testing::Test {
     for (const nlohmann::json& m : show["transcript"]) roles.push_back(m["role"]);
     return roles;
   }
-
-  std::unique_ptr<ScopedTempDir> dir_;
-  std::vector<std::string> env_;
 };
 
 constexpr char kReadThenAnswer[] = R"([

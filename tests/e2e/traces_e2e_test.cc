@@ -16,22 +16,17 @@
 #include <system_error>
 #include <vector>
 
-#include "tests/e2e/child_process.h"
-#include "tests/e2e/temp_dir.h"
-#include "tests/support/status_matchers.h"
+#include "tests/support/e2e_harness.h"
 
 namespace mend::testing {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 
 constexpr char kKey[] = "sk-traces-e2e-KEY-7373";
 constexpr char kChatRequest[] = " POST /v1/chat/completions";
 constexpr char kCallerTrace[] = "4bf92f3577b34da6a3ce929d0e0e4736";
 constexpr char kCallerSpan[] = "00f067aa0ba902b7";
-// A bound on every wait, so a hang fails the test instead of blocking ctest; never a sleep.
-constexpr std::chrono::seconds kBound(20);
 
 // Two tool calls, a turn that hangs (the process is killed while waiting for it), and the answer
 // the recovered run gets when it asks that turn again.
@@ -50,58 +45,39 @@ std::string Attr(const nlohmann::json& span, const std::string& key) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-class TracesE2eTest : public ::testing::Test {
+class TracesE2eTest : public E2eTest {
  protected:
+  TracesE2eTest()
+      : E2eTest({.secret = kKey,
+                 .extra_env = {std::string("TRACEPARENT=00-") + kCallerTrace + "-" + kCallerSpan +
+                               "-01"},
+                 .agent_toml = "name = \"traced\"\n"
+                               "tools = [\"read_file\", \"list_dir\"]\n"
+                               "workspace = \"workspace\"\n",
+                 .instructions = "Read the notes and answer.\n"}) {}
+
   void SetUp() override {
-    auto dir = ScopedTempDir::Create();
-    MEND_ASSERT_OK(dir);
-    dir_ = std::move(*dir);
+    ASSERT_NO_FATAL_FAILURE(E2eTest::SetUp());
     std::error_code error;
     std::filesystem::create_directories(dir_->File("agent/workspace"), error);
     ASSERT_FALSE(error) << error.message();
-    MEND_ASSERT_OK(dir_->WriteFile("agent/agent.toml",
-                                   "name = \"traced\"\n"
-                                   "tools = [\"read_file\", \"list_dir\"]\n"
-                                   "workspace = \"workspace\"\n"));
-    MEND_ASSERT_OK(dir_->WriteFile("agent/instructions.md", "Read the notes and answer.\n"));
-    env_ = {"PATH=/usr/bin:/bin", "HOME=" + dir_->path(), std::string("MEND_API_KEY=") + kKey,
-            std::string("TRACEPARENT=00-") + kCallerTrace + "-" + kCallerSpan + "-01"};
   }
-
-  void TearDown() override { EXPECT_THAT(captured_, Not(HasSubstr(kKey))); }
-
-  std::string Home() const { return dir_->File("home"); }
 
   void StartServer() {
-    auto script = dir_->WriteFile("script.json", kScript);
-    MEND_ASSERT_OK(script);
-    auto server = StartFakeServer(FAKE_LLM_SERVER_BINARY,
-                                  {"--script", *script, "--api-key", kKey, "--log",
-                                   dir_->File("requests.jsonl"), "--announce"},
-                                  kBound);
-    MEND_ASSERT_OK(server);
-    server_ = std::move(server->process);
-    port_ = server->port;
+    StartFakeLlm({"--script", WriteTestFile("script.json", kScript), "--api-key", kKey, "--log",
+                  dir_->File("requests.jsonl"), "--announce"});
   }
 
-  std::vector<std::string> MendArgv(std::vector<std::string> args, bool provider) const {
-    std::vector<std::string> argv = {MEND_BINARY, "--home", Home()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    if (provider) {
-      argv.insert(argv.end(), {"--provider", "openai", "--model", "gpt-4o-mini", "--base-url",
-                               "http://127.0.0.1:" + std::to_string(port_)});
-    }
-    return argv;
+  std::vector<std::string> MendArgv(std::vector<std::string> args, bool provider) {
+    return MendCommand(provider ? OnServer(std::move(args)) : args);
   }
 
   // Runs mend to completion; its stdout (and the exit code in *code).
   std::string Mend(std::vector<std::string> args, bool provider, int* code = nullptr) {
-    auto result = RunProcess(MendArgv(std::move(args), provider), env_, kBound);
-    EXPECT_THAT(result, IsOk());
-    if (!result.ok()) return "";
-    captured_ += result->out + result->err;
-    if (code != nullptr) *code = result->status.exited ? result->status.code : -1;
-    return result->out;
+    const ChildOutput result =
+        E2eTest::Mend(provider ? OnServer(std::move(args)) : std::move(args));
+    if (code != nullptr) *code = result.status.exited ? result.status.code : -1;
+    return result.out;
   }
 
   nlohmann::json MendJson(std::vector<std::string> args, bool provider) {
@@ -121,12 +97,6 @@ class TracesE2eTest : public ::testing::Test {
     }
     return out;
   }
-
-  std::unique_ptr<ScopedTempDir> dir_;
-  std::unique_ptr<ChildProcess> server_;
-  int port_ = 0;
-  std::vector<std::string> env_;
-  std::string captured_;
 };
 
 TEST_F(TracesE2eTest, KilledRunRecoveredIsOneTraceWithTwoAttempts) {
