@@ -1,5 +1,4 @@
-// The wiring of one improve attempt (docs/improve.md): what `mend improve` and
-// `mend demo` share.
+// The wiring of one improve attempt (docs/improve.md): what `mend improve` and `mend demo` share.
 #include "mend/app/improve_attempt.h"
 
 #include <signal.h>
@@ -12,7 +11,6 @@
 #include <string>
 #include <utility>
 
-#include "mend/app/check_hooks.h"
 #include "mend/app/runtime.h"
 #include "mend/heal/progress_guard.h"
 #include "mend/improve/attempt_store.h"
@@ -24,50 +22,40 @@ namespace {
 constexpr char kScratchPrefix[] = "improve-scratch-";
 
 // Removes the scratch folders that attempts killed meanwhile left in `home`
-// (improve-scratch-<pid> of a process that no longer exists). Best effort: what
-// cannot be read or removed stays, and a pid now used by another process keeps
-// its folder until that one ends.
-void RemoveStaleScratch(const std::string &home) {
+// (improve-scratch-<pid> of a process that no longer exists). Best effort: what cannot be read or
+// removed stays, and a pid now used by another process keeps its folder until that one ends.
+void RemoveStaleScratch(const std::string& home) {
   std::error_code error;
-  for (const auto &entry : std::filesystem::directory_iterator(home, error)) {
+  for (const auto& entry : std::filesystem::directory_iterator(home, error)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(kScratchPrefix, 0) != 0)
-      continue;
+    if (name.rfind(kScratchPrefix, 0) != 0) continue;
     const std::string digits = name.substr(sizeof(kScratchPrefix) - 1);
     if (digits.empty() || digits.size() > 9 ||
         digits.find_first_not_of("0123456789") != std::string::npos) {
       continue;
     }
     const pid_t pid = static_cast<pid_t>(std::stol(digits));
-    if (pid == ::getpid() || kill(pid, 0) == 0 || errno != ESRCH)
-      continue;
+    if (pid == ::getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;
     std::error_code ignored;
     std::filesystem::remove_all(entry.path(), ignored);
   }
 }
 
-// Evaluation runs get the folder's [[checks]] and the progress guard, as `mend
-// run` does.
-Status AddRunHooks(Runtime &runtime, agent::Agent &agent,
-                   const agent::AgentSpec &run_spec) {
-  MEND_RETURN_IF_ERROR(
-      AddCheckHooks(runtime, agent, run_spec, ShadowMode::kOff));
-  if (runtime.config.GetBool("heal.progress_guard")) {
-    heal::ProgressGuardOptions guard_options;
-    guard_options.max_denials =
-        static_cast<int>(runtime.config.GetInt("heal.max_denials"));
-    auto guard = std::make_shared<heal::ProgressGuard>(guard_options);
-    agent.AddPreToolHook(guard);
-    agent.AddPostToolHook(guard);
-  }
-  return OkStatus();
+// Evaluation runs get the progress guard as `mend run` does (EvaluateArm adds the folder's
+// [[checks]] itself).
+void AddProgressGuard(const Runtime& runtime, agent::Agent& agent) {
+  if (!runtime.config.GetBool("heal.progress_guard")) return;
+  heal::ProgressGuardOptions guard_options;
+  guard_options.max_denials = static_cast<int>(runtime.config.GetInt("heal.max_denials"));
+  auto guard = std::make_shared<heal::ProgressGuard>(guard_options);
+  agent.AddPreToolHook(guard);
+  agent.AddPostToolHook(guard);
 }
 
-// The progress lines of one attempt: runs done in the current arm, and the best
-// arm so far.
+// The progress lines of one attempt: runs done in the current arm, and the best arm so far.
 class ProgressLines {
-public:
-  ProgressLines(std::function<void(const std::string &)> show, int arm_runs)
+ public:
+  ProgressLines(std::function<void(const std::string&)> show, int arm_runs)
       : show_(std::move(show)), arm_runs_(arm_runs) {}
 
   void ArmStarted() {
@@ -77,56 +65,50 @@ public:
   void RunDone() {
     std::lock_guard<std::mutex> lock(mu_);
     ++runs_done_;
-    if (!show_)
-      return;
+    if (!show_) return;
     show_("improve: " + arm_label_ + " " + std::to_string(runs_done_) + "/" +
-          std::to_string(arm_runs_) + " runs; best so far " +
-          std::to_string(best_) + "/" + std::to_string(training_runs_) +
-          " training runs pass");
+          std::to_string(arm_runs_) + " runs; best so far " + std::to_string(best_) + "/" +
+          std::to_string(training_runs_) + " training runs pass");
   }
-  void Progress(const improve::ImproveProgress &p) {
+  void Progress(const improve::ImproveProgress& p) {
     std::lock_guard<std::mutex> lock(mu_);
     best_ = p.best_training_passes;
     training_runs_ = p.training_runs;
-    arm_label_ = "candidate"; // the baseline is judged first; every later arm
-                              // is a candidate
+    arm_label_ = "candidate";  // the baseline is judged first; every later arm is a candidate
     if (show_ && p.kind == improve::ImproveProgress::Kind::kEditorAsked) {
       show_("improve: " + p.message);
     }
   }
 
-private:
-  std::function<void(const std::string &)> show_;
+ private:
+  std::function<void(const std::string&)> show_;
   const int arm_runs_;
   std::mutex mu_;
-  int runs_done_ = 0; // guarded by mu_, as the rest below
+  int runs_done_ = 0;  // guarded by mu_, as the rest below
   int best_ = 0;
   int training_runs_ = 0;
   std::string arm_label_ = "baseline";
 };
 
-// Queues the attempt's proposal, if the gates made one, and applies it in
-// kAuto.
-Result<std::optional<improve::Proposal>>
-Propose(Runtime &runtime, improve::AttemptStore &attempts,
-        const ImproveRequest &request, const improve::ImproveReport &report) {
+// Queues the attempt's proposal, if the gates made one, and applies it in kAuto.
+Result<std::optional<improve::Proposal>> Propose(Runtime& runtime, improve::AttemptStore& attempts,
+                                                 const ImproveRequest& request,
+                                                 const improve::ImproveReport& report) {
   if (report.result.decision.outcome != improve::GateOutcome::kProposal ||
       !report.chosen.has_value()) {
     return std::optional<improve::Proposal>();
   }
   improve::Proposal proposal =
-      improve::MakeProposal(report.attempt_id, request.agent_dir, report.base,
-                            report.chosen->text, runtime.env.clock->Now());
+      improve::MakeProposal(report.attempt_id, request.agent_dir, report.base, report.chosen->text,
+                            runtime.env.clock->Now());
   MEND_RETURN_IF_ERROR(attempts.PutProposal(proposal));
   if (request.mode == ProposalMode::kAuto) {
-    Result<improve::Proposal> applied =
-        improve::ApplyProposal(*runtime.env.fs, *runtime.env.clock, attempts,
-                               runtime.home, report.attempt_id);
+    Result<improve::Proposal> applied = improve::ApplyProposal(
+        *runtime.env.fs, *runtime.env.clock, attempts, runtime.home, report.attempt_id);
     if (applied.ok()) {
       proposal = *applied;
     } else if (applied.status().code() == StatusCode::kFailedPrecondition) {
-      proposal.note = "auto mode did not apply it: " +
-                      std::string(applied.status().message());
+      proposal.note = "auto mode did not apply it: " + std::string(applied.status().message());
       MEND_RETURN_IF_ERROR(attempts.PutProposal(proposal));
     } else {
       return applied.status();
@@ -135,18 +117,16 @@ Propose(Runtime &runtime, improve::AttemptStore &attempts,
   return std::optional<improve::Proposal>(std::move(proposal));
 }
 
-} // namespace
+}  // namespace
 
-std::vector<std::string> ShellCheckCommand(const std::string &command) {
+std::vector<std::string> ShellCheckCommand(const std::string& command) {
   return {"/bin/sh", "-c", command + " \"$@\"", "mend-check"};
 }
 
-Result<ImproveAttempt> RunImproveAttempt(Runtime &runtime,
-                                         const agent::AgentSpec &spec,
-                                         const ImproveRequest &request) {
+Result<ImproveAttempt> RunImproveAttempt(Runtime& runtime, const agent::AgentSpec& spec,
+                                         const ImproveRequest& request) {
   MEND_ASSIGN_OR_RETURN(improve::AttemptStore * attempts, runtime.Attempts());
-  llm::LlmProvider *model =
-      request.model != nullptr ? request.model : runtime.provider.get();
+  llm::LlmProvider* model = request.model != nullptr ? request.model : runtime.provider.get();
 
   improve::ImproveOptions options;
   options.env = runtime.env;
@@ -155,13 +135,10 @@ Result<ImproveAttempt> RunImproveAttempt(Runtime &runtime,
   options.cases = request.cases;
   options.failure_reports = request.failure_reports;
   options.held_out_fraction = request.held_out_fraction;
-  options.seed =
-      request.seed.has_value() ? *request.seed : runtime.env.random->Next64();
-  options.editor =
-      request.editor != nullptr ? request.editor : runtime.provider.get();
+  options.seed = request.seed.has_value() ? *request.seed : runtime.env.random->Next64();
+  options.editor = request.editor != nullptr ? request.editor : runtime.provider.get();
   options.editor_model = runtime.config.GetString("improve.editor_model");
-  if (options.editor_model.empty())
-    options.editor_model = spec.model;
+  if (options.editor_model.empty()) options.editor_model = spec.model;
   options.candidates = request.candidates;
   options.rounds = request.rounds;
   options.repeats = request.repeats;
@@ -173,36 +150,30 @@ Result<ImproveAttempt> RunImproveAttempt(Runtime &runtime,
   eval.env = runtime.env;
   eval.provider = model;
   eval.agent_dir = request.agent_dir;
-  // Each arm's copies go here and are removed when the arm ends; a process
-  // killed meanwhile leaves the folder behind (private, under the home) for the
-  // next attempt to remove.
+  // Each arm's copies go here and are removed when the arm ends; a process killed meanwhile
+  // leaves the folder behind (private, under the home) for the next attempt to remove.
   RemoveStaleScratch(runtime.home);
-  eval.scratch_dir =
-      JoinPath(runtime.home, kScratchPrefix + std::to_string(::getpid()));
+  eval.scratch_dir = JoinPath(runtime.home, kScratchPrefix + std::to_string(::getpid()));
   eval.check_command = request.check_command;
   eval.check_timeout = request.check_timeout;
   eval.repeats = request.repeats;
   eval.concurrency = request.concurrency;
+  eval.events = runtime.events.get();
   if (request.hooks == EvaluationHooks::kAsRun) {
-    eval.add_run_hooks = [&runtime](agent::Agent &agent,
-                                    const agent::AgentSpec &run_spec) {
-      return AddRunHooks(runtime, agent, run_spec);
+    eval.add_run_hooks = [&runtime](agent::Agent& agent, const agent::AgentSpec&) -> Status {
+      AddProgressGuard(runtime, agent);
+      return OkStatus();
     };
   }
-  eval.on_run = [&lines](const improve::CaseRun &) { lines.RunDone(); };
-  options.evaluate = [&](const improve::AgentText &text,
-                         const std::vector<improve::Case> &cases) {
+  eval.on_run = [&lines](const improve::CaseRun&) { lines.RunDone(); };
+  options.evaluate = [&](const improve::AgentText& text, const std::vector<improve::Case>& cases) {
     lines.ArmStarted();
     return improve::EvaluateArm(text, cases, eval);
   };
-  options.on_progress = [&lines](const improve::ImproveProgress &p) {
-    lines.Progress(p);
-  };
-  // Bad inputs are refused before the attempt is recorded or any model is
-  // called.
-  options.check_inputs =
-      [&eval](const improve::AgentText &text,
-              const std::vector<improve::Case> &cases) -> Status {
+  options.on_progress = [&lines](const improve::ImproveProgress& p) { lines.Progress(p); };
+  // Bad inputs are refused before the attempt is recorded or any model is called.
+  options.check_inputs = [&eval](const improve::AgentText& text,
+                                 const std::vector<improve::Case>& cases) -> Status {
     Status checked = improve::CheckEvaluation(text, cases, eval);
     if (checked.code() == StatusCode::kInvalidArgument) {
       return checked.WithDetailCode(kImproveInputRefusedDetail);
@@ -210,27 +181,22 @@ Result<ImproveAttempt> RunImproveAttempt(Runtime &runtime,
     return checked;
   };
   std::string attempt_id;
-  options.on_started = [&attempt_id](const std::string &id) {
-    attempt_id = id;
-  };
+  options.on_started = [&attempt_id](const std::string& id) { attempt_id = id; };
 
   Result<improve::ImproveReport> report = improve::ImproveAgent(options);
   if (!report.ok() && !attempt_id.empty()) {
-    // The audit folder says why it stopped (error.json); a shared store lists
-    // it as failed.
+    // The audit folder says why it stopped (error.json); a shared store lists it as failed.
     attempts->RecordAttempt(attempt_id).IgnoreError();
-    return Status(report.status().code(),
-                  "improve attempt " + attempt_id +
-                      " failed: " + std::string(report.status().message()));
+    return Status(report.status().code(), "improve attempt " + attempt_id +
+                                              " failed: " + std::string(report.status().message()));
   }
   MEND_RETURN_IF_ERROR(report.status());
 
   ImproveAttempt attempt;
   attempt.report = std::move(*report);
   MEND_RETURN_IF_ERROR(attempts->RecordAttempt(attempt.report.attempt_id));
-  MEND_ASSIGN_OR_RETURN(attempt.proposal,
-                        Propose(runtime, *attempts, request, attempt.report));
+  MEND_ASSIGN_OR_RETURN(attempt.proposal, Propose(runtime, *attempts, request, attempt.report));
   return attempt;
 }
 
-} // namespace mend::app
+}  // namespace mend::app
