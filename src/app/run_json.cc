@@ -1,6 +1,9 @@
 // JSON pieces of a run shared by the CLI and the server (run_json.h).
 #include "mend/app/run_json.h"
 
+#include <string>
+#include <utility>
+
 #include "mend/base/time_format.h"
 
 namespace mend::app {
@@ -32,6 +35,40 @@ void AddInterruptionJson(const std::optional<Interruption>& interruption, json& 
       {"holder", i.holder.has_value() ? json(i.holder->id) : json(nullptr)},
       {"lease_expires_at",
        i.lease_expires_at.has_value() ? json(FormatRfc3339(*i.lease_expires_at)) : json(nullptr)}};
+}
+
+json ListedRunJson(const store::RunRecord& run, const agent::RunOrigin& origin,
+                   const std::optional<Interruption>& interruption) {
+  const agent::RunModel& model = origin.model;
+  json j = {
+      {"id", run.id},
+      {"agent", run.agent},
+      {"status", std::string(store::RunStatusName(run.status))},
+      // Steps are model turns (docs/runs.md, "Steps and checkpoints"); "step" is the old
+      // name of "checkpoint", kept for scripts that read it.
+      {"checkpoint", run.step},
+      {"step", run.step},
+      {"attempts", run.attempts},
+      {"quarantined", run.status == store::RunStatus::kQuarantined},
+      {"next_attempt_at",
+       run.next_attempt_at.has_value() ? json(FormatRfc3339(*run.next_attempt_at)) : json(nullptr)},
+      {"waiting", NullIfEmpty(run.waiting)},
+      {"last_error", RunErrorJson(run.last_error)},
+      {"workspace", NullIfEmpty(origin.workspace)},
+      {"model", model.empty() ? json(nullptr)
+                              : json{{"provider", model.provider},
+                                     {"base_url", model.base_url},
+                                     {"model", model.model}}}};
+  AddInterruptionJson(interruption, j);
+  return j;
+}
+
+json RunPageJson(json runs, const store::PendingPage& page) {
+  return {
+      {"runs", std::move(runs)},
+      {"total", page.total},
+      {"more", page.more},
+      {"next", page.next.has_value() ? json(store::FormatRunCursor(*page.next)) : json(nullptr)}};
 }
 
 json ToolCallsJson(const std::vector<llm::ToolCall>& calls) {

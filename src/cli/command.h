@@ -18,11 +18,7 @@ struct RunResult;
 }  // namespace mend::agent
 namespace mend::app {
 struct Runtime;
-class RetentionLoop;
 }  // namespace mend::app
-namespace mend::heal {
-struct RecoveryOptions;
-}  // namespace mend::heal
 
 namespace CLI {
 class App;
@@ -99,14 +95,6 @@ void AddOverrideRecordedFlag(CLI::App& command, bool* override);
 // The runtime of a long-lived command: its provider flags are defaults for new runs, and switch
 // the runs it continues only with --override-recorded (docs/heal.md).
 void SetProviderFlagScope(app::Runtime& runtime, bool override_recorded);
-
-// Sets the recovery loop's callbacks to write one line each to `log` (recovered, quarantined,
-// outage on/off per endpoint, errors). `log` must outlive the loop.
-void LogRecoveryTo(heal::RecoveryOptions& options, std::ostream& log);
-
-// The retention loop of a long-lived command, started, when observe.retention is set (null when
-// it is 0s); prune errors go to `log`. Stop it before the runtime goes away.
-std::unique_ptr<app::RetentionLoop> StartRetention(app::Runtime& runtime, std::ostream& log);
 
 // Marks `status` as a usage error: exit code 2 instead of 1.
 Status UsageError(const Status& status);

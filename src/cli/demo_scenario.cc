@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "mend/app/improve_attempt.h"
 #include "mend/app/lessons.h"
 #include "mend/app/recovery.h"
 #include "mend/app/runtime.h"
@@ -518,61 +519,50 @@ Status ImproveStory(Scenario& s, std::shared_ptr<const llm::PriceTable> prices) 
   MEND_ASSIGN_OR_RETURN(improve::FailureCases failures,
                         improve::CasesFromFailures(*runtime->store, nullptr, failure_options));
   if (failures.cases.empty()) return InternalError("improve found no failed run to learn from");
-  improve::ImproveOptions options;
-  options.env = s.env;
-  options.home = s.report.home;
-  options.agent_dir = s.report.agent_dir;
+  MEND_ASSIGN_OR_RETURN(agent::AgentSpec spec,
+                        agent::LoadAgentFolder(*s.env.fs, s.report.agent_dir));
+  app::ImproveRequest request;
+  request.agent_dir = s.report.agent_dir;
   for (const improve::FailureCase& f : failures.cases) {
-    options.cases.push_back(f.c);
-    options.failure_reports[f.c.id] = f.report;
+    request.cases.push_back(f.c);
+    request.failure_reports[f.c.id] = f.report;
   }
-  options.cases.push_back({"haiku", kHaikuTask, "", {}, {"by-hand"}});
-  for (const improve::Case& c : options.cases) {
+  request.cases.push_back({"haiku", kHaikuTask, "", {}, {"by-hand"}});
+  for (const improve::Case& c : request.cases) {
     s.report.improve_cases.push_back(c.id + ": " + c.task);
   }
   // One case in three held out; the seed is chosen so that the haiku case is the held-out one
   // (every failure then teaches the editor something).
-  options.held_out_fraction = 1.0 / static_cast<double>(options.cases.size());
+  request.held_out_fraction = 1.0 / static_cast<double>(request.cases.size());
   for (std::uint64_t seed = 1;; ++seed) {
-    improve::Split split = improve::SplitCases(options.cases, options.held_out_fraction, seed);
+    improve::Split split = improve::SplitCases(request.cases, request.held_out_fraction, seed);
     if (split.held_out.size() == 1 && split.held_out[0].id == "haiku") {
-      options.seed = seed;
+      request.seed = seed;
       break;
     }
   }
   s.report.improve_held_out = "haiku";
   DemoEditor editor;
   InstructionFollowingModel model(std::move(prices));
-  options.editor = &editor;
-  options.candidates = 1;
-  options.rounds = 1;
-  options.repeats = 2;
-  improve::EvaluateOptions eval;
-  eval.env = s.env;
-  eval.provider = &model;
-  eval.agent_dir = s.report.agent_dir;
-  eval.scratch_dir = JoinPath(s.report.home, "improve-scratch");
+  request.editor = &editor;
+  request.model = &model;
+  request.candidates = 1;
+  request.rounds = 1;
+  request.repeats = 2;
+  request.concurrency = 2;
+  // The bare agent is judged: the model, not a hook, decides how a run goes.
+  request.hooks = app::EvaluationHooks::kNone;
   // Passes a run that completed: the failures stopped without an answer.
-  eval.check_command = {"/bin/sh", "-c",
-                        "if grep -q '\"status\":\"completed\"'; then echo '{\"pass\":true}'; "
-                        "else echo '{\"pass\":false}'; fi"};
-  eval.repeats = options.repeats;
-  eval.concurrency = 2;
-  options.evaluate = [&eval](const improve::AgentText& text,
-                             const std::vector<improve::Case>& cases) {
-    return improve::EvaluateArm(text, cases, eval);
-  };
-  MEND_ASSIGN_OR_RETURN(improve::ImproveReport report, improve::ImproveAgent(options));
+  request.check_command = {"/bin/sh", "-c",
+                           "if grep -q '\"status\":\"completed\"'; then echo '{\"pass\":true}'; "
+                           "else echo '{\"pass\":false}'; fi"};
+  MEND_ASSIGN_OR_RETURN(app::ImproveAttempt attempt,
+                        app::RunImproveAttempt(*runtime, spec, request));
+  const improve::ImproveReport& report = attempt.report;
   s.report.improve_attempt = report.attempt_id;
   s.report.improve_outcome = improve::GateOutcomeName(report.result.decision.outcome);
   s.report.improve_card = report.card;
   s.report.improve_runs = report.runs;
-  if (report.result.decision.outcome == improve::GateOutcome::kProposal && report.chosen) {
-    improve::Proposal proposal =
-        improve::MakeProposal(report.attempt_id, s.report.agent_dir, report.base,
-                              report.chosen->text, s.env.clock->Now());
-    MEND_RETURN_IF_ERROR(improve::WriteProposal(*s.env.fs, s.report.home, proposal));
-  }
   return OkStatus();
 }
 

@@ -1,18 +1,12 @@
 // `mend improve`: tested proposals for an agent's instructions and skills (DESIGN.md §9,
 // docs/improve.md). `mend improve AGENT_DIR --check CMD ...` runs one attempt; `list`, `show`,
 // `apply` and `reject` work on the attempts and proposals under <home>/improve/.
-#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cerrno>
 #include <cmath>
-#include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,14 +15,9 @@
 #include "cli/improve_cli.h"
 #include "cli/progress_line.h"
 #include "mend/agent/agent_spec.h"
-#include "mend/app/check_hooks.h"
+#include "mend/app/improve_attempt.h"
 #include "mend/app/runtime.h"
-#include "mend/base/json.h"
 #include "mend/base/time_format.h"
-#include "mend/heal/progress_guard.h"
-#include "mend/improve/attempt_store.h"
-#include "mend/improve/audit.h"
-#include "mend/improve/evaluate.h"
 #include "mend/improve/improve.h"
 #include "mend/improve/proposal.h"
 
@@ -83,28 +72,6 @@ Status ValidateArgs(const ImproveArgs& a) {
   return OkStatus();
 }
 
-constexpr char kScratchPrefix[] = "improve-scratch-";
-
-// Removes the scratch folders that attempts killed meanwhile left in `home`
-// (improve-scratch-<pid> of a process that no longer exists). Best effort: what cannot be read or
-// removed stays, and a pid now used by another process keeps its folder until that one ends.
-void RemoveStaleScratch(const std::string& home) {
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(home, error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(kScratchPrefix, 0) != 0) continue;
-    const std::string digits = name.substr(sizeof(kScratchPrefix) - 1);
-    if (digits.empty() || digits.size() > 9 ||
-        digits.find_first_not_of("0123456789") != std::string::npos) {
-      continue;
-    }
-    const pid_t pid = static_cast<pid_t>(std::stol(digits));
-    if (pid == ::getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;
-    std::error_code ignored;
-    std::filesystem::remove_all(entry.path(), ignored);
-  }
-}
-
 Status RunImprove(CliContext& ctx, const ImproveArgs& args) {
   MEND_RETURN_IF_ERROR(ValidateArgs(args));
   Result<std::chrono::milliseconds> check_timeout = ParseDuration(args.check_timeout);
@@ -116,23 +83,21 @@ Status RunImprove(CliContext& ctx, const ImproveArgs& args) {
   MEND_ASSIGN_OR_RETURN(agent::AgentSpec spec, agent::LoadAgentFolder(ctx.fs, agent_dir));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
   // Opened before the attempt, so a store that cannot be reached costs no model calls.
-  MEND_ASSIGN_OR_RETURN(improve::AttemptStore * attempts, runtime->Attempts());
+  MEND_RETURN_IF_ERROR(runtime->Attempts().status());
   if (Status s = app::PrepareProvider(*runtime, spec.model); !s.ok()) return UsageError(s);
 
-  improve::ImproveOptions options;
-  options.env = runtime->env;
-  options.home = runtime->home;
-  options.agent_dir = agent_dir;
-  options.held_out_fraction = args.held_out;
-  options.seed =
-      args.seed >= 0 ? static_cast<std::uint64_t>(args.seed) : runtime->env.random->Next64();
-  options.editor = runtime->provider.get();
-  options.editor_model = runtime->config.GetString("improve.editor_model");
-  if (options.editor_model.empty()) options.editor_model = spec.model;
-  options.candidates = args.candidates;
-  options.rounds = args.rounds;
-  options.repeats = args.repeats;
-  options.gates.max_cost_increase = args.max_cost_increase;
+  app::ImproveRequest request;
+  request.agent_dir = agent_dir;
+  request.held_out_fraction = args.held_out;
+  if (args.seed >= 0) request.seed = static_cast<std::uint64_t>(args.seed);
+  request.candidates = args.candidates;
+  request.rounds = args.rounds;
+  request.repeats = args.repeats;
+  request.concurrency = args.concurrency;
+  request.max_cost_increase = args.max_cost_increase;
+  request.check_command = app::ShellCheckCommand(args.check);
+  request.check_timeout = *check_timeout;
+  request.mode = args.mode == "auto" ? app::ProposalMode::kAuto : app::ProposalMode::kManual;
 
   std::optional<FailureMatch> failure_match;
   if (args.from_failures) {
@@ -151,115 +116,29 @@ Status RunImprove(CliContext& ctx, const ImproveArgs& args) {
       ctx.err << "improve: " << failures.skipped
               << " failed run(s) could not be read; older runs of their tasks were used\n";
     }
-    options.cases = std::move(failures.cases);
-    options.failure_reports = std::move(failures.reports);
+    request.cases = std::move(failures.cases);
+    request.failure_reports = std::move(failures.reports);
     failure_match = std::move(failures.match);
   } else {
-    MEND_ASSIGN_OR_RETURN(options.cases, improve::LoadCasesFile(ctx.fs, args.cases_file));
+    MEND_ASSIGN_OR_RETURN(request.cases, improve::LoadCasesFile(ctx.fs, args.cases_file));
   }
 
   const bool terminal = !ctx.json && &ctx.err == &std::cerr && isatty(STDERR_FILENO) == 1;
   ProgressLine line(ctx.err, terminal);
-  std::mutex progress_mu;
-  int runs_done = 0;
-  int best = 0;
-  int training_runs = 0;
-  const int arm_runs = static_cast<int>(options.cases.size()) * args.repeats;
-  std::string arm_label = "baseline";
-
-  improve::EvaluateOptions eval;
-  eval.env = runtime->env;
-  eval.provider = runtime->provider.get();
-  eval.agent_dir = agent_dir;
-  // Each arm's copies go here and are removed when the arm ends; a process killed meanwhile
-  // leaves the folder behind (private, under the home) for the next attempt to remove.
-  RemoveStaleScratch(runtime->home);
-  eval.scratch_dir = JoinPath(runtime->home, kScratchPrefix + std::to_string(::getpid()));
-  eval.check_command = {"/bin/sh", "-c", args.check + " \"$@\"", "mend-check"};
-  eval.check_timeout = *check_timeout;
-  eval.repeats = args.repeats;
-  eval.concurrency = args.concurrency;
-  // Evaluation runs get the folder's [[checks]] and the progress guard, as `mend run` does; not
-  // long-term memory or the quality hooks, whose state changes between runs.
-  app::Runtime& rt = *runtime;
-  eval.add_run_hooks = [&rt](agent::Agent& agent, const agent::AgentSpec& run_spec) -> Status {
-    MEND_RETURN_IF_ERROR(app::AddCheckHooks(rt, agent, run_spec, app::ShadowMode::kOff));
-    if (rt.config.GetBool("heal.progress_guard")) {
-      heal::ProgressGuardOptions guard_options;
-      guard_options.max_denials = static_cast<int>(rt.config.GetInt("heal.max_denials"));
-      auto guard = std::make_shared<heal::ProgressGuard>(guard_options);
-      agent.AddPreToolHook(guard);
-      agent.AddPostToolHook(guard);
-    }
-    return OkStatus();
-  };
-  eval.on_run = [&](const improve::CaseRun&) {
-    std::lock_guard<std::mutex> lock(progress_mu);
-    ++runs_done;
-    line.Show("improve: " + arm_label + " " + std::to_string(runs_done) + "/" +
-              std::to_string(arm_runs) + " runs; best so far " + std::to_string(best) + "/" +
-              std::to_string(training_runs) + " training runs pass");
-  };
-  options.evaluate = [&](const improve::AgentText& text, const std::vector<improve::Case>& cases) {
-    {
-      std::lock_guard<std::mutex> lock(progress_mu);
-      runs_done = 0;
-    }
-    return improve::EvaluateArm(text, cases, eval);
-  };
-  options.on_progress = [&](const improve::ImproveProgress& p) {
-    std::lock_guard<std::mutex> lock(progress_mu);
-    best = p.best_training_passes;
-    training_runs = p.training_runs;
-    arm_label = "candidate";  // the baseline is judged first; every later arm is a candidate
-    if (p.kind == improve::ImproveProgress::Kind::kEditorAsked) line.Show("improve: " + p.message);
-  };
-
-  // Bad inputs (a case's workspace that is not a folder, an agent.toml whose workspace no copy can
-  // resolve) are refused before the attempt is recorded or any model is called.
-  options.check_inputs = [&eval](const improve::AgentText& text,
-                                 const std::vector<improve::Case>& cases) -> Status {
-    Status checked = improve::CheckEvaluation(text, cases, eval);
-    if (checked.code() == StatusCode::kInvalidArgument) return UsageError(checked);
-    return checked;
-  };
-  std::string attempt_id;
-  options.on_started = [&attempt_id](const std::string& id) { attempt_id = id; };
-
-  Result<improve::ImproveReport> report = improve::ImproveAgent(options);
+  request.on_progress = [&line](const std::string& text) { line.Show(text); };
+  Result<app::ImproveAttempt> attempt = app::RunImproveAttempt(*runtime, spec, request);
   line.Finish();
-  if (!report.ok() && !attempt_id.empty()) {
-    // The audit folder says why it stopped (error.json); a shared store lists it as failed.
-    attempts->RecordAttempt(attempt_id).IgnoreError();
-    return Status(report.status().code(), "improve attempt " + attempt_id +
-                                              " failed: " + std::string(report.status().message()));
+  if (!attempt.ok()) {
+    if (attempt.status().detail_code() == app::kImproveInputRefusedDetail) {
+      return UsageError(attempt.status());
+    }
+    return attempt.status();
   }
-  MEND_RETURN_IF_ERROR(report.status());
 
   ImproveOutcome outcome;
-  outcome.report = std::move(*report);
+  outcome.report = std::move(attempt->report);
+  outcome.proposal = std::move(attempt->proposal);
   outcome.failures = std::move(failure_match);
-  MEND_RETURN_IF_ERROR(attempts->RecordAttempt(outcome.report.attempt_id));
-  if (outcome.report.result.decision.outcome == improve::GateOutcome::kProposal &&
-      outcome.report.chosen.has_value()) {
-    improve::Proposal proposal =
-        improve::MakeProposal(outcome.report.attempt_id, agent_dir, outcome.report.base,
-                              outcome.report.chosen->text, runtime->env.clock->Now());
-    MEND_RETURN_IF_ERROR(attempts->PutProposal(proposal));
-    if (args.mode == "auto") {
-      Result<improve::Proposal> applied = improve::ApplyProposal(
-          ctx.fs, *runtime->env.clock, *attempts, runtime->home, outcome.report.attempt_id);
-      if (applied.ok()) {
-        proposal = *applied;
-      } else if (applied.status().code() == StatusCode::kFailedPrecondition) {
-        proposal.note = "auto mode did not apply it: " + std::string(applied.status().message());
-        MEND_RETURN_IF_ERROR(attempts->PutProposal(proposal));
-      } else {
-        return applied.status();
-      }
-    }
-    outcome.proposal = proposal;
-  }
   PrintImproveOutcome(ctx, outcome);
   return OkStatus();
 }

@@ -76,49 +76,19 @@ Result<std::vector<PendingRow>> RowsOf(app::Runtime& runtime, const store::Pendi
   return rows;
 }
 
-// One run in the `pending` JSON shape (DESIGN.md §4: add fields freely, never rename or remove),
-// without the interruption fields RunJson adds.
-nlohmann::json RecordJson(const PendingRow& row) {
-  const store::RunRecord& run = row.run;
-  const agent::RunModel& model = row.overview.origin.model;
-  return {{"id", run.id},
-          {"agent", run.agent},
-          {"status", std::string(store::RunStatusName(run.status))},
-          // Steps are model turns (docs/runs.md, "Steps and checkpoints"); "step" is the old
-          // name of "checkpoint", kept for scripts that read it.
-          {"steps", row.progress.has_value() ? nlohmann::json(row.progress->steps)
-                                             : nlohmann::json(nullptr)},
-          {"checkpoint", run.step},
-          {"step", run.step},
-          {"attempts", run.attempts},
-          {"quarantined", run.status == store::RunStatus::kQuarantined},
-          {"next_attempt_at", run.next_attempt_at.has_value()
-                                  ? nlohmann::json(FormatRfc3339(*run.next_attempt_at))
-                                  : nlohmann::json(nullptr)},
-          {"waiting", run.waiting.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.waiting)},
-          {"last_error", app::RunErrorJson(run.last_error)},
-          {"workspace", app::NullIfEmpty(row.overview.origin.workspace)},
-          {"model", model.empty() ? nlohmann::json(nullptr)
-                                  : nlohmann::json{{"provider", model.provider},
-                                                   {"base_url", model.base_url},
-                                                   {"model", model.model}}},
-          {"agent_changed", app::NullIfEmpty(row.overview.AgentChangedText())}};
-}
-
+// One run in the `pending` JSON shape (DESIGN.md §4: add fields freely, never rename or remove).
 nlohmann::json RunJson(const PendingRow& row) {
-  nlohmann::json j = RecordJson(row);
-  app::AddInterruptionJson(row.overview.interruption, j);
+  nlohmann::json j = app::ListedRunJson(row.run, row.overview.origin, row.overview.interruption);
+  j["steps"] =
+      row.progress.has_value() ? nlohmann::json(row.progress->steps) : nlohmann::json(nullptr);
+  j["agent_changed"] = app::NullIfEmpty(row.overview.AgentChangedText());
   return j;
 }
 
 nlohmann::json PageJson(const std::vector<PendingRow>& rows, const store::PendingPage& page) {
   nlohmann::json runs = nlohmann::json::array();
   for (const PendingRow& row : rows) runs.push_back(RunJson(row));
-  return {{"runs", std::move(runs)},
-          {"total", page.total},
-          {"more", page.more},
-          {"next", page.next.has_value() ? nlohmann::json(store::FormatRunCursor(*page.next))
-                                         : nlohmann::json(nullptr)}};
+  return app::RunPageJson(std::move(runs), page);
 }
 
 // One column of the table: its header and a run's cell.

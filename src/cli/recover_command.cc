@@ -1,7 +1,5 @@
 // `mend recover`: the recovery loop (DESIGN.md §7, docs/heal.md). `--once` makes one pass and
 // reports it; otherwise it runs every interval until SIGINT or SIGTERM.
-#include <signal.h>
-
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -9,8 +7,7 @@
 #include <string>
 
 #include "cli/command.h"
-#include "mend/app/recovery.h"
-#include "mend/app/retention.h"
+#include "mend/app/daemon.h"
 #include "mend/app/runtime.h"
 #include "mend/base/json.h"
 #include "mend/base/time_format.h"
@@ -83,25 +80,17 @@ void PrintReport(const heal::TickReport& r, std::ostream& out) {
   }
 }
 
-// Blocks until SIGINT or SIGTERM. The signals are blocked first so every thread started later
-// (the recovery loop's) leaves them to this wait.
-void WaitForStopSignal(const sigset_t& signals) {
-  int received = 0;
-  sigwait(&signals, &received);
-}
-
 Status Recover(CliContext& ctx, const RecoverFlags& flags) {
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime,
                         OpenCliRuntime(ctx, flags.replica.empty() ? "mend" : flags.replica));
   SetProviderFlagScope(*runtime, flags.override_recorded);
-  app::RuntimeRunDriver driver(*runtime);
-  heal::RecoveryOptions options = app::RecoveryOptionsFor(*runtime);
-  options.driver = &driver;
   std::ostream& log = ctx.err;
-  LogRecoveryTo(options, log);
-  MEND_ASSIGN_OR_RETURN(std::unique_ptr<heal::Recovery> recovery, heal::Recovery::Create(options));
+  app::DaemonOptions daemon_options;
+  daemon_options.log = &log;
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Daemon> daemon,
+                        app::Daemon::Create(*runtime, daemon_options));
   if (flags.once) {
-    MEND_ASSIGN_OR_RETURN(heal::TickReport report, recovery->Tick());
+    MEND_ASSIGN_OR_RETURN(heal::TickReport report, daemon->Tick());
     if (ctx.json) {
       ctx.out << DumpJson(ReportJson(report)) << "\n";
     } else {
@@ -109,20 +98,15 @@ Status Recover(CliContext& ctx, const RecoverFlags& flags) {
     }
     return OkStatus();
   }
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  app::StartBackgroundWork(*runtime);
+  // Before the threads Start begins, so they leave the signals to the wait below.
+  app::ProcessStopSignal signals;
   log << "recovering every "
-      << FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(options.interval))
+      << FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(
+             daemon->recovery_options().interval))
       << " as " << runtime->holder.id << " (Ctrl-C stops)\n";
-  recovery->Start();
-  std::unique_ptr<app::RetentionLoop> retention = StartRetention(*runtime, log);
-  WaitForStopSignal(signals);
-  if (retention != nullptr) retention->Stop();
-  recovery->Stop();
+  daemon->Start();
+  signals.Wait();
+  daemon->Stop();
   log << "stopped\n";
   return OkStatus();
 }

@@ -2,20 +2,14 @@
 // API, /metrics, the OTLP receiver and the web UI, with the recovery loop, the lesson workers and
 // retention in the same process. SIGINT or SIGTERM stops it: no new requests, runs in flight stop
 // at their next checkpoint, lessons drain within reflexion.queue.drain_timeout, exit 0.
-#include <signal.h>
-
 #include <CLI/CLI.hpp>
-#include <atomic>
-#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 
 #include "cli/command.h"
-#include "mend/app/lessons.h"
-#include "mend/app/recovery.h"
-#include "mend/app/retention.h"
+#include "mend/app/daemon.h"
 #include "mend/app/runtime.h"
 #include "mend/base/json.h"
 #include "mend/server/server.h"
@@ -38,12 +32,8 @@ Result<server::ServerOptions> ServerOptionsOf(const app::Runtime& runtime) {
 }
 
 Status Serve(CliContext& ctx, bool override_recorded) {
-  // Blocked before any thread starts, so every thread leaves the signals to the sigwait below.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Before any thread starts, so every thread leaves the signals to the wait below.
+  app::ProcessStopSignal signals;
 
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx, "mend-serve"));
   // The provider flags are defaults for the runs the API starts; the runs it continues (through
@@ -55,20 +45,14 @@ Status Serve(CliContext& ctx, bool override_recorded) {
   std::unique_ptr<server::Server> http = *std::move(created);
 
   std::ostream& log = ctx.err;
-  // Raised on SIGTERM: runs the recovery loop resumes stop at their next checkpoint, as the
-  // server's own runs do.
-  std::atomic<bool> stopping{false};
-  app::RuntimeRunDriver driver(*runtime, &stopping);
-  heal::RecoveryOptions recovery_options = app::RecoveryOptionsFor(*runtime);
-  recovery_options.driver = &driver;
-  LogRecoveryTo(recovery_options, log);
-  MEND_ASSIGN_OR_RETURN(std::unique_ptr<heal::Recovery> recovery,
-                        heal::Recovery::Create(recovery_options));
+  app::DaemonOptions daemon_options;
+  daemon_options.log = &log;
+  daemon_options.lesson_drain = app::LessonDrain::kDrain;
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Daemon> daemon,
+                        app::Daemon::Create(*runtime, daemon_options));
 
   MEND_RETURN_IF_ERROR(http->Start());
-  app::StartBackgroundWork(*runtime);
-  recovery->Start();
-  std::unique_ptr<app::RetentionLoop> retention = StartRetention(*runtime, log);
+  daemon->Start();
   const std::string host =
       options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
   const std::string url = "http://" + host + ":" + std::to_string(http->port()) + "/";
@@ -80,20 +64,15 @@ Status Serve(CliContext& ctx, bool override_recorded) {
   }
   log << "serving " << url << " as " << runtime->holder.id << " (Ctrl-C stops)\n" << std::flush;
 
-  int received = 0;
-  sigwait(&signals, &received);
+  signals.Wait();
   log << "stopping: no new requests; runs stop at their next checkpoint\n" << std::flush;
-  stopping.store(true);
+  daemon->RequestStop();
   const int in_flight = http->Stop();
   if (in_flight > 0) {
     log << in_flight << " run(s) still in flight after serve.drain_timeout; they resume from "
         << "their last checkpoint\n";
   }
-  if (retention != nullptr) retention->Stop();
-  recovery->Stop();
-  Status lessons = app::StopLessonWorkers(
-      *runtime, runtime->config.GetDuration("reflexion.queue.drain_timeout"));
-  if (!lessons.ok()) log << "lessons: " << lessons.ToString() << "\n";
+  daemon->Stop();
   log << "stopped\n";
   return OkStatus();
 }

@@ -9,6 +9,7 @@
 #include "improve/evaluate_tree.h"
 #include "mend/agent/agent.h"
 #include "mend/base/json.h"
+#include "mend/heal/agent_checks.h"
 #include "mend/heal/shadow_hook.h"
 
 namespace mend::improve::internal {
@@ -58,11 +59,16 @@ Result<std::unique_ptr<agent::Agent>> MakeAgent(const ArmContext& ctx, const std
   agent_options.shadow = true;
   heal::ShadowHookOptions shadow;
   shadow.read_only = spec.shadow.read_only;
+  heal::OutputCheckOptions check_options;
+  check_options.events = options.events;
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<heal::OutputCheck> checks,
+                        heal::OutputCheckForAgent(spec, std::move(check_options)));
   const agent::AgentSpec hooks_spec = options.add_run_hooks ? spec : agent::AgentSpec{};
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
                         agent::Agent::Create(std::move(spec), std::move(agent_options)));
   // The shadow hook goes first, so no later hook acts on a call that will not run.
   agent->AddPreToolHook(std::make_shared<heal::ShadowHook>(std::move(shadow)));
+  if (checks != nullptr) agent->AddPostToolHook(std::move(checks));
   if (options.add_run_hooks) MEND_RETURN_IF_ERROR(options.add_run_hooks(*agent, hooks_spec));
   return agent;
 }

@@ -15,15 +15,6 @@ using nlohmann::json;
 
 constexpr int64_t kDefaultLimit = 20;
 
-json TimeOrNull(const std::optional<Time>& time) {
-  return time.has_value() ? json(FormatRfc3339(*time)) : json(nullptr);
-}
-
-json ModelJson(const agent::RunModel& model) {
-  if (model.empty()) return nullptr;
-  return {{"provider", model.provider}, {"base_url", model.base_url}, {"model", model.model}};
-}
-
 // Adds the statuses of one `status` parameter ("failed" or "failed,quarantined") to `query`.
 Status AddStatuses(std::string_view text, store::RunScope scope, store::PendingQuery& query) {
   while (true) {
@@ -48,28 +39,11 @@ Status AddStatuses(std::string_view text, store::RunScope scope, store::PendingQ
 
 }  // namespace
 
-// RunJson without the interruption fields.
-static json RecordJson(const store::RunRecord& run, const agent::RunOrigin& origin) {
-  return {{"id", run.id},
-          {"agent", run.agent},
-          {"status", std::string(store::RunStatusName(run.status))},
-          {"checkpoint", run.step},
-          {"step", run.step},  // the old name of "checkpoint" (docs/runs.md)
-          {"attempts", run.attempts},
-          {"quarantined", run.status == store::RunStatus::kQuarantined},
-          {"next_attempt_at", TimeOrNull(run.next_attempt_at)},
-          {"waiting", app::NullIfEmpty(run.waiting)},
-          {"last_error", app::RunErrorJson(run.last_error)},
-          {"created_at", FormatRfc3339(run.created_at)},
-          {"updated_at", FormatRfc3339(run.updated_at)},
-          {"workspace", app::NullIfEmpty(origin.workspace)},
-          {"model", ModelJson(origin.model)}};
-}
-
 json RunJson(const store::RunRecord& run, const agent::RunOrigin& origin,
              const std::optional<app::Interruption>& interruption) {
-  json j = RecordJson(run, origin);
-  app::AddInterruptionJson(interruption, j);
+  json j = app::ListedRunJson(run, origin, interruption);
+  j["created_at"] = FormatRfc3339(run.created_at);
+  j["updated_at"] = FormatRfc3339(run.updated_at);
   return j;
 }
 
@@ -87,11 +61,7 @@ void AddProgressJson(const std::optional<app::RunProgress>& progress, json& run)
 }
 
 json PageJson(json runs, const store::PendingPage& page) {
-  return {
-      {"runs", std::move(runs)},
-      {"total", page.total},
-      {"more", page.more},
-      {"next", page.next.has_value() ? json(store::FormatRunCursor(*page.next)) : json(nullptr)}};
+  return app::RunPageJson(std::move(runs), page);
 }
 
 json RunDetailJson(const agent::RunView& view, const app::RunOverview& overview) {

@@ -236,46 +236,5 @@ read_only = []
   EXPECT_TRUE(HealActions().empty());
 }
 
-TEST(ToOutputCheckSpecTest, EveryKindAndActionMaps) {
-  using HealKind = heal::OutputCheckSpec::Kind;
-  agent::CheckSpec check;
-  check.tool = "grep";
-  check.pattern = "x+";
-  heal::OutputCheckSpec spec = ToOutputCheckSpec(check);
-  EXPECT_EQ(spec.kind, HealKind::kMustMatch);
-  EXPECT_EQ(spec.tool, "grep");
-  EXPECT_EQ(spec.pattern, "x+");
-  EXPECT_EQ(spec.action, heal::CheckAction::kHint);
-  EXPECT_EQ(spec.timeout, heal::OutputCheckSpec().timeout);
-
-  check.must_match = false;
-  check.action = agent::CheckSpec::Action::kReplace;
-  check.message = "m";
-  spec = ToOutputCheckSpec(check);
-  EXPECT_EQ(spec.kind, HealKind::kMustNotMatch);
-  EXPECT_EQ(spec.action, heal::CheckAction::kReplace);
-  EXPECT_EQ(spec.message, "m");
-
-  check.kind = agent::CheckSpec::Kind::kJsonSchema;
-  check.schema = R"({"type":"object"})";
-  spec = ToOutputCheckSpec(check);
-  EXPECT_EQ(spec.kind, HealKind::kJsonSchema);
-  EXPECT_EQ(spec.schema, R"({"type":"object"})");
-
-  check.kind = agent::CheckSpec::Kind::kMaxBytes;
-  check.max_bytes = 77;
-  spec = ToOutputCheckSpec(check);
-  EXPECT_EQ(spec.kind, HealKind::kMaxBytes);
-  EXPECT_EQ(spec.max_bytes, 77u);
-
-  check.kind = agent::CheckSpec::Kind::kCommand;
-  check.command = {"/bin/sh", "c.sh"};
-  check.timeout = std::chrono::seconds(3);
-  spec = ToOutputCheckSpec(check);
-  EXPECT_EQ(spec.kind, HealKind::kCommand);
-  EXPECT_THAT(spec.command, ElementsAre("/bin/sh", "c.sh"));
-  EXPECT_EQ(spec.timeout, std::chrono::seconds(3));
-}
-
 }  // namespace
 }  // namespace mend::app

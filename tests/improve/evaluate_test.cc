@@ -368,6 +368,30 @@ TEST_F(EvaluateTest, ShadowModeRunsReadOnlyToolsOnly) {
   EXPECT_EQ(transcript[4]["hook_decision"], "supplied");
 }
 
+TEST_F(EvaluateTest, TheFoldersChecksRunWithoutAnyHookOfTheCaller) {
+  Write("agent/agent.toml", std::string(kAgentToml) +
+                                "\n[[checks]]\ntool = \"read_file\"\nkind = \"regex\"\n"
+                                "pattern = \"fixture\"\nmust_match = false\n"
+                                "action = \"replace\"\nmessage = \"withheld\"\n");
+  Write("fixture/data.txt", "fixture-data\n");
+  FunctionProvider model(ReadThenWrite);
+  EvaluateOptions o = Options(&model);
+  ASSERT_FALSE(o.add_run_hooks);
+  o.check_command = {"/bin/sh", "-c", "echo '{\"pass\":true}'"};
+  std::vector<Case> cases = {{"a", "go", Path("fixture"), {}, {}}};
+  Result<ArmRuns> arm = EvaluateArm(OriginalText(), cases, o);
+  ASSERT_TRUE(arm.ok()) << arm.status();
+  const CaseRun& run = arm->cases[0][0];
+  EXPECT_EQ(run.status, "completed");
+  EXPECT_THAT(run.output, HasSubstr("withheld"));
+  EXPECT_THAT(run.output, ::testing::Not(HasSubstr("fixture-data")));
+  json transcript = json::parse(run.transcript);
+  ASSERT_EQ(transcript.size(), 6u);
+  EXPECT_EQ(transcript[3]["tool_call_id"], "c1");
+  EXPECT_EQ(transcript[3]["is_error"], true);
+  EXPECT_EQ(transcript[3]["content"], "withheld");
+}
+
 TEST_F(EvaluateTest, RunsWriteInACopyOfTheFixture) {
   // write_file is declared read-only here, so it runs: in the copy, never in the fixture.
   Write("agent/agent.toml", std::string(kAgentToml) + "[shadow]\nread_only = [\"write_file\"]\n");

@@ -9,11 +9,6 @@ namespace mend::app {
 
 struct Runtime;
 
-// heal's form of one agent.toml check (agent::CheckSpec, docs/agent_folder.md): a regex check
-// becomes kMustMatch or kMustNotMatch after its must_match; the timeout of a command check stays
-// heal's default when the folder sets none.
-heal::OutputCheckSpec ToOutputCheckSpec(const agent::CheckSpec& check);
-
 enum class ShadowMode { kOff, kOn };
 
 // Registers the agent folder's checks and shadow mode on `agent` (docs/heal.md):

@@ -10,6 +10,7 @@
 #include "mend/agent/run_view.h"
 #include "mend/app/run_inspector.h"
 #include "mend/llm/types.h"
+#include "mend/store/checkpoint_store.h"
 #include "mend/store/run_record.h"
 
 namespace mend::app {
@@ -25,6 +26,16 @@ nlohmann::json RunErrorJson(const std::optional<store::RunError>& error);
 // "lease_expired" | "not_held", "holder": the lease holder's id or null, "lease_expires_at"} or
 // null. The stored "status" stays `running`.
 void AddInterruptionJson(const std::optional<Interruption>& interruption, nlohmann::json& run);
+
+// One run of a list (`mend pending --json`, the API's GET /api/v1/runs and /api/v1/pending):
+// id, agent, status, checkpoint, step (the old name of "checkpoint"), attempts, quarantined,
+// next_attempt_at, waiting, last_error, workspace and model (both from `origin`; null when not
+// recorded), interrupted and interruption (AddInterruptionJson). Callers add their own fields.
+nlohmann::json ListedRunJson(const store::RunRecord& run, const agent::RunOrigin& origin,
+                             const std::optional<Interruption>& interruption);
+
+// A page of listed runs: {"runs": runs, "total", "more", "next": the next page's cursor or null}.
+nlohmann::json RunPageJson(nlohmann::json runs, const store::PendingPage& page);
 
 // [{"id","name","arguments"}]
 nlohmann::json ToolCallsJson(const std::vector<llm::ToolCall>& calls);

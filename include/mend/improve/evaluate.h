@@ -13,6 +13,7 @@
 #include "mend/improve/cases.h"
 #include "mend/improve/gates.h"
 #include "mend/llm/provider.h"
+#include "mend/obs/events.h"
 
 namespace mend::improve {
 
@@ -89,16 +90,20 @@ struct EvaluateOptions {
   int concurrency = 4;  // runs at the same time, >= 1
   // Called after every finished run (any thread, serialised by EvaluateArm): progress displays.
   std::function<void(const CaseRun&)> on_run;
-  // Optional: registers more hooks on each run's agent after the ShadowHook, with the spec loaded
-  // from the run's copy (the CLI adds the folder's [[checks]] here, which improve cannot build
-  // itself). Called concurrently for different runs. An error makes that run's status "error".
+  // Where the `heal.action` events of the folder's [[checks]] go (every run gets them, after the
+  // ShadowHook); optional, not owned, must outlive the evaluation.
+  obs::EventBus* events = nullptr;
+  // Optional: registers more hooks on each run's agent after the ShadowHook and the checks, with
+  // the spec loaded from the run's copy (app adds the progress guard here). Called concurrently
+  // for different runs. An error makes that run's status "error".
   std::function<Status(agent::Agent&, const agent::AgentSpec&)> add_run_hooks;
 };
 
 // Runs every case `options.repeats` times with the agent folder's text replaced by `text`: each
 // run in a fresh scratch copy of the agent folder (with `text` written into it) and of the case's
 // workspace fixture (an empty folder when it has none), with heal's ShadowHook on (the folder's
-// [shadow] read_only tools run, others return "not executed (shadow mode)"), `concurrency` runs at
+// [shadow] read_only tools run, others return "not executed (shadow mode)") and the folder's
+// [[checks]] (heal/agent_checks.h), `concurrency` runs at
 // a time. Each finished run is given to the check command: argv = check_command + case.check_args,
 // stdin = one JSON object {task, status, output, error, transcript, case: {id, task, tags,
 // check_args}, repeat}, cwd = the run's workspace copy. A check that exits non-zero, times out or
