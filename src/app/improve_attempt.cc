@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "mend/app/runtime.h"
+#include "mend/base/home_layout.h"
 #include "mend/heal/progress_guard.h"
 #include "mend/improve/attempt_store.h"
 #include "mend/improve/evaluate.h"
@@ -19,22 +20,16 @@
 namespace mend::app {
 namespace {
 
-constexpr char kScratchPrefix[] = "improve-scratch-";
-
 // Removes the scratch folders that attempts killed meanwhile left in `home`
-// (improve-scratch-<pid> of a process that no longer exists). Best effort: what cannot be read or
+// (home::ImproveScratchDir of a process that no longer exists). Best effort: what cannot be read or
 // removed stays, and a pid now used by another process keeps its folder until that one ends.
 void RemoveStaleScratch(const std::string& home) {
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(home, error)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(kScratchPrefix, 0) != 0) continue;
-    const std::string digits = name.substr(sizeof(kScratchPrefix) - 1);
-    if (digits.empty() || digits.size() > 9 ||
-        digits.find_first_not_of("0123456789") != std::string::npos) {
-      continue;
-    }
-    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    const std::optional<long> owner = home::ScratchOwner(name);
+    if (!owner.has_value()) continue;
+    const pid_t pid = static_cast<pid_t>(*owner);
     if (pid == ::getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;
     std::error_code ignored;
     std::filesystem::remove_all(entry.path(), ignored);
@@ -153,7 +148,7 @@ Result<ImproveAttempt> RunImproveAttempt(Runtime& runtime, const agent::AgentSpe
   // Each arm's copies go here and are removed when the arm ends; a process killed meanwhile
   // leaves the folder behind (private, under the home) for the next attempt to remove.
   RemoveStaleScratch(runtime.home);
-  eval.scratch_dir = JoinPath(runtime.home, kScratchPrefix + std::to_string(::getpid()));
+  eval.scratch_dir = home::ImproveScratchDir(runtime.home, ::getpid());
   eval.check_command = request.check_command;
   eval.check_timeout = request.check_timeout;
   eval.repeats = request.repeats;

@@ -72,6 +72,5 @@ std::string ScratchStoreFile(std::string_view scratch_dir) {
 std::string ScratchRunsDir(std::string_view scratch_dir) { return JoinPath(scratch_dir, "runs"); }
 
 std::string DemoAgentDir(std::string_view home) { return JoinPath(home, "demo-agent"); }
-std::string DemoScratchDir(std::string_view home) { return JoinPath(home, "improve-scratch"); }
 
 }  // namespace mend::home

@@ -13,6 +13,7 @@
 #include "mend/app/lessons.h"
 #include "mend/app/recovery.h"
 #include "mend/app/runtime.h"
+#include "mend/base/home_layout.h"
 #include "mend/improve/failures.h"
 #include "mend/improve/improve.h"
 #include "mend/improve/proposal.h"
@@ -583,7 +584,7 @@ Result<DemoReport> RunDemoScenario(const std::string& home) {
   Scenario& s = *scenario;
   s.narrator = std::make_shared<Narrator>(s.report);
   s.report.home = home;
-  s.report.agent_dir = JoinPath(home, "demo-agent");
+  s.report.agent_dir = home::DemoAgentDir(home);
   s.report.scripted_responses = kFirstRunResponses;
   MEND_RETURN_IF_ERROR(WriteAgentFolder(fs, s.report.agent_dir));
   MEND_RETURN_IF_ERROR(RunUntilCrash(s));

@@ -20,7 +20,6 @@ TEST(HomeLayoutTest, NamesTheFilesOfTheHome) {
   EXPECT_EQ(ScratchStoreFile("/s"), "/s/store.db");
   EXPECT_EQ(ScratchRunsDir("/s"), "/s/runs");
   EXPECT_EQ(DemoAgentDir("/h"), "/h/demo-agent");
-  EXPECT_EQ(DemoScratchDir("/h"), "/h/improve-scratch");
 }
 
 TEST(HomeLayoutTest, TheDefaultsAreThoseTheConfigurationExpands) {

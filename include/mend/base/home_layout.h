@@ -57,8 +57,7 @@ std::optional<long> ScratchOwner(std::string_view name);
 std::string ScratchStoreFile(std::string_view scratch_dir);
 std::string ScratchRunsDir(std::string_view scratch_dir);
 
-// What `mend demo` leaves in its home: the agent folder it writes and its improve scratch folder.
+// The agent folder `mend demo` writes into its home.
 std::string DemoAgentDir(std::string_view home);
-std::string DemoScratchDir(std::string_view home);
 
 }  // namespace mend::home
