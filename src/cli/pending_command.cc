@@ -76,7 +76,7 @@ Result<std::vector<PendingRow>> RowsOf(app::Runtime& runtime, const store::Pendi
   return rows;
 }
 
-// One run in the `pending` JSON shape (DESIGN.md §4: add fields freely, never rename or remove),
+// One run in the `pending` JSON shape (docs/cli.md: add fields freely, never rename or remove),
 // without the interruption fields RunJson adds.
 nlohmann::json RecordJson(const PendingRow& row) {
   const store::RunRecord& run = row.run;
