@@ -53,6 +53,11 @@ struct CliContext {
   std::string command_path = "mend";
 };
 
+// The `mend` command line as RunCli parses it: the global options and every command registered on
+// one CLI11 application, whose callbacks store their action in `ctx`. Nothing runs until the
+// application parses arguments; tests walk it to compare docs/cli.md with the real flags.
+std::unique_ptr<CLI::App> MakeCliApp(CliContext& ctx);
+
 // Adds the flags of every configuration key under "provider." that has a flag (--provider,
 // --model, --base-url, --timeout, ...) to `command`, storing given values in ctx.config_flags.
 // For commands that talk to a model, and for `config show`.
@@ -97,11 +102,6 @@ void LogRecoveryTo(heal::RecoveryOptions& options, std::ostream& log);
 // The retention loop of a long-lived command, started, when observe.retention is set (null when
 // it is 0s); prune errors go to `log`. Stop it before the runtime goes away.
 std::unique_ptr<app::RetentionLoop> StartRetention(app::Runtime& runtime, std::ostream& log);
-
-// The `mend` command line as RunCli parses it: the global options and every command registered on
-// one CLI11 application, whose callbacks store their action in `ctx`. Nothing runs until the
-// application parses arguments; tests walk it to compare docs/cli.md with the real flags.
-std::unique_ptr<CLI::App> MakeCliApp(CliContext& ctx);
 
 // Marks `status` as a usage error: exit code 2 instead of 1.
 Status UsageError(const Status& status);
