@@ -11,7 +11,7 @@
 namespace mend::lessonrecall {
 namespace {
 
-// The outcome excerpt a reflexion job carries (DESIGN.md §8: outcome cut to 800).
+// The outcome excerpt a reflexion job carries (docs/reflexion.md: outcome cut to 800).
 constexpr size_t kOutcomeBytes = 800;
 
 Result<std::vector<nlohmann::json>> ReadJsonl(const std::string& path) {

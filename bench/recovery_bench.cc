@@ -1,4 +1,4 @@
-// Recovery at scale (DESIGN.md §7); bench/run_recovery_bench prints the figures beside their
+// Recovery at scale (docs/heal.md); bench/run_recovery_bench prints the figures beside their
 // goals and the references measured in the same run:
 //   - one Recovery::Tick() over RUNS runs of which ELIGIBLE are due (failed, retryable, next
 //     attempt in the past), next to a bare ListRuns(unfinished) over the same SQLite store;

@@ -1,4 +1,4 @@
-// LoadAgentFolder: agent.toml plus the files beside it (DESIGN.md §6, docs/agent_folder.md).
+// LoadAgentFolder: agent.toml plus the files beside it (docs/agent_folder.md).
 // Everything is validated at load time so that a typo fails `mend run` at once, naming the file
 // and line, instead of surfacing as odd behaviour in the middle of a run.
 

@@ -35,7 +35,7 @@ struct ActiveRun {
   std::string metadata;  // the record's metadata JSON
 };
 
-// Drives one held run through the step loop of DESIGN.md §6 (docs/runs.md): model turn →
+// Drives one held run through the step loop of docs/runs.md: model turn →
 // checkpoint → each tool call (pre-tool hooks, approval, execution, post-tool hooks) →
 // checkpoint → ... → final answer → post-run hooks. Single-threaded; one loop per run.
 class StepLoop {

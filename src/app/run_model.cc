@@ -1,4 +1,4 @@
-// Which model a run talks to: recorded when it starts, kept when it is resumed (DESIGN.md §6).
+// Which model a run talks to: recorded when it starts, kept when it is resumed (docs/runs.md).
 #include "mend/app/run_model.h"
 
 #include <filesystem>

@@ -53,7 +53,8 @@ ConfigKeySpec Duration(std::string name, std::string default_value, milliseconds
 }
 
 void AddGeneralKeys(std::vector<ConfigKeySpec>& keys) {
-  ConfigKeySpec home = String("home", "MEND_HOME", "home", "state directory of mend (DESIGN §3)");
+  ConfigKeySpec home =
+      String("home", "MEND_HOME", "home", "state directory of mend (docs/home.md)");
   home.default_value = home::kDefaultHome;
   home.file_allowed = false;
   keys.push_back(std::move(home));
@@ -111,7 +112,8 @@ void AddProviderKeys(std::vector<ConfigKeySpec>& keys) {
                         "JSON script of responses for the scripted provider"));
 }
 
-// The reflexion keys mirror the seed's CHATCLI_QUALITY_REFLEXION_* variables (DESIGN §8).
+// The reflexion keys mirror the seed's CHATCLI_QUALITY_REFLEXION_* variables
+// (docs/lesson_queue.md).
 void AddReflexionKeys(std::vector<ConfigKeySpec>& keys) {
   const std::string e = "MEND_QUALITY_REFLEXION_";
   keys.push_back(Bool("reflexion.enabled", true, e + "ENABLED", "master switch of reflexion"));
@@ -200,7 +202,7 @@ void AddReflexionQueueKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(std::move(dir));
 }
 
-// Long-term memory (DESIGN §8): what runs receive and where embeddings come from.
+// Long-term memory (docs/memory.md): what runs receive and where embeddings come from.
 void AddHealKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(Bool("heal.progress_guard", true, "MEND_HEAL_PROGRESS_GUARD",
                       "hint, deny, then stop a tool that keeps failing the same way"));
@@ -299,7 +301,7 @@ void AddMemoryKeys(std::vector<ConfigKeySpec>& keys) {
 
 void AddObserveKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(Bool("observe.enabled", true, "MEND_OBSERVE_ENABLED",
-                      "record every run as a trace in observe.db (DESIGN §10)"));
+                      "record every run as a trace in observe.db (docs/observe.md)"));
   keys.push_back(
       Bool("observe.capture_content", false, "MEND_OBSERVE_CAPTURE_CONTENT",
            "record message and tool content on spans (secrets are redacted either way)"));

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cctype>
 #include <exception>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -117,8 +118,8 @@ std::string SelectedCommandPath(CLI::App& app) {
 
 int Run(int argc, char** argv, CliContext& ctx) {
   ctx.json = WantsJson(argc, argv);
-  CLI::App app(kDescription, "mend");
-  ConfigureApp(app, ctx);
+  std::unique_ptr<CLI::App> command_line = MakeCliApp(ctx);
+  CLI::App& app = *command_line;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -144,6 +145,12 @@ int Run(int argc, char** argv, CliContext& ctx) {
 }
 
 }  // namespace
+
+std::unique_ptr<CLI::App> MakeCliApp(CliContext& ctx) {
+  auto app = std::make_unique<CLI::App>(kDescription, "mend");
+  ConfigureApp(*app, ctx);
+  return app;
+}
 
 int RunCli(int argc, char** argv, const std::map<std::string, std::string>& env, CliInput input,
            std::ostream& out, std::ostream& err, FileSystem& fs) {

@@ -15,7 +15,7 @@ struct CliInput {
   bool is_terminal = false;
 };
 
-// Runs the `mend` command line (DESIGN.md §4) in-process: parses `argv`, runs the command and
+// Runs the `mend` command line (docs/cli.md) in-process: parses `argv`, runs the command and
 // returns the process exit code: 0 on success, 1 on a runtime failure, 2 on a usage error
 // (unknown command, bad flag, invalid configuration). Normal output goes to `out`; errors go to
 // `err` as one line "mend: <message>", and with --json also as {"error":{...}} on `out`.

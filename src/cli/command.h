@@ -49,6 +49,11 @@ struct CliContext {
   std::string command_path = "mend";
 };
 
+// The `mend` command line as RunCli parses it: the global options and every command registered on
+// one CLI11 application, whose callbacks store their action in `ctx`. Nothing runs until the
+// application parses arguments; tests walk it to compare docs/cli.md with the real flags.
+std::unique_ptr<CLI::App> MakeCliApp(CliContext& ctx);
+
 // Adds the flags of every configuration key under "provider." that has a flag (--provider,
 // --model, --base-url, --timeout, ...) to `command`, storing given values in ctx.config_flags.
 // For commands that talk to a model, and for `config show`.
@@ -77,7 +82,7 @@ std::function<Status()> WithRuntime(CliContext& ctx, Fn fn) {
   };
 }
 
-// Prints the outcome of a run: with --json the `run` shape of DESIGN.md §4 (plus "waiting" and
+// Prints the outcome of a run: with --json the `run` shape of docs/cli.md (plus "waiting" and
 // "question"); otherwise the output on stdout and a summary on stderr, or what the run waits for
 // and how to continue. A failed run is reported here (JSON on stdout, one line on stderr) and
 // returned as an error with ctx.error_reported set, so the exit code is 1.
@@ -112,7 +117,7 @@ int ReportError(const CliContext& ctx, const Status& status);
 // The commands; each adds its subcommand(s) to `app`.
 void AddConfigCommand(CLI::App& app, CliContext& ctx);
 void AddDemoCommand(CLI::App& app, CliContext& ctx);
-// The commands of DESIGN.md §4 not built yet: listed in --help under "Not yet implemented";
+// The commands of docs/cli.md not built yet: listed in --help under "Not yet implemented";
 // running one fails with kUnimplemented (exit 1).
 void AddPlannedCommands(CLI::App& app, CliContext& ctx);
 void AddRunCommand(CLI::App& app, CliContext& ctx);

@@ -1,4 +1,4 @@
-// `mend improve`: tested proposals for an agent's instructions and skills (DESIGN.md §9,
+// `mend improve`: tested proposals for an agent's instructions and skills (docs/cli.md,
 // docs/improve.md). `mend improve AGENT_DIR --check CMD ...` runs one attempt; `list`, `show`,
 // `apply` and `reject` work on the attempts and proposals under <home>/improve/.
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// `mend memory ...`: the long-term memory of DESIGN.md §4 and §8. Each subcommand opens the
+// `mend memory ...`: the long-term memory of docs/memory_cli.md. Each subcommand opens the
 // runtime, calls the fact store or the retriever, and prints the result; the list, show, export
 // and import subcommands are in memory_facts_command.cc.
 #include "cli/memory_command.h"

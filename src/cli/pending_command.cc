@@ -76,7 +76,7 @@ Result<std::vector<PendingRow>> RowsOf(app::Runtime& runtime, const store::Pendi
   return rows;
 }
 
-// One run in the `pending` JSON shape (DESIGN.md §4: add fields freely, never rename or remove).
+// One run in the `pending` JSON shape (docs/cli.md: add fields freely, never rename or remove).
 nlohmann::json RunJson(const PendingRow& row) {
   nlohmann::json j = app::ListedRunJson(row.run, row.overview.origin, row.overview.interruption);
   j["steps"] =

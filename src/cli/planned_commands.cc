@@ -1,4 +1,4 @@
-// The commands of the CLI surface (DESIGN.md §4) that this build does not implement yet. They are
+// The commands of the CLI surface (docs/cli.md) that this build does not implement yet. They are
 // registered so that `mend --help` shows the whole surface honestly, marked as not implemented,
 // and so that scripts get a clear error and a stable exit code (1) instead of a usage error.
 #include <CLI/CLI.hpp>

@@ -1,4 +1,4 @@
-// `mend prune`: retention (DESIGN.md §4, docs/observe.md "Retention"). Removes the checkpoint
+// `mend prune`: retention (docs/cli.md, docs/observe.md "Retention"). Removes the checkpoint
 // history (or, with --runs, the whole record) of finished runs older than the limit, the rotated
 // event logs and the spans older than it. Reads and writes the stores only: no model needed.
 #include <CLI/CLI.hpp>

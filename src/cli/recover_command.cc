@@ -1,4 +1,4 @@
-// `mend recover`: the recovery loop (DESIGN.md §7, docs/heal.md). `--once` makes one pass and
+// `mend recover`: the recovery loop (docs/heal.md). `--once` makes one pass and
 // reports it; otherwise it runs every interval until SIGINT or SIGTERM.
 #include <CLI/CLI.hpp>
 #include <memory>

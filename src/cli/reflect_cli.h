@@ -15,7 +15,7 @@ struct Runtime;
 
 // The lesson-queue operations behind both `mend reflect ...` and chat's `/reflect ...`: each one
 // calls the runtime's queue (or the manual-lesson path) and prints its outcome on ctx.out, as JSON
-// with --json (DESIGN.md §4 shapes) or as text. Errors come back as Status for the caller to
+// with --json (docs/reflect_cli.md shapes) or as text. Errors come back as Status for the caller to
 // report; usage errors are marked with UsageError. Not thread-safe (they write to the context's
 // streams).
 namespace mend::cli::reflect_cli {

@@ -1,4 +1,4 @@
-// `mend reflect ...`: the durable lesson queue of DESIGN.md §4 and §8. Each subcommand opens the
+// `mend reflect ...`: the durable lesson queue of docs/reflect_cli.md. Each subcommand opens the
 // runtime, calls the queue (or the manual-lesson path) through reflect_cli and prints the result.
 // Only `drain` processes jobs; `enqueue` writes a record and leaves it to the workers' owner.
 #include <CLI/CLI.hpp>

@@ -1,4 +1,4 @@
-// `mend serve`: the long-lived process of a deployment (DESIGN.md §11, docs/serve.md): the HTTP
+// `mend serve`: the long-lived process of a deployment (docs/serve.md): the HTTP
 // API, /metrics, the OTLP receiver and the web UI, with the recovery loop, the lesson workers and
 // retention in the same process. SIGINT or SIGTERM stops it: no new requests, runs in flight stop
 // at their next checkpoint, lessons drain within reflexion.queue.drain_timeout, exit 0.

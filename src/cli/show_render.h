@@ -14,7 +14,7 @@ inline constexpr size_t kClipBytes = 2000;
 
 enum class Detail { kClipped, kFull };
 
-// The `show` JSON shape (docs/runs.md): the `run` fields of DESIGN.md §4 plus the record, the
+// The `show` JSON shape (docs/runs.md): the `run` fields of docs/cli.md plus the record, the
 // origin, the transcript and the checkpoints.
 nlohmann::json RunViewJson(const agent::RunView& view, const app::RunOverview& overview);
 

@@ -1,4 +1,4 @@
-// The rules of one recovery pass (DESIGN.md §7), applied to each listed run.
+// The rules of one recovery pass (docs/heal.md), applied to each listed run.
 
 #include <algorithm>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Candidate evaluation (DESIGN.md §9): validation, the scratch folder and the pool of runs. One
+// Candidate evaluation (docs/improve.md): validation, the scratch folder and the pool of runs. One
 // run is evaluate_run.cc, the check command evaluate_check.cc, the copies evaluate_tree.cc.
 #include "mend/improve/evaluate.h"
 

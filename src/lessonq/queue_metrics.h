@@ -6,7 +6,7 @@
 
 namespace mend::lessonq {
 
-// The lesson queue's ten metrics (the names and labels of DESIGN.md §8, prefix mend_lessonq_),
+// The lesson queue's ten metrics (the names and labels of docs/metrics.md, prefix mend_lessonq_),
 // registered on one registry. Registering twice on the same registry returns the same metrics, so
 // several queues of one process share them. The registry must outlive this object.
 struct QueueMetrics {

@@ -171,8 +171,8 @@ Status LessonQueue::Impl::Shutdown(Duration timeout) {
   if (!started_ || shut_down_) return OkStatus();
   shut_down_ = true;
   const Time deadline = env_.clock->Now() + timeout;
-  // Drain, then shut down (DESIGN.md §8): jobs already due — the lesson of the run that just
-  // failed, say — are still handed out until the deadline; jobs waiting for a retry are not.
+  // Drain, then shut down (docs/lesson_queue.md): jobs already due — the lesson of the run that
+  // just failed, say — are still handed out until the deadline; jobs waiting for a retry are not.
   heap_.WaitIdle(deadline);
   heap_.Close();
   {

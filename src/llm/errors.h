@@ -12,7 +12,7 @@
 namespace mend::llm {
 
 // Maps a non-2xx response of `provider` ("openai", "anthropic", ...) to a Status whose code and
-// class follow DESIGN.md §5 (see provider.h for the table). The message is
+// class follow docs/llm_providers.md (see provider.h for the table). The message is
 // "<provider> HTTP <status>: <the provider's error message>" with the provider text made valid
 // UTF-8 and cut to about 300 bytes; a non-JSON body (a proxy's HTML page) is described as such.
 // detail_code() is "http_<status>", except "context_length_exceeded" (400, permanent) and

@@ -10,7 +10,7 @@
 namespace mend::reflexion {
 namespace {
 
-// The rules are those of DESIGN.md §8: one general lesson or an explicit skip, one line per
+// The rules are those of docs/reflexion.md: one general lesson or an explicit skip, one line per
 // block, a few lowercase tags that a similar task would mention.
 constexpr std::string_view kSystemPrompt =
     "You review an AI agent's run that went wrong and distil one lesson that will help the next "

@@ -67,7 +67,7 @@ json PageJson(json runs, const store::PendingPage& page) {
 json RunDetailJson(const agent::RunView& view, const app::RunOverview& overview) {
   const store::RunRecord& run = view.run;
   json j = RunJson(run, overview.origin, overview.interruption);
-  j["run_id"] = run.id;  // the `run` shape of DESIGN.md §4 names it so
+  j["run_id"] = run.id;  // the `run` shape of docs/cli.md names it so
   j["agent_dir"] = run.agent_dir;
   j["agent_changed"] = app::NullIfEmpty(overview.AgentChangedText());
   j["task"] = run.task;

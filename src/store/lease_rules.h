@@ -11,7 +11,7 @@
 
 namespace mend::store::internal {
 
-// The lease rules every store applies the same way (DESIGN.md §6).
+// The lease rules every store applies the same way (docs/runs.md).
 
 // `id` in double quotes, for messages.
 std::string Quote(const std::string& id);

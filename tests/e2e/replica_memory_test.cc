@@ -1,4 +1,4 @@
-// Replicas that learn together (DESIGN.md §3): three `mend` homes, as three hosts, share one
+// Replicas that learn together (docs/operations.md): three `mend` homes, as three hosts, share one
 // PostgreSQL database through MEND_STORE. A run that fails on replica A leaves a lesson; the next
 // similar task on B and on C receives it in its prompt; a fact added on C is found on A; and a
 // replica with memory.local keeps its memory to itself.

@@ -1,4 +1,4 @@
-// The recovery loop under fire (DESIGN.md §6-§7): three `mend recover` replicas share one
+// The recovery loop under fire (docs/heal.md): three `mend recover` replicas share one
 // PostgreSQL store holding 200 interrupted runs, while the test kills a random replica with SIGKILL
 // at random moments and starts a new one under the same name. Every run must complete exactly
 // once: nothing lost, no step saved twice, and no more model requests than one per run plus the

@@ -21,7 +21,7 @@ using ::testing::Not;
 using ::testing::StartsWith;
 using ::testing::UnorderedElementsAre;
 
-constexpr char kJobId[] = "bba86ebf380b9dbc";  // DESIGN.md §8's example id for this request
+constexpr char kJobId[] = "bba86ebf380b9dbc";  // docs/wal_format.md's example id for this request
 constexpr char kLessonReply[] =
     "<situation>Refactoring large Go source files</situation>"
     "<mistake>Rewrote the whole file in one step and timed out</mistake>"

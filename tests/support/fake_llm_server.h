@@ -115,7 +115,7 @@ struct FakeLlmServerOptions {
 };
 
 // An OpenAI- and Anthropic-compatible HTTP server on 127.0.0.1 with an ephemeral port, for tests
-// and benchmarks (DESIGN.md §5). Endpoints: POST /v1/chat/completions, POST /v1/messages,
+// and benchmarks (docs/testing.md). Endpoints: POST /v1/chat/completions, POST /v1/messages,
 // POST /v1/embeddings, GET /v1/models. Each POST with a JSON object body is answered by the first
 // route it matches (in the order routes were added); failing that, by the next scripted response
 // in order; when the script is empty, by the default response (a 200 "ok"). Bodies

@@ -97,7 +97,7 @@ struct RunResult {
   std::string trace_id;               // the run's trace (docs/observe.md); "" when not traced
 };
 
-// Runs one agent durably (DESIGN.md §6). Every model turn and every tool result is checkpointed
+// Runs one agent durably (docs/runs.md). Every model turn and every tool result is checkpointed
 // before the loop moves on; Resume() continues from the newest checkpoint without regenerating a
 // checkpointed model turn or re-running a recorded tool result (a tool that was in flight at the
 // crash runs again with the same call id). Thread-safe: different runs may be driven concurrently.
@@ -130,7 +130,7 @@ class Agent {
   // not driven: Resume() it.
   virtual Result<std::string> Fork(const std::string& run_id,
                                    std::optional<int64_t> step = std::nullopt) = 0;
-  // Recovery's retry-with-diagnosis (DESIGN.md §7): forks the run at its newest checkpoint into
+  // Recovery's retry-with-diagnosis (docs/heal.md): forks the run at its newest checkpoint into
   // `new_id` and appends `note` to the fork's conversation as a user message, without driving it
   // (Resume() it). When the run stopped with tool calls pending, the note is not added (it would
   // come between a call and its result) and the fork resumes the calls. kAlreadyExists when

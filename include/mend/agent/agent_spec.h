@@ -77,7 +77,7 @@ struct ShadowSpec {
   std::vector<std::string> read_only;
 };
 
-// A loaded, validated agent folder (DESIGN.md §6):
+// A loaded, validated agent folder (docs/agent_folder.md):
 //   agent.toml        name, model, tools, [limits], [tool_options.<name>], [[checks]], [shadow]
 //   instructions.md   the system prompt
 //   skills/*.md       front matter (name, description) + body

@@ -11,7 +11,7 @@
 
 namespace mend::agent {
 
-// The built-in tools (DESIGN.md §6). All of them work inside ToolContext::workspace:
+// The built-in tools (docs/tools.md). All of them work inside ToolContext::workspace:
 //   read_file    {path, offset?, limit?}          read_only; offset/limit count lines (1-based)
 //   write_file   {path, content}                  creates parent directories in the workspace
 //   edit_file    {path, old_string, new_string}   old_string must occur exactly once

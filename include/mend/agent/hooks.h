@@ -11,7 +11,7 @@
 
 namespace mend::agent {
 
-// The extension points of a run (DESIGN.md §6). `app` registers them on an Agent; later modules
+// The extension points of a run (docs/hooks.md). `app` registers them on an Agent; later modules
 // (memory, reflexion, heal, improve) plug in only through these. Hooks are called on the run's
 // thread; a hook shared by concurrent runs synchronises itself. A hook that returns an error or
 // throws never fails the run: the error becomes a `hook.failed` event and the hook is skipped.

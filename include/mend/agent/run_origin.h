@@ -15,7 +15,7 @@
 namespace mend::agent {
 
 // The model a run talks to. Recorded when the run starts (never an API key) so that resume,
-// approve, answer, fork and recovery continue with it from any process (DESIGN.md §6).
+// approve, answer, fork and recovery continue with it from any process (docs/runs.md).
 struct RunModel {
   std::string provider;     // "openai" | "anthropic" | "scripted"
   std::string base_url;     // "" = the provider's public default

@@ -2,7 +2,7 @@
 
 // The lesson queue as an operator sees it, shared by `mend reflect`, chat's `/reflect` and
 // `mend serve`'s /api/v1/lessons: the checks of operator input, the actions on the queue and the
-// JSON shapes of DESIGN.md §4 and docs/reflect_cli.md. Thread-safe as the runtime's queue is; the
+// JSON shapes of docs/cli.md and docs/reflect_cli.md. Thread-safe as the runtime's queue is; the
 // JSON builders are pure.
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>

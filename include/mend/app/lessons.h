@@ -19,7 +19,8 @@ namespace mend::app {
 
 struct Runtime;
 
-// Reflexion's parts in a runtime (DESIGN.md §8), built by OpenRuntime from the reflexion.* keys.
+// Reflexion's parts in a runtime (docs/reflexion.md), built by OpenRuntime from the
+// reflexion.* keys.
 struct Lessons {
   // Open so every command can enqueue and inspect: the WAL queue (<reflexion.queue.base_dir>/wal
   // and dlq) or, with reflexion.queue.backend = postgres, the PostgreSQL queue at store.url. Only
@@ -75,7 +76,7 @@ Status StopLessonWorkers(Runtime& runtime, Duration timeout);
 // The fact id. kInvalidArgument for empty text.
 Result<std::string> AddManualLesson(Runtime& runtime, std::string_view text);
 
-// Registers the post-run hooks in DESIGN.md order — verify → refine → reflexion — as the
+// Registers the post-run hooks in docs/hooks.md's order — verify → refine → reflexion — as the
 // quality.* and reflexion.* keys enable them (OpenAgent calls it). The lesson jobs of the agent's
 // runs record `model`'s provider (LessonProviderFor).
 void AddQualityHooks(Runtime& runtime, agent::Agent& agent, const agent::RunModel& model);

@@ -31,7 +31,7 @@ struct Interruption {
 std::optional<Interruption> InterruptionOf(const Runtime& runtime, const store::RunRecord& run);
 
 // What a person needs to know about a run beyond its record: where it runs, on which model, and
-// whether its agent folder changed since it started (DESIGN.md §6; `mend pending`, `mend show`).
+// whether its agent folder changed since it started (docs/runs.md; `mend pending`, `mend show`).
 struct RunOverview {
   agent::RunOrigin origin;  // empty when the metadata does not parse (see origin_error)
   std::string origin_error;

@@ -1,7 +1,7 @@
 #pragma once
 
 // JSON pieces of a run that `mend show`, `mend pending` and `mend serve`'s runs routes share, so
-// the CLI and the API spell them the same way (DESIGN.md §4 shapes; docs/http_api.md). Pure.
+// the CLI and the API spell them the same way (docs/cli.md shapes; docs/http_api.md). Pure.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>

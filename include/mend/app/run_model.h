@@ -28,7 +28,7 @@ enum class ProviderFlagScope {
 // injected through RuntimeOptions, its name().
 agent::RunModel NewRunModel(const Runtime& runtime, const agent::AgentSpec& spec);
 
-// The model run `origin` continues with (DESIGN.md §6): what it recorded, except what a flag of
+// The model run `origin` continues with (docs/runs.md): what it recorded, except what a flag of
 // this invocation (--provider, --base-url, --model, --script-file) sets when the runtime's
 // provider_flag_scope is kEveryRun. When --provider names another provider than the recorded one,
 // the recorded base URL and model do not carry over: they come from the configuration and the

@@ -63,7 +63,7 @@ struct RuntimeOptions {
 };
 
 // Everything a command needs to run agents, built from the effective configuration in one place
-// (DESIGN.md §2: app is the only module that knows all others). Owns the provider, the store and
+// (docs/architecture.md: only app knows all others). Owns the provider, the store and
 // the event bus; the Env's pointers are borrowed and must outlive the Runtime. Members are
 // thread-safe as their own types document. Destroy Agents created from a Runtime before it.
 struct Runtime {
@@ -121,7 +121,7 @@ struct Runtime {
   // cutoff (kDryRun: counts them) and returns how many. Empty when there is no span store.
   std::function<Result<int64_t>(Time cutoff, store::PruneMode mode)> prune_spans;
 
-  // Long-term memory (DESIGN.md §8). The declaration order is the teardown order in reverse:
+  // Long-term memory (docs/memory.md). The declaration order is the teardown order in reverse:
   // the backfill thread stops before the retriever, embedder and fact store it uses go away.
   std::unique_ptr<memory::FactStore> facts;  // always open (<home>/mend.db)
   // Only when memory.embeddings.url is set; vectors then join the lexical signals.
@@ -142,7 +142,7 @@ struct Runtime {
   // to each caller. Thread-safe.
   Result<improve::AttemptStore*> Attempts();
 
-  // Reflexion (DESIGN.md §8). Declared last: its workers use the provider, the fact store and
+  // Reflexion (docs/reflexion.md). Declared last: its workers use the provider, the fact store and
   // the metrics, so they stop first.
   Lessons lessons;
   ~Runtime();

@@ -13,7 +13,7 @@
 
 namespace mend {
 
-// The effective configuration of mend (DESIGN.md §2, §5): a fixed schema of dotted keys
+// The effective configuration of mend (docs/configuration.md): a fixed schema of dotted keys
 // ("provider.timeout"), each resolved from the first source that sets it, in this order:
 //
 //   1. a command-line flag        (origin "flag --timeout")

@@ -40,7 +40,7 @@ enum class StatusCode : int {
 // "OK", "INVALID_ARGUMENT", ... as Abseil spells them.
 std::string_view StatusCodeName(StatusCode code);
 
-// The class of an error as recovery and the `--json` shapes see it (DESIGN.md §4, §5).
+// The class of an error as recovery and the `--json` shapes see it (docs/llm_providers.md).
 enum class ErrorClass { kTransient, kPermanent, kAuth, kInternal };
 std::string_view ErrorClassName(ErrorClass c);  // "transient", "permanent", "auth", "internal"
 

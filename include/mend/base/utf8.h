@@ -48,8 +48,8 @@ std::size_t CountUtf8Chars(std::string_view s);
 std::string TruncateUtf8Bytes(std::string_view s, std::size_t max_bytes);
 
 // The prefix of `s` holding its first `max_code_points` units (see CountUtf8Chars); `s` itself when
-// it is shorter. This is the "cut to N characters" of the prompts (DESIGN.md §8). Invalid bytes are
-// kept as they are; well-formed input yields well-formed output.
+// it is shorter. This is the "cut to N characters" of the prompts (docs/reflexion.md).
+// Invalid bytes are kept as they are; well-formed input yields well-formed output.
 std::string TruncateUtf8Chars(std::string_view s, std::size_t max_code_points);
 
 // True for the code points Go's unicode.IsSpace accepts: ASCII \t \n \v \f \r and space, U+0085,

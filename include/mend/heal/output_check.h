@@ -76,7 +76,7 @@ struct OutputCheckOptions {
   std::shared_ptr<CheckCommandRunner> runner;  // null: MakeSubprocessRunner()
 };
 
-// A post-tool hook that checks tool outputs (DESIGN.md §7, docs/heal.md). For each successful
+// A post-tool hook that checks tool outputs (docs/heal.md). For each successful
 // result (error results are left alone), the checks that apply to the tool run in order; every
 // failing kHint check appends its message, and the first failing kReplace check replaces the result
 // with ToolResult::Error(message) (the agent marks it replaced_by_hook) and ends the checking. Each

@@ -29,7 +29,7 @@ struct ProgressGuardOptions {
   obs::EventBus* events = nullptr;  // `heal.action` events; optional, not owned
 };
 
-// Stops runs that loop on a failing tool (DESIGN.md §7, docs/heal.md). Register the same object
+// Stops runs that loop on a failing tool (docs/heal.md). Register the same object
 // as a post-tool hook (it watches results) and as a pre-tool hook (it denies and stops).
 //
 // Per run and per tool, the guard tracks a failure streak: consecutive error results of the tool

@@ -74,7 +74,7 @@ struct EndpointOutage {
   Time next_probe_at;  // when a pass may probe it next
 };
 
-// What one pass did (the `mend recover --once --json` shape of DESIGN.md §4). Every unfinished run
+// What one pass did (the `mend recover --once --json` shape of docs/cli.md). Every unfinished run
 // that was not quarantined before the pass is counted once: in `resumed` (its outcome then also in
 // `completed` or `failed`, and in `quarantined` when that failure was its last attempt), in
 // `quarantined` when it gave up without being resumed, or in one of the `skipped` counts.
@@ -104,7 +104,7 @@ struct TickReport {
   } skipped;
 };
 
-// The recovery loop (DESIGN.md §7): resumes interrupted and failed runs with backoff, quarantine,
+// The recovery loop (docs/heal.md): resumes interrupted and failed runs with backoff, quarantine,
 // optional retry-with-diagnosis, outage detection, and leaves waiting and non-retryable runs alone.
 // All timing goes through the clock. Thread-safe.
 class Recovery {

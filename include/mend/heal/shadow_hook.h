@@ -18,7 +18,7 @@ struct ShadowHookOptions {
   obs::EventBus* events = nullptr;     // `heal.action` events; optional, not owned
 };
 
-// A pre-tool hook for probe runs (DESIGN.md §7, docs/heal.md): a tool not named in read_only does
+// A pre-tool hook for probe runs (docs/heal.md): a tool not named in read_only does
 // not run; the model gets the successful result "not executed (shadow mode): <tool> is not in the
 // read-only list" (PreToolDecision::Supply), and `heal.action` {run, step, tool, action: "shadow",
 // reason} is published. Listed tools are allowed (later hooks and approval still apply).

@@ -16,7 +16,7 @@
 
 namespace mend::improve {
 
-// The audit folder of one improve attempt, `<home>/improve/<attempt-id>/` (DESIGN.md §3). The
+// The audit folder of one improve attempt, `<home>/improve/<attempt-id>/` (docs/home.md). The
 // layout and every file's fields are in docs/improve.md "Audit folder".
 
 // True for "imp-<yyyymmdd>T<hhmmss>-<8 lowercase hex>", e.g. "imp-20250102T030405-0a1b2c3d". The

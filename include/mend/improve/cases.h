@@ -9,7 +9,7 @@
 
 namespace mend::improve {
 
-// One task `mend improve` reruns for every candidate (DESIGN.md §9). The JSONL format is in
+// One task `mend improve` reruns for every candidate (docs/improve.md). The JSONL format is in
 // docs/improve.md.
 struct Case {
   // Unique within its file; matches [A-Za-z0-9][A-Za-z0-9._-]{0,127}. "case-<line>" when the line

@@ -21,8 +21,8 @@ namespace mend::improve {
 //   ...why...
 //   </rationale>
 //
-// Only instructions.md and skills/<name>.md may change (DESIGN.md §9: never tools, permissions or
-// limits). A block for any other path is refused and recorded, never applied.
+// Only instructions.md and skills/<name>.md may change (docs/improve.md: never tools, permissions
+// or limits). A block for any other path is refused and recorded, never applied.
 
 // Why an edit was refused; decide on this, never on the message.
 enum class EditRefusal {

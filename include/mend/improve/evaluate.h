@@ -17,8 +17,8 @@
 
 namespace mend::improve {
 
-// The editable part of an agent folder: what a candidate changes (DESIGN.md §9). Everything else in
-// the folder (agent.toml, tools/, limits) is copied as it is.
+// The editable part of an agent folder: what a candidate changes (docs/improve.md). Everything else
+// in the folder (agent.toml, tools/, limits) is copied as it is.
 struct AgentText {
   std::string instructions;  // instructions.md
   // skills/<name>.md by relative path ("skills/triage.md") -> the file's whole text. A path in

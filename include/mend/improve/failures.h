@@ -19,7 +19,7 @@ class SpanStore;
 
 namespace mend::improve {
 
-// `mend improve AGENT_DIR --from-failures` (DESIGN.md §9, docs/improve.md "Cases from failures"):
+// `mend improve AGENT_DIR --from-failures` (docs/improve.md, "Cases from failures"):
 // the unfinished runs of an agent that went wrong become improve cases, each with a failure report
 // an editor model reads.
 

@@ -9,7 +9,7 @@
 
 namespace mend::improve {
 
-// The acceptance gates of one candidate (DESIGN.md §9, docs/improve.md "Gates"): the candidate and
+// The acceptance gates of one candidate (docs/improve.md, "Gates"): the candidate and
 // the baseline each ran every case K times; the gates compare the two arms case by case and on
 // cost per successful run.
 

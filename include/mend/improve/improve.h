@@ -108,7 +108,7 @@ struct ImproveReport {
 // they hold the same files with the same bytes. Pure.
 std::string AgentTextSha256(const AgentText& text);
 
-// DESIGN.md §9, docs/improve.md "The improve loop": splits the cases (seeded), evaluates the
+// docs/improve.md, "The improve loop": splits the cases (seeded), evaluates the
 // unchanged agent on every case, then for `rounds` rounds asks the editor for `candidates`
 // candidates reflecting on the failing training runs of the round's parent (the Pareto front's
 // member with the most passing training runs; the baseline in round 1), evaluates each on every

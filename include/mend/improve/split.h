@@ -9,7 +9,7 @@
 namespace mend::improve {
 
 // Cases divided into the ones an editor may learn from and the ones only the gate sees
-// (DESIGN.md §9). `held_out_fraction` and `seed` are kept so the audit log can record them and a
+// (docs/improve.md). `held_out_fraction` and `seed` are kept so the audit log can record them and a
 // run can be reproduced.
 struct Split {
   std::vector<Case> training;  // in input order

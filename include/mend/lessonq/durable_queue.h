@@ -17,7 +17,7 @@
 
 namespace mend::lessonq {
 
-// The defaults are DESIGN.md §8's (the seed's CHATCLI_QUALITY_REFLEXION_QUEUE_* defaults).
+// The defaults are docs/lesson_queue.md's (the seed's CHATCLI_QUALITY_REFLEXION_QUEUE_* defaults).
 struct QueueOptions {
   // The WAL queue's directory, required there: holds wal/, dlq/ and the owner lock `owner.lock`.
   // The PostgreSQL queue does not use it.

@@ -10,7 +10,7 @@ namespace mend::lessonq {
 
 // What a lesson job asks for: reflect on `task`, which the agent tried as `attempt` and which
 // ended as `outcome`, because of `trigger` ("error", "hallucination", "low_quality", "manual").
-// The field names match chatcli's WAL payload (DESIGN.md §8).
+// The field names match chatcli's WAL payload (docs/wal_format.md).
 struct LessonRequest {
   std::string task;
   std::string attempt;
@@ -63,7 +63,7 @@ struct Job {
   bool operator==(const Job&) const = default;
 };
 
-// The content address of a request (DESIGN.md §8): lowercase hex of the first 8 bytes of
+// The content address of a request (docs/wal_format.md): lowercase hex of the first 8 bytes of
 // SHA-256 of "task:" + norm(task) + "\0trigger:" + lower(trim(trigger)) + "\0attempt:" +
 // trim(attempt) + "\0outcome:" + trim(outcome), where norm lower-cases, trims and collapses runs
 // of white space into one space. Re-triggering the same situation yields the same id, so an

@@ -16,7 +16,7 @@ class MetricsRegistry;
 
 namespace mend::lessonq {
 
-// The durable lesson queue (DESIGN.md §8, docs/reflexion.md): one WAL record per pending job in
+// The durable lesson queue (docs/lesson_queue.md): one WAL record per pending job in
 // <base_dir>/wal, dead letters in <base_dir>/dlq, an in-memory min-heap by next attempt time with
 // dedupe and capacity, N workers, retries with capped exponential backoff and jitter, replay at
 // start with stale discard, drain and shutdown with a deadline.

@@ -11,7 +11,7 @@
 
 namespace mend::lessonq {
 
-// The byte layout of one WAL record (DESIGN.md §8, docs/wal_format.md), shared with chatcli:
+// The byte layout of one WAL record (docs/wal_format.md), shared with chatcli:
 //
 //   [magic "LSN1"][u32 BE payload length N][u32 BE CRC-32/IEEE of payload][payload][u32 BE CRC]
 //

@@ -8,7 +8,7 @@
 namespace mend::llm {
 
 // A chat model. Complete() makes one request and returns one completion, or an error whose class
-// (ClassOf) drives recovery (DESIGN.md §5):
+// (ClassOf) drives recovery (docs/llm_providers.md):
 //   transient  kUnavailable (5xx, connection refused/reset, malformed or truncated body),
 //              kDeadlineExceeded (timeouts), kResourceExhausted (429, with retry_after() when the
 //              server sent Retry-After)

@@ -10,7 +10,7 @@
 
 namespace mend::memory {
 
-// One episode that produced or reinforced a fact (DESIGN.md §8): the task text and a bounded
+// One episode that produced or reinforced a fact (docs/memory.md): the task text and a bounded
 // excerpt of its outcome. Retrieval may use them as extra search keys; the prompt section never
 // shows them.
 struct Episode {

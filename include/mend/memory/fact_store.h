@@ -107,7 +107,7 @@ struct FactStoreOptions {
   std::chrono::milliseconds busy_timeout{5000};
 };
 
-// Long-term memory (DESIGN.md §3, docs/memory.md): on SQLite (the `facts*` tables of mend.db,
+// Long-term memory (docs/memory.md): on SQLite (the `facts*` tables of mend.db,
 // FactStore::Open) or on PostgreSQL (OpenPostgresFactStore, postgres_fact_store.h), both passing
 // one conformance suite. Superseded facts stay stored and are hidden from search. Thread-safe;
 // several processes (and, on PostgreSQL, hosts) may share one store.
@@ -181,7 +181,7 @@ class FactStore {
 
   // Embeddings, per embedding model id (switching models leaves the old vectors unused). A fact
   // has one vector per part: part 0 is its content (with tags), part i ≥ 1 its i-th episode's task
-  // and outcome, so a new task can match an old failed task (DESIGN.md §8).
+  // and outcome, so a new task can match an old failed task (docs/memory.md).
   // One vector; kNotFound "no fact <id>" when the fact does not exist. The default stores it with
   // PutEmbeddings.
   virtual Status PutEmbedding(const FactVector& vector, const std::string& model_id);

@@ -79,7 +79,7 @@ struct Retrieval {
   std::string hyde_text;  // the hypothetical lesson, when HyDE ran
 };
 
-// Finds the facts a task should receive (DESIGN.md §8; docs/memory.md): candidates from a
+// Finds the facts a task should receive (docs/memory.md): candidates from a
 // tag/keyword hint scorer, FTS5 ordered by its BM25 as mend recomputes it, a character-trigram
 // index, vectors when an embedder is given, and HyDE when enabled; weighted reciprocal-rank
 // fusion; recency, confidence and usefulness nudges; MMR diversification; workspace scoping; an

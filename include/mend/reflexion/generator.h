@@ -13,7 +13,7 @@
 
 namespace mend::reflexion {
 
-// The lesson generator protocol of DESIGN.md §8.
+// The lesson generator protocol of docs/reflexion.md.
 inline constexpr size_t kAttemptChars = 1500;  // the attempt is cut to this many code points
 inline constexpr size_t kOutcomeChars = 800;   // the outcome likewise
 

@@ -10,7 +10,7 @@
 
 namespace mend::reflexion {
 
-// Flags of RunOutcome::flags that reflexion reads (DESIGN.md §8).
+// Flags of RunOutcome::flags that reflexion reads (docs/reflexion.md).
 inline constexpr std::string_view kFlagVerifiedWithDiscrepancy = "verified_with_discrepancy";
 inline constexpr std::string_view kFlagRefineLowQuality = "refine_low_quality";
 // Set on an outcome to reflect on a run that did not fail (trigger "manual").

@@ -12,7 +12,7 @@
 
 namespace mend::reflexion {
 
-// A lesson distilled from a failure (DESIGN.md §8).
+// A lesson distilled from a failure (docs/reflexion.md).
 struct Lesson {
   std::string situation;          // when the lesson applies
   std::string mistake;            // what went wrong this time

@@ -34,7 +34,7 @@ Status ParseListen(const std::string& listen, ServerOptions& options);
 // Whether `host` is a loopback address or name (127.0.0.0/8, ::1, localhost).
 bool IsLoopbackHost(const std::string& host);
 
-// The HTTP server of `mend serve` (DESIGN.md §11, docs/http_api.md): the JSON API under /api/v1,
+// The HTTP server of `mend serve` (docs/serve.md, docs/http_api.md): the JSON API under /api/v1,
 // /metrics, the OTLP receiver at /v1/traces, /healthz, /readyz and the embedded web UI. It
 // borrows the Runtime, which must outlive it. Start and Stop are called from one thread; request
 // handlers run on the server's own threads.

@@ -71,7 +71,7 @@ struct ListOptions {
   size_t limit = 0;             // 0: no limit
 };
 
-// Durable runs, checkpoints and leases (DESIGN.md §6). Every implementation passes the conformance
+// Durable runs, checkpoints and leases (docs/runs.md). Every implementation passes the conformance
 // suite in tests/store/. Implementations are thread-safe and safe across processes sharing the
 // same database.
 //

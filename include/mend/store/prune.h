@@ -7,7 +7,7 @@
 
 namespace mend::store {
 
-// Retention of finished runs (`mend prune`, DESIGN.md §4; docs/store_schema.md, "Pruning").
+// Retention of finished runs (`mend prune`, docs/cli.md; docs/store_schema.md, "Pruning").
 
 // What pruning removes from a run it may prune.
 enum class PruneScope {

@@ -12,7 +12,7 @@
 
 namespace mend::store {
 
-// The runs a recovery pass acts on (DESIGN.md §7, docs/heal.md), read in pages so that a pass costs
+// The runs a recovery pass acts on (docs/heal.md), read in pages so that a pass costs
 // about the runs it handles, not every unfinished run.
 
 // What recovery does with a run, decided from its record alone at time `now`. The rules apply in

@@ -13,7 +13,7 @@
 
 namespace mend::store {
 
-// Pages of runs, newest first: the unfinished ones (`mend pending`, DESIGN.md §4) or every run,
+// Pages of runs, newest first: the unfinished ones (`mend pending`, docs/runs.md) or every run,
 // completed ones included (GET /api/v1/runs). The order is created_at descending, then id
 // descending (ids compare as bytes), and a page continues after the last run of the previous one
 // (a keyset cursor), so runs created meanwhile never shift a later page: no run is listed twice or

@@ -10,7 +10,7 @@
 
 namespace mend::store {
 
-// The status machine of a run (DESIGN.md §4):
+// The status machine of a run (docs/runs.md):
 //   running ──► waiting ──► running        (a person approved, denied or answered)
 //   running ──► completed | failed
 //   failed | quarantined ──► running       (resume)
@@ -53,7 +53,7 @@ struct RunRecord {
   std::string task;
   RunStatus status = RunStatus::kRunning;
   int64_t step = 0;  // the step of the newest checkpoint; 0 before the first
-  // Recovery bookkeeping (DESIGN.md §7): consecutive failed attempts, when to try again.
+  // Recovery bookkeeping (docs/heal.md): consecutive failed attempts, when to try again.
   int64_t attempts = 0;
   std::optional<Time> next_attempt_at;
   std::string waiting;  // "" | "approval" | "question"
