@@ -1,6 +1,6 @@
 // Reading schema versions without touching the stores (mend migrate reports them before it
 // migrates anything). Both backends keep versions as text in `meta (key, value)`.
-#include "store/schema_read.h"
+#include "mend/db/schema_read.h"
 
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -11,13 +11,10 @@
 #include <optional>
 #include <string>
 
-#include "mend/store/postgres_store.h"
-#include "mend/store/schema_version.h"
-#include "store/pg_conn.h"
+#include "mend/db/pg_conn.h"
 #include "mend/db/sqlite.h"
 
-namespace mend::store {
-namespace internal {
+namespace mend::db {
 namespace {
 
 constexpr int kBusyTimeoutMs = 5000;
@@ -43,14 +40,14 @@ Result<std::optional<std::string>> QueryText(sqlite3* db, const char* sql, std::
   sqlite3_stmt* raw = nullptr;
   int rc = sqlite3_prepare_v2(db, sql, -1, &raw, nullptr);
   std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> stmt(raw, &sqlite3_finalize);
-  if (rc != SQLITE_OK) return db::SqliteError(db, rc, path);
+  if (rc != SQLITE_OK) return SqliteError(db, rc, path);
   if (!key.empty()) {
     rc = sqlite3_bind_text64(raw, 1, key.data(), key.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
-    if (rc != SQLITE_OK) return db::SqliteError(db, rc, path);
+    if (rc != SQLITE_OK) return SqliteError(db, rc, path);
   }
   rc = sqlite3_step(raw);
   if (rc == SQLITE_DONE) return std::optional<std::string>();
-  if (rc != SQLITE_ROW) return db::SqliteError(db, rc, path);
+  if (rc != SQLITE_ROW) return SqliteError(db, rc, path);
   const unsigned char* text = sqlite3_column_text(raw, 0);
   return std::optional<std::string>(text == nullptr ? "" : reinterpret_cast<const char*>(text));
 }
@@ -68,7 +65,7 @@ Result<int64_t> ReadSqliteMetaVersion(const std::string& path, std::string_view 
   // removes the -wal and -shm files as the stores do (a read-only connection leaves them behind).
   const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
   SqliteHandle db(raw, &sqlite3_close_v2);
-  if (rc != SQLITE_OK) return db::SqliteError(raw, rc, "open " + path);
+  if (rc != SQLITE_OK) return SqliteError(raw, rc, "open " + path);
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
   MEND_ASSIGN_OR_RETURN(std::optional<std::string> has_meta,
                         QueryText(raw, kSqliteHasMeta, "", path));
@@ -97,15 +94,4 @@ Result<int64_t> ReadPostgresMetaVersion(const std::string& url, const std::strin
   return ParseVersion(value.Text(0, 0), where, key);
 }
 
-}  // namespace internal
-
-Result<int64_t> ReadSqliteStoreSchemaVersion(const std::string& path) {
-  return internal::ReadSqliteMetaVersion(path, "store.schema_version");
-}
-
-Result<int64_t> ReadPostgresStoreSchemaVersion(const std::string& url, const std::string& schema,
-                                               Duration connect_timeout) {
-  return internal::ReadPostgresMetaVersion(url, schema, connect_timeout, "store.schema_version");
-}
-
-}  // namespace mend::store
+}  // namespace mend::db
