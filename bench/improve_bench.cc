@@ -26,11 +26,11 @@
 #include <string>
 #include <vector>
 
-#include "agent/subprocess.h"
 #include "improve/evaluate_tree.h"
 #include "mend/agent/agent.h"
 #include "mend/agent/agent_spec.h"
 #include "mend/base/env.h"
+#include "mend/base/subprocess.h"
 #include "mend/improve/evaluate.h"
 #include "mend/llm/factory.h"
 #include "mend/store/sqlite_store.h"
@@ -179,7 +179,7 @@ class PlainSender {
 
 // The check process alone, with stdin the size of a one-turn run's JSON: seconds per check.
 double CheckSeconds(const Bench& bench, int reps) {
-  agent::SubprocessOptions options;
+  SubprocessOptions options;
   options.argv = {"/bin/sh", "-c", kCheck};
   options.cwd = bench.dir.string();
   options.stdin_data = std::string(900, 'x');
@@ -187,7 +187,7 @@ double CheckSeconds(const Bench& bench, int reps) {
   for (int r = 0; r < reps; ++r) {
     per_run.push_back(SecondsOf([&] {
                         for (int i = 0; i < kRunsPerArm; ++i) {
-                          Must(agent::RunSubprocess(options), "check");
+                          Must(RunSubprocess(options), "check");
                         }
                       }) /
                       kRunsPerArm);

@@ -1,8 +1,24 @@
+# mend_private_include(TARGET NAME)
+#
+# Lets TARGET include the private headers of module NAME, and no other module's: written as
+# "NAME/x.h" they resolve through a directory of the build tree that holds a single entry, NAME, a
+# symbolic link to src/NAME. With all of src/ on the path a module could include any other's
+# private header; this way `#include "store/pg_rows.h"` in src/memory does not compile.
+function(mend_private_include target name)
+  set(dir "${PROJECT_BINARY_DIR}/private_include/${name}")
+  if(NOT IS_SYMLINK "${dir}/${name}")
+    file(MAKE_DIRECTORY "${dir}")
+    file(CREATE_LINK "${PROJECT_SOURCE_DIR}/src/${name}" "${dir}/${name}" SYMBOLIC)
+  endif()
+  target_include_directories(${target} PRIVATE "${dir}")
+endfunction()
+
 # mend_module(NAME DEPS dep... [PRIVATE_DEPS dep...])
 #
 # Declares the library target mend_<NAME> from every .cc file in src/<NAME>/ (globbed, so adding a
 # file needs no edit here). Public headers live in include/mend/<NAME>/, private ones beside the
-# sources. DEPS are linked PUBLIC (other mend modules by their target name, e.g. mend_base).
+# sources, visible to this module only (mend_private_include). DEPS are linked PUBLIC (other mend
+# modules by their target name, e.g. mend_base).
 function(mend_module name)
   cmake_parse_arguments(ARG "" "" "DEPS;PRIVATE_DEPS" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*.cc")
@@ -15,9 +31,8 @@ function(mend_module name)
     return()
   endif()
   add_library(mend_${name} STATIC ${sources})
-  target_include_directories(mend_${name}
-    PUBLIC "${PROJECT_SOURCE_DIR}/include"
-    PRIVATE "${PROJECT_SOURCE_DIR}/src")
+  target_include_directories(mend_${name} PUBLIC "${PROJECT_SOURCE_DIR}/include")
+  mend_private_include(mend_${name} ${name})
   target_link_libraries(mend_${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
 endfunction()
 

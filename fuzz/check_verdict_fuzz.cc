@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view out = fuzz::AsText(data + 1, size - 1);
   Check(improve::internal::ParseVerdict(out));
 
-  agent::SubprocessResult result;
+  SubprocessResult result;
   switch (data[0] % 4) {
     case 0:
       result.exit_code = 0;

@@ -3,9 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/builtin_tool_util.h"
-#include "agent/subprocess.h"
 #include "agent/tool_output.h"
 #include "agent/workspace_path.h"
+#include "mend/base/subprocess.h"
 
 namespace mend::agent {
 

@@ -5,10 +5,10 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
-#include "agent/subprocess.h"
 #include "agent/workspace_path.h"
 #include "mend/agent/tool.h"
 #include "mend/base/result.h"
+#include "mend/base/subprocess.h"
 
 namespace mend::agent {
 

@@ -5,11 +5,11 @@
 #include <utility>
 
 #include "agent/builtin_tool_util.h"
-#include "agent/subprocess.h"
 #include "agent/tool_output.h"
 #include "agent/workspace_path.h"
 #include "mend/agent/command_vars.h"
 #include "mend/base/file_system.h"
+#include "mend/base/subprocess.h"
 
 namespace mend::agent {
 namespace {

@@ -8,6 +8,11 @@
 
 namespace mend::agent {
 
+Result<RunUsage> DecodeRunUsage(std::string_view state, std::string_view run_id) {
+  MEND_ASSIGN_OR_RETURN(RunState decoded, DecodeRunState(state, run_id));
+  return RunUsage{decoded.steps, decoded.input_tokens, decoded.output_tokens, decoded.cost_usd};
+}
+
 Result<RunView> ReadRunView(store::CheckpointStore& store, const std::string& run_id) {
   RunView view;
   MEND_ASSIGN_OR_RETURN(view.run, store.GetRun(run_id));

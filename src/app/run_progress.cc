@@ -1,6 +1,6 @@
 #include "mend/app/run_progress.h"
 
-#include "agent/run_state.h"
+#include "mend/agent/run_view.h"
 #include "mend/app/runtime.h"
 
 namespace mend::app {
@@ -18,9 +18,9 @@ Result<std::map<std::string, std::optional<RunProgress>>> ProgressOf(
     std::optional<RunProgress>& p = progress[s.run_id];
     p.reset();
     if (!s.status.ok()) continue;
-    Result<agent::RunState> state = agent::DecodeRunState(s.state, s.run_id);
-    if (!state.ok()) continue;
-    p = RunProgress{state->steps, state->input_tokens, state->output_tokens, state->cost_usd};
+    Result<agent::RunUsage> usage = agent::DecodeRunUsage(s.state, s.run_id);
+    if (!usage.ok()) continue;
+    p = RunProgress{usage->steps, usage->input_tokens, usage->output_tokens, usage->cost_usd};
   }
   return progress;
 }

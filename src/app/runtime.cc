@@ -7,7 +7,6 @@
 #include <system_error>
 #include <utility>
 
-#include "agent/subprocess.h"
 #include "app/event_log.h"
 #include "app/lessons_internal.h"
 #include "app/runtime_metrics_internal.h"
@@ -18,6 +17,7 @@
 #include "mend/app/memory_hooks.h"
 #include "mend/app/run_model.h"
 #include "mend/base/home_layout.h"
+#include "mend/base/subprocess.h"
 #include "mend/heal/progress_guard.h"
 #include "mend/memory/postgres_fact_store.h"
 #include "mend/obs/otlp.h"
@@ -277,10 +277,10 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
   runtime->home = config.GetString("home");
   MEND_RETURN_IF_ERROR(env.fs->CreateDirs(runtime->home));
   // Secrets read from config.toml: the environment's are found by name when a child's
-  // environment is built (agent/subprocess.h), these only by value.
+  // environment is built (mend/base/subprocess.h), these only by value.
   for (const char* key : {"provider.api_key", "memory.embeddings.api_key", "serve.token",
                           "observe.otlp.headers", "store.url"}) {
-    agent::AddChildEnvironmentSecret(config.GetString(key));
+    AddChildEnvironmentSecret(config.GetString(key));
   }
   runtime->caller_dir = options.caller_dir.empty() ? CurrentDirectory() : options.caller_dir;
   runtime->holder = store::LocalLeaseHolder(options.holder_prefix);

@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "agent/subprocess.h"
 #include "cli/cli.h"
+#include "mend/base/subprocess.h"
 
 extern char** environ;
 
@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   // The provider keys may be in this process's environment; the children it starts for agents
   // get a scrubbed copy, and this keeps them from reading the original in /proc/<ppid>/environ.
   // Best effort: without it mend still runs.
-  (void)mend::agent::MakeProcessUndumpable();
+  (void)mend::MakeProcessUndumpable();
   std::map<std::string, std::string> env;
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
     const std::string text = *entry;

@@ -1,7 +1,7 @@
 // The default CheckCommandRunner: a minimal fork/exec with stdin fed from memory, stdout captured
 // and a deadline after which the child's process group is killed. The child gets the scrubbed
-// environment and the resource limits of agent/subprocess.h, like the agent's command tools, and
-// dies with mend (agent::DieWithParent).
+// environment and the resource limits of mend/base/subprocess.h, like the agent's command tools,
+// and dies with mend (DieWithParent).
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/subprocess.h"
+#include "mend/base/subprocess.h"
 #include "mend/heal/output_check.h"
 
 extern char** environ;
@@ -27,11 +27,10 @@ using SteadyClock = std::chrono::steady_clock;
 
 // Runs in the forked child: only async-signal-safe calls until exec. An exec failure is reported
 // to the parent as the errno value through `report` (close-on-exec, so success closes it).
-[[noreturn]] void ExecChild(char* const* argv, char* const* envp,
-                            const agent::PreparedLimits& limits, pid_t parent, const char* cwd,
-                            int in, int out, int report) {
+[[noreturn]] void ExecChild(char* const* argv, char* const* envp, const PreparedLimits& limits,
+                            pid_t parent, const char* cwd, int in, int out, int report) {
   setpgid(0, 0);
-  agent::DieWithParent(parent);
+  DieWithParent(parent);
   // `mend serve` blocks SIGINT and SIGTERM in every thread; the command starts with none blocked.
   sigset_t empty;
   sigemptyset(&empty);
@@ -43,7 +42,7 @@ using SteadyClock = std::chrono::steady_clock;
     (void)!write(report, &err, sizeof(err));
     _exit(127);
   }
-  agent::ApplyPreparedLimits(limits);
+  ApplyPreparedLimits(limits);
   execvpe(argv[0], argv, envp);
   int err = errno;
   (void)!write(report, &err, sizeof(err));
@@ -136,12 +135,12 @@ Result<CommandRun> SubprocessRunner::Run(const std::vector<std::string>& argv,
     close(in[1]);
     return ErrnoToStatus(err, "pipe");
   }
-  // The same environment and limits as the agent's command tools (agent/subprocess.h).
-  std::vector<std::string> env = agent::ChildEnvironment(environ);
+  // The same environment and limits as the agent's command tools (mend/base/subprocess.h).
+  std::vector<std::string> env = ChildEnvironment(environ);
   std::vector<char*> envp;
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
-  const agent::PreparedLimits limits = agent::PrepareLimits(agent::ChildLimits{}, timeout);
+  const PreparedLimits limits = PrepareLimits(ChildLimits{}, timeout);
   SteadyClock::time_point deadline = SteadyClock::now() + timeout;
   const pid_t parent = getpid();
   pid_t pid = fork();

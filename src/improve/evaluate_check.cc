@@ -92,7 +92,7 @@ CheckVerdict ParseVerdict(std::string_view stdout_text) {
 
 namespace {
 
-CheckVerdict Judge(const agent::SubprocessResult& result, std::chrono::milliseconds timeout) {
+CheckVerdict Judge(const SubprocessResult& result, std::chrono::milliseconds timeout) {
   if (result.timed_out) return Failed("timed out after " + FormatTimeout(timeout));
   if (result.term_signal != 0) {
     return Failed("killed by signal " + std::to_string(result.term_signal));
@@ -112,7 +112,7 @@ CheckVerdict Judge(const agent::SubprocessResult& result, std::chrono::milliseco
 
 }  // namespace
 
-CheckVerdict VerdictOf(const agent::SubprocessResult& result, std::chrono::milliseconds timeout) {
+CheckVerdict VerdictOf(const SubprocessResult& result, std::chrono::milliseconds timeout) {
   CheckVerdict verdict = Judge(result, timeout);
   if (verdict.message.empty()) verdict.message = CheckMessageExcerpt(result.stderr_data);
   // Without a valid verdict, stdout holds the check's own words (prose, a broken object).
@@ -131,13 +131,13 @@ std::string FormatTimeout(std::chrono::milliseconds d) {
 
 CheckVerdict RunCheck(const std::vector<std::string>& argv, const std::string& cwd,
                       const std::string& stdin_data, std::chrono::milliseconds timeout) {
-  agent::SubprocessOptions options;
+  SubprocessOptions options;
   options.argv = argv;
   options.cwd = cwd;
   options.stdin_data = stdin_data;
   options.timeout = timeout;
   options.max_output_bytes = kMaxCheckStdoutBytes;
-  Result<agent::SubprocessResult> result = agent::RunSubprocess(options);
+  Result<SubprocessResult> result = RunSubprocess(options);
   if (!result.ok()) return Failed("could not start: " + std::string(result.status().message()));
   return VerdictOf(*result, timeout);
 }

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/subprocess.h"
+#include "mend/base/subprocess.h"
 #include "mend/improve/cases.h"
 #include "mend/improve/evaluate.h"
 
@@ -43,7 +43,7 @@ CheckVerdict ParseVerdict(std::string_view stdout_text);
 // first line of stderr) or too much output make it failed with `error` set; otherwise
 // ParseVerdict of its stdout. A verdict without a reason gets the excerpt of stderr as its
 // message, or, when it failed with `error` set, of stdout when stderr is empty.
-CheckVerdict VerdictOf(const agent::SubprocessResult& result, std::chrono::milliseconds timeout);
+CheckVerdict VerdictOf(const SubprocessResult& result, std::chrono::milliseconds timeout);
 
 // "200ms", "30s", "2m" (the largest unit that divides `d` exactly).
 std::string FormatTimeout(std::chrono::milliseconds d);

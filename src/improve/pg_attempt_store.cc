@@ -10,19 +10,19 @@
 #include <vector>
 
 #include "mend/base/home_layout.h"
+#include "mend/db/pg_conn.h"
+#include "mend/db/schema_read.h"
 #include "mend/improve/attempt_store.h"
 #include "mend/improve/audit.h"
 #include "mend/store/postgres_store.h"
-#include "store/pg_conn.h"
-#include "store/schema_read.h"
 
 namespace mend::improve {
 namespace {
 
-using store::internal::PgConn;
-using store::internal::PgParam;
-using store::internal::PgPool;
-using store::internal::PgResult;
+using db::PgConn;
+using db::PgParam;
+using db::PgPool;
+using db::PgResult;
 
 constexpr int64_t kSchemaVersion = 1;
 constexpr char kVersionKey[] = "improve.schema_version";
@@ -213,7 +213,7 @@ class PgAttemptStore final : public AttemptStore {
     }
     Proposal decided;
     bool ran = false;
-    Status s = store::internal::PgTransact(pool_, "BEGIN", [&](PgConn& conn) -> Status {
+    Status s = db::PgTransact(pool_, "BEGIN", [&](PgConn& conn) -> Status {
       if (ran) {
         // The connection broke after `decide` acted (it may have written files): not again.
         return UnavailableError("the connection to PostgreSQL was lost while proposal " +
@@ -282,7 +282,7 @@ class PgAttemptStore final : public AttemptStore {
     if (options_.schema.empty()) return OkStatus();
     return conn
         .Exec("SELECT set_config('search_path', $1, false)",
-              {PgParam::Text(store::internal::QuoteIdentifier(options_.schema))})
+              {PgParam::Text(db::QuoteIdentifier(options_.schema))})
         .status();
   }
 
@@ -371,11 +371,11 @@ Status PgAttemptStore::Init() {
   if (options_.url.empty()) return InvalidArgumentError("the PostgreSQL attempt store needs a URL");
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<PgConn> conn,
                         PgConn::Connect(options_.url, options_.connect_timeout));
-  return store::internal::PgTransactOn(*conn, [&](PgConn& c) -> Status {
+  return db::PgTransactOn(*conn, [&](PgConn& c) -> Status {
     MEND_RETURN_IF_ERROR(c.Run(kLockSchema));
     if (!options_.schema.empty()) {
       const std::string create =
-          "CREATE SCHEMA IF NOT EXISTS " + store::internal::QuoteIdentifier(options_.schema);
+          "CREATE SCHEMA IF NOT EXISTS " + db::QuoteIdentifier(options_.schema);
       MEND_RETURN_IF_ERROR(c.Run(create.c_str()));
     }
     MEND_RETURN_IF_ERROR(SetUp(c));
@@ -412,8 +412,7 @@ int64_t PostgresAttemptStoreSchemaVersion() { return kSchemaVersion; }
 
 Result<int64_t> ReadPostgresAttemptStoreSchemaVersion(const std::string& url,
                                                       const std::string& schema) {
-  return store::internal::ReadPostgresMetaVersion(url, schema, std::chrono::seconds(5),
-                                                  kVersionKey);
+  return db::ReadPostgresMetaVersion(url, schema, std::chrono::seconds(5), kVersionKey);
 }
 
 }  // namespace mend::improve

@@ -4,18 +4,18 @@
 #include <utility>
 
 #include "mend/base/utf8.h"
+#include "mend/db/schema_read.h"
 #include "mend/lessonq/postgres_queue.h"
 #include "mend/store/postgres_store.h"
-#include "store/schema_read.h"
 
 namespace mend::lessonq {
 namespace {
 
-using store::internal::PgConn;
-using store::internal::PgParam;
-using store::internal::PgPool;
-using store::internal::PgResult;
-using store::internal::QuoteIdentifier;
+using db::PgConn;
+using db::PgParam;
+using db::PgPool;
+using db::PgResult;
+using db::QuoteIdentifier;
 
 constexpr int64_t kSchemaVersion = 2;
 
@@ -406,8 +406,8 @@ int64_t PostgresLessonQueueSchemaVersion() { return kSchemaVersion; }
 Result<int64_t> ReadPostgresLessonQueueSchemaVersion(const std::string& url,
                                                      const std::string& schema,
                                                      Duration connect_timeout) {
-  return store::internal::ReadPostgresMetaVersion(url, schema, connect_timeout,
-                                                  "lessonq.schema_version", "lesson_queue_meta");
+  return db::ReadPostgresMetaVersion(url, schema, connect_timeout, "lessonq.schema_version",
+                                     "lesson_queue_meta");
 }
 
 }  // namespace mend::lessonq

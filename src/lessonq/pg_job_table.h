@@ -8,9 +8,9 @@
 
 #include "mend/base/clock.h"
 #include "mend/base/result.h"
+#include "mend/db/pg_conn.h"
 #include "mend/lessonq/job.h"
 #include "mend/lessonq/postgres_queue.h"
-#include "store/pg_conn.h"
 
 namespace mend::lessonq {
 
@@ -83,15 +83,14 @@ class PgJobTable {
   enum class Pool { kDefault, kClaims };
 
   PgJobTable(const PgQueueOptions& options, int pool_size);
-  Status SetUp(store::internal::PgConn& conn, bool claims);
+  Status SetUp(db::PgConn& conn, bool claims);
   Status Init();
-  Result<store::internal::PgResult> Exec(const char* sql,
-                                         const std::vector<store::internal::PgParam>& params,
-                                         Pool pool = Pool::kDefault);
+  Result<db::PgResult> Exec(const char* sql, const std::vector<db::PgParam>& params,
+                            Pool pool = Pool::kDefault);
 
   const PgQueueOptions options_;
-  store::internal::PgPool pool_;
-  store::internal::PgPool claim_pool_;
+  db::PgPool pool_;
+  db::PgPool claim_pool_;
 };
 
 }  // namespace mend::lessonq

@@ -13,9 +13,9 @@
 namespace mend::memory::internal {
 namespace {
 
-using store::internal::PgParam;
-using store::internal::PgResult;
-using store::internal::PgTextArray;
+using db::PgParam;
+using db::PgResult;
+using db::PgTextArray;
 
 // ts_rank with normalisation 1 (divided by 1 + the log of the text's length) stands in for BM25:
 // the retriever scores the candidates with its own BM25 afterwards, as on SQLite.

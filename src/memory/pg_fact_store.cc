@@ -19,10 +19,10 @@ namespace mend::memory {
 namespace internal {
 namespace {
 
-using store::internal::PgParam;
-using store::internal::PgResult;
-using store::internal::PgTextArray;
-using store::internal::QuoteIdentifier;
+using db::PgParam;
+using db::PgResult;
+using db::PgTextArray;
+using db::QuoteIdentifier;
 
 constexpr char kLockWrites[] = "SELECT value FROM meta WHERE key = 'memory.generation' FOR UPDATE";
 constexpr char kInsert[] =
@@ -203,7 +203,7 @@ Status PgFactStore::Init() {
   // known.
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<PgConn> conn,
                         PgConn::Connect(options_.url, options_.connect_timeout));
-  return store::internal::PgTransactOn(*conn, [&](PgConn& c) -> Status {
+  return db::PgTransactOn(*conn, [&](PgConn& c) -> Status {
     MEND_RETURN_IF_ERROR(c.Run(kPgLockSchema));
     MEND_RETURN_IF_ERROR(PrepareExtension(c));
     if (!options_.schema.empty()) {
@@ -235,7 +235,7 @@ Status PgFactStore::CreateOrCheckSchema(PgConn& conn) {
 }
 
 Status PgFactStore::WriteTx(const std::function<Status(PgConn&)>& body) {
-  return store::internal::PgTransact(pool_, "BEGIN", [&](PgConn& conn) -> Status {
+  return db::PgTransact(pool_, "BEGIN", [&](PgConn& conn) -> Status {
     MEND_ASSIGN_OR_RETURN(PgResult locked, conn.Exec(kLockWrites, {}, PgConn::Plan::kPrepared));
     if (locked.rows() == 0) return DataLossError("the memory generation counter is missing");
     return body(conn);
@@ -245,7 +245,7 @@ Status PgFactStore::WriteTx(const std::function<Status(PgConn&)>& body) {
 Status PgFactStore::ReadOne(const std::function<Status(PgConn&)>& body) {
   Status s;
   for (int attempt = 1; attempt <= 2; ++attempt) {
-    MEND_ASSIGN_OR_RETURN(store::internal::PgPool::Handle conn, pool_.Acquire());
+    MEND_ASSIGN_OR_RETURN(db::PgPool::Handle conn, pool_.Acquire());
     s = body(*conn);
     // A pooled connection the server closed meanwhile: read again on a fresh one.
     if (s.ok() || conn->healthy()) return s;
@@ -513,7 +513,7 @@ Status PgFactStore::RecordInjection(const std::string& run_id,
                                     const std::vector<std::string>& ids) {
   if (ids.empty()) return OkStatus();
   const std::string now = Millis(clock_.Now());
-  return store::internal::PgTransact(pool_, "BEGIN", [&](PgConn& conn) -> Status {
+  return db::PgTransact(pool_, "BEGIN", [&](PgConn& conn) -> Status {
     for (const std::string& id : ids) {
       MEND_RETURN_IF_ERROR(
           conn.Exec("INSERT INTO fact_injections (run_id, fact_id, at) VALUES ($1, $2, $3) "
@@ -533,7 +533,7 @@ Status PgFactStore::RecordInjection(const std::string& run_id,
 
 Status PgFactStore::RecordOutcome(const std::string& run_id, bool completed) {
   const std::string now = Millis(clock_.Now());
-  return store::internal::PgTransact(pool_, "BEGIN", [&](PgConn& conn) -> Status {
+  return db::PgTransact(pool_, "BEGIN", [&](PgConn& conn) -> Status {
     MEND_ASSIGN_OR_RETURN(PgResult any,
                           conn.Exec("SELECT 1 FROM fact_injections WHERE run_id = $1 LIMIT 1",
                                     {PgParam::Text(run_id)}, PgConn::Plan::kPrepared));

@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "memory/document_terms.h"
+#include "mend/db/pg_conn.h"
 #include "mend/memory/fact_store.h"
 #include "mend/memory/postgres_fact_store.h"
-#include "store/pg_conn.h"
 
 namespace mend::memory::internal {
 
-using store::internal::PgConn;
+using db::PgConn;
 
 // The words of a fact's searchable text as mend cuts them (ForEachToken: runs of letters and
 // digits, ASCII lower-cased), joined by spaces: what the `search` tsvector is made of, so a path
@@ -33,7 +33,7 @@ inline std::string PgOrQuery(const std::vector<std::string>& words) {
   "last_accessed, access_count, helped, hurt, superseded_by, episodes, as_written"
 inline constexpr char kPgFactColumns[] = MEND_PG_FACT_COLUMNS;
 // Row `r` of a query selecting kPgFactColumns; its rowid in `*rowid`.
-Result<Fact> PgFactFromRow(const store::internal::PgResult& res, int r, int64_t* rowid);
+Result<Fact> PgFactFromRow(const db::PgResult& res, int r, int64_t* rowid);
 
 // The PostgreSQL FactStore (postgres_fact_store.h). Every operation is one transaction on a pooled
 // connection; writes first lock the memory generation row, so they run one at a time across hosts.
@@ -107,7 +107,7 @@ class PgFactStore final : public FactStore {
   const PostgresFactStoreOptions options_;
   Clock& clock_;
   std::string extension_schema_;  // where pg_trgm lives; set by Init before the pool is used
-  store::internal::PgPool pool_;
+  db::PgPool pool_;
 };
 
 }  // namespace mend::memory::internal

@@ -11,9 +11,9 @@
 namespace mend::memory::internal {
 namespace {
 
-using store::internal::PgParam;
-using store::internal::PgResult;
-using store::internal::PgTextArray;
+using db::PgParam;
+using db::PgResult;
+using db::PgTextArray;
 
 constexpr char kSnapshot[] = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 constexpr char kPutVector[] =
@@ -71,7 +71,7 @@ Result<int64_t> PgFactStore::PutEmbeddings(const std::vector<FactVector>& vector
   MEND_RETURN_IF_ERROR(CheckVectors(vectors));
   int64_t stored = 0;
   if (vectors.empty()) return stored;
-  MEND_RETURN_IF_ERROR(store::internal::PgTransact(pool_, "BEGIN", [&](PgConn& conn) -> Status {
+  MEND_RETURN_IF_ERROR(db::PgTransact(pool_, "BEGIN", [&](PgConn& conn) -> Status {
     stored = 0;
     for (const FactVector& v : vectors) {
       MEND_ASSIGN_OR_RETURN(
@@ -156,7 +156,7 @@ Result<std::vector<EmbeddingWork>> PgFactStore::MissingEmbeddingsOf(
 
 Result<std::vector<EmbeddingCoverage>> PgFactStore::Coverage(const std::string& model_id) {
   std::vector<EmbeddingCoverage> out;
-  MEND_RETURN_IF_ERROR(store::internal::PgTransact(pool_, kSnapshot, [&](PgConn& conn) -> Status {
+  MEND_RETURN_IF_ERROR(db::PgTransact(pool_, kSnapshot, [&](PgConn& conn) -> Status {
     out.clear();
     MEND_ASSIGN_OR_RETURN(PgResult models, conn.Exec(kModels, {}, PgConn::Plan::kPrepared));
     bool listed = model_id.empty();
@@ -182,7 +182,7 @@ Result<std::vector<EmbeddingCoverage>> PgFactStore::Coverage(const std::string& 
 
 Result<FactCounts> PgFactStore::CountFacts() {
   FactCounts counts;
-  MEND_RETURN_IF_ERROR(store::internal::PgTransact(pool_, kSnapshot, [&](PgConn& conn) -> Status {
+  MEND_RETURN_IF_ERROR(db::PgTransact(pool_, kSnapshot, [&](PgConn& conn) -> Status {
     counts = FactCounts{};
     MEND_ASSIGN_OR_RETURN(PgResult totals, conn.Exec(kCountFacts, {}, PgConn::Plan::kPrepared));
     counts.active = totals.Int(0, 0).value_or(0);

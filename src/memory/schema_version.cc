@@ -3,7 +3,7 @@
 
 #include "memory/fact_store_sql.h"
 #include "memory/pg_fact_store_sql.h"
-#include "store/schema_read.h"
+#include "mend/db/schema_read.h"
 
 namespace mend::memory {
 namespace {
@@ -17,12 +17,12 @@ int64_t SqliteMemorySchemaVersion() { return internal::kMemorySchemaVersion; }
 int64_t PostgresMemorySchemaVersion() { return internal::kPgMemorySchemaVersion; }
 
 Result<int64_t> ReadSqliteMemorySchemaVersion(const std::string& path) {
-  return store::internal::ReadSqliteMetaVersion(path, kVersionKey);
+  return db::ReadSqliteMetaVersion(path, kVersionKey);
 }
 
 Result<int64_t> ReadPostgresMemorySchemaVersion(const std::string& url, const std::string& schema,
                                                 Duration connect_timeout) {
-  return store::internal::ReadPostgresMetaVersion(url, schema, connect_timeout, kVersionKey);
+  return db::ReadPostgresMetaVersion(url, schema, connect_timeout, kVersionKey);
 }
 
 }  // namespace mend::memory

@@ -14,7 +14,7 @@
 namespace mend::memory::internal {
 namespace {
 
-using store::internal::SqliteStmt;
+using db::SqliteStmt;
 
 constexpr char kAddStem[] =
     "INSERT INTO fact_terms (stem, words, tokens) VALUES (?1, ?2, ?3) "

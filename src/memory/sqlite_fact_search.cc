@@ -10,8 +10,8 @@
 namespace mend::memory::internal {
 namespace {
 
-using store::internal::SqliteDb;
-using store::internal::SqliteStmt;
+using db::SqliteConn;
+using db::SqliteStmt;
 
 // The inner query is the plain FTS5 ranking; superseded facts are dropped afterwards, so it asks
 // for a few more rows than wanted.
@@ -77,7 +77,7 @@ Result<TermStatistics::Counts> SqliteFactStore::CountTerms(const std::vector<std
   std::lock_guard<std::mutex> lock(mu_);
   TermStatistics::Counts counts;
   // One read transaction, so the totals and the frequencies describe the same facts.
-  MEND_RETURN_IF_ERROR(db_->InTransaction(SqliteDb::TxKind::kRead, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(db_->InTransaction(SqliteConn::TxKind::kRead, [&]() -> Status {
     MEND_ASSIGN_OR_RETURN(SqliteStmt totals, db_->Prepare(kTotals));
     int found = 0;
     while (true) {
@@ -109,7 +109,7 @@ Result<std::vector<TagMatch>> SqliteFactStore::MatchTags(const std::vector<std::
                                                          size_t max_postings) {
   std::vector<TagMatch> out;
   std::lock_guard<std::mutex> lock(mu_);
-  MEND_RETURN_IF_ERROR(db_->InTransaction(SqliteDb::TxKind::kRead, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(db_->InTransaction(SqliteConn::TxKind::kRead, [&]() -> Status {
     out.clear();
     for (const std::string& key : keys) {
       MEND_ASSIGN_OR_RETURN(SqliteStmt count, db_->Prepare(kTagKeyCount));

@@ -15,8 +15,8 @@ namespace mend::memory {
 namespace internal {
 namespace {
 
-using store::internal::SqliteDb;
-using store::internal::SqliteStmt;
+using db::SqliteConn;
+using db::SqliteStmt;
 
 constexpr char kSelectById[] =
     "SELECT rowid, id, content, category, tags, workspace, source, confidence, created_at, "
@@ -87,14 +87,14 @@ Result<std::pair<int64_t, Fact>> ReadRow(const SqliteStmt& stmt) {
 }  // namespace
 
 SqliteFactStore::SqliteFactStore(std::string path, FactStoreOptions options,
-                                 std::unique_ptr<SqliteDb> db)
+                                 std::unique_ptr<SqliteConn> db)
     : path_(std::move(path)), options_(options), db_(std::move(db)) {}
 
 Status SqliteFactStore::Init() {
   std::lock_guard<std::mutex> lock(mu_);
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA journal_mode = WAL"));
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA synchronous = FULL"));
-  return db_->InTransaction(SqliteDb::TxKind::kWrite, [&]() -> Status {
+  return db_->InTransaction(SqliteConn::TxKind::kWrite, [&]() -> Status {
     MEND_RETURN_IF_ERROR(db_->Exec(kCreateMeta));
     MEND_ASSIGN_OR_RETURN(SqliteStmt select, db_->Prepare(kSelectVersion));
     MEND_ASSIGN_OR_RETURN(bool found, select.Step());
@@ -123,7 +123,7 @@ Status SqliteFactStore::Init() {
 }
 
 Status SqliteFactStore::WriteTx(const std::function<Status()>& body) {
-  return db_->InTransaction(SqliteDb::TxKind::kWrite, body);
+  return db_->InTransaction(SqliteConn::TxKind::kWrite, body);
 }
 
 Status SqliteFactStore::BumpLocked(const char* sql) {
@@ -342,7 +342,9 @@ Result<FactStore::ImportCounts> SqliteFactStore::Import(const std::vector<Fact>&
 Result<std::unique_ptr<FactStore>> FactStore::Open(const std::string& path,
                                                    FactStoreOptions options) {
   if (options.clock == nullptr) return InvalidArgumentError("FactStore needs a clock");
-  MEND_ASSIGN_OR_RETURN(auto db, store::internal::SqliteDb::Open(path, options.busy_timeout));
+  db::SqliteOptions db_options;
+  db_options.busy_timeout = options.busy_timeout;
+  MEND_ASSIGN_OR_RETURN(auto db, db::SqliteConn::Open(path, db_options));
   auto store = std::make_unique<internal::SqliteFactStore>(path, options, std::move(db));
   MEND_RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<FactStore>(std::move(store));

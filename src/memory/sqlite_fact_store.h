@@ -8,15 +8,14 @@
 #include <vector>
 
 #include "memory/document_terms.h"
+#include "mend/db/sqlite.h"
 #include "mend/memory/fact_store.h"
-#include "store/sqlite_db.h"
 
 namespace mend::memory::internal {
 
 class SqliteFactStore final : public FactStore {
  public:
-  SqliteFactStore(std::string path, FactStoreOptions options,
-                  std::unique_ptr<store::internal::SqliteDb> db);
+  SqliteFactStore(std::string path, FactStoreOptions options, std::unique_ptr<db::SqliteConn> db);
   Status Init();
 
   Result<AddResult> Add(const NewFact& fact) override;
@@ -80,7 +79,7 @@ class SqliteFactStore final : public FactStore {
   const std::string path_;
   const FactStoreOptions options_;
   std::mutex mu_;
-  std::unique_ptr<store::internal::SqliteDb> db_;
+  std::unique_ptr<db::SqliteConn> db_;
 };
 
 }  // namespace mend::memory::internal

@@ -11,8 +11,8 @@
 namespace mend::memory::internal {
 namespace {
 
-using store::internal::SqliteDb;
-using store::internal::SqliteStmt;
+using db::SqliteConn;
+using db::SqliteStmt;
 
 constexpr char kBumpVectorGeneration[] =
     "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memory.vector_generation'";
@@ -123,7 +123,7 @@ Result<std::vector<EmbeddingWork>> SqliteFactStore::MissingEmbeddingsOf(
   if (ids.empty()) return out;
   std::lock_guard<std::mutex> lock(mu_);
   // One read transaction, so the facts are read as of one moment.
-  MEND_RETURN_IF_ERROR(db_->InTransaction(SqliteDb::TxKind::kRead, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(db_->InTransaction(SqliteConn::TxKind::kRead, [&]() -> Status {
     out.clear();
     std::unordered_set<std::string> seen;
     for (const std::string& id : ids) {
@@ -141,7 +141,7 @@ Result<std::vector<EmbeddingWork>> SqliteFactStore::MissingEmbeddingsOf(
 Result<std::vector<EmbeddingCoverage>> SqliteFactStore::Coverage(const std::string& model_id) {
   std::vector<EmbeddingCoverage> out;
   std::lock_guard<std::mutex> lock(mu_);
-  MEND_RETURN_IF_ERROR(db_->InTransaction(SqliteDb::TxKind::kRead, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(db_->InTransaction(SqliteConn::TxKind::kRead, [&]() -> Status {
     out.clear();
     MEND_ASSIGN_OR_RETURN(SqliteStmt models, db_->Prepare(kModels));
     bool listed = model_id.empty();
@@ -171,7 +171,7 @@ Result<std::vector<EmbeddingCoverage>> SqliteFactStore::Coverage(const std::stri
 Result<FactCounts> SqliteFactStore::CountFacts() {
   FactCounts counts;
   std::lock_guard<std::mutex> lock(mu_);
-  MEND_RETURN_IF_ERROR(db_->InTransaction(SqliteDb::TxKind::kRead, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(db_->InTransaction(SqliteConn::TxKind::kRead, [&]() -> Status {
     counts = FactCounts{};
     MEND_ASSIGN_OR_RETURN(SqliteStmt totals, db_->Prepare(kCountFacts));
     MEND_ASSIGN_OR_RETURN(bool row, totals.Step());

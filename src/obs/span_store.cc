@@ -16,7 +16,6 @@
 #include "obs/run_summary.h"
 #include "obs/span_store_rows.h"
 #include "obs/span_store_sql.h"
-#include "obs/sqlite_conn.h"
 #include "obs/trace_summary.h"
 
 namespace mend::obs {
@@ -49,7 +48,7 @@ Status Migrate(SqliteConn& conn, int64_t from) {
 // the file at the same time never sees half of it.
 Status InitSchema(SqliteConn& conn, const std::string& path) {
   MEND_RETURN_IF_ERROR(conn.Exec(internal::kPragmas));
-  return conn.InWriteTransaction([&]() -> Status {
+  return conn.InTransaction(SqliteConn::TxKind::kWrite, [&]() -> Status {
     MEND_RETURN_IF_ERROR(conn.Exec(internal::kCreateMeta));
     int64_t version = 0;
     {
@@ -175,7 +174,7 @@ Status WriteBatch(SqliteConn& conn, const std::vector<SpanData>& spans, int64_t 
 
 }  // namespace
 
-SpanStore::SpanStore(std::unique_ptr<internal::SqliteConn> conn, int64_t schema_version)
+SpanStore::SpanStore(std::unique_ptr<db::SqliteConn> conn, int64_t schema_version)
     : conn_(std::move(conn)), schema_version_(schema_version) {}
 SpanStore::~SpanStore() = default;
 
@@ -185,10 +184,11 @@ Result<std::unique_ptr<SpanStore>> SpanStore::Open(const std::string& path,
   const size_t slash = path.find_last_of('/');
   if (slash != std::string::npos && slash > 0)
     MEND_RETURN_IF_ERROR(PosixFileSystem::Default()->CreateDirs(path.substr(0, slash)));
-  // SQLite would create the file 0644 and give its -wal and -shm files that mode.
-  MEND_RETURN_IF_ERROR(PosixFileSystem::MakePrivateFile(path));
-  MEND_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConn> conn,
-                        SqliteConn::Open(path, SqliteConn::Access::kReadWrite, vfs));
+  // The test VFS that may be named here wraps SQLite's default one: its files are on this disk.
+  db::SqliteOptions options;
+  options.vfs = vfs;
+  options.vfs_files = db::SqliteOptions::VfsFiles::kLocalDisk;
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConn> conn, SqliteConn::Open(path, options));
   MEND_RETURN_IF_ERROR(InitSchema(*conn, path));
   return std::unique_ptr<SpanStore>(new SpanStore(std::move(conn), kSpanStoreSchemaVersion));
 }
@@ -199,8 +199,9 @@ Result<std::unique_ptr<SpanStore>> SpanStore::OpenReadOnly(const std::string& pa
     if (errno == ENOENT) return NotFoundError(path + " does not exist");
     return ErrnoToStatus(errno, "stat " + path);
   }
-  MEND_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConn> conn,
-                        SqliteConn::Open(path, SqliteConn::Access::kReadOnly, ""));
+  db::SqliteOptions options;
+  options.access = db::SqliteOptions::Access::kReadOnly;
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConn> conn, SqliteConn::Open(path, options));
   MEND_ASSIGN_OR_RETURN(int64_t has_meta, conn->QueryInt(internal::kHasMeta));
   if (has_meta == 0) return FailedPreconditionError(path + " has no observe.db schema");
   MEND_ASSIGN_OR_RETURN(int64_t version, conn->QueryInt(internal::kSchemaVersion));
@@ -214,8 +215,9 @@ Result<int64_t> SpanStore::ReadSchemaVersion(const std::string& path) {
     if (errno == ENOENT) return 0;
     return ErrnoToStatus(errno, "stat " + path);
   }
-  MEND_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConn> conn,
-                        SqliteConn::Open(path, SqliteConn::Access::kExisting, ""));
+  db::SqliteOptions options;
+  options.access = db::SqliteOptions::Access::kExisting;
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<SqliteConn> conn, SqliteConn::Open(path, options));
   MEND_ASSIGN_OR_RETURN(int64_t has_meta, conn->QueryInt(internal::kHasMeta));
   if (has_meta == 0) return 0;
   MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, conn->Prepare(internal::kSchemaVersion));
@@ -230,7 +232,8 @@ Status SpanStore::Write(const std::vector<SpanData>& spans, int64_t newly_droppe
                         OtlpExport otlp) {
   if (spans.empty() && newly_dropped <= 0) return OkStatus();
   std::lock_guard<std::mutex> lock(mu_);
-  return conn_->InWriteTransaction([&] { return WriteBatch(*conn_, spans, newly_dropped, otlp); });
+  return conn_->InTransaction(SqliteConn::TxKind::kWrite,
+                              [&] { return WriteBatch(*conn_, spans, newly_dropped, otlp); });
 }
 
 Result<int64_t> SpanStore::dropped_spans() {

@@ -6,7 +6,6 @@
 #include "obs/span_codec.h"
 #include "obs/span_store_rows.h"
 #include "obs/span_store_sql.h"
-#include "obs/sqlite_conn.h"
 
 namespace mend::obs {
 namespace {
@@ -20,7 +19,7 @@ Result<std::vector<SpanKey>> UpdateEach(SqliteConn& conn, const char* sql,
                                         const std::vector<SpanKey>& keys) {
   std::vector<SpanKey> unmatched;
   if (keys.empty()) return unmatched;
-  MEND_RETURN_IF_ERROR(conn.InWriteTransaction([&]() -> Status {
+  MEND_RETURN_IF_ERROR(conn.InTransaction(SqliteConn::TxKind::kWrite, [&]() -> Status {
     unmatched.clear();  // a retried transaction starts over
     for (const SpanKey& key : keys) {
       MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, conn.Prepare(sql));
@@ -61,7 +60,7 @@ Result<std::vector<SpanData>> SpanStore::SpansToExport(Time orphaned_before, siz
 Result<int64_t> SpanStore::ExpireUnexported(Time cutoff) {
   std::lock_guard<std::mutex> lock(mu_);
   int64_t expired = 0;
-  MEND_RETURN_IF_ERROR(conn_->InWriteTransaction([&]() -> Status {
+  MEND_RETURN_IF_ERROR(conn_->InTransaction(SqliteConn::TxKind::kWrite, [&]() -> Status {
     MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, conn_->Prepare(internal::kOtlpExpire));
     MEND_RETURN_IF_ERROR(stmt.Bind(1, internal::UnixNanos(cutoff)).Run());
     expired = conn_->Changes();

@@ -142,7 +142,7 @@ Result<SpanPruneResult> SpanStore::DeleteEndedBefore(Time cutoff, Mode mode,
     return result;
   }
   MEND_ASSIGN_OR_RETURN(int64_t pages_before, conn_->QueryInt(internal::kPageCount));
-  MEND_RETURN_IF_ERROR(conn_->InWriteTransaction([&]() -> Status {
+  MEND_RETURN_IF_ERROR(conn_->InTransaction(SqliteConn::TxKind::kWrite, [&]() -> Status {
     // Runs with spans on both sides of the cutoff keep a summary of what is left.
     std::vector<std::string> across;
     {

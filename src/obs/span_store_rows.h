@@ -2,11 +2,14 @@
 
 #include <string>
 
+#include "mend/db/sqlite.h"
 #include "mend/obs/span_store.h"
 #include "obs/run_summary.h"
-#include "obs/sqlite_conn.h"
 
 namespace mend::obs::internal {
+
+using db::SqliteConn;
+using db::SqliteStmt;
 
 // The encoded JSON columns of the span being written; kept across the spans of a batch so their
 // buffers are allocated once.

@@ -5,11 +5,14 @@
 #include <string_view>
 #include <vector>
 
+#include "mend/db/sqlite.h"
 #include "mend/obs/span_store.h"
 #include "mend/obs/trace.h"
-#include "obs/sqlite_conn.h"
 
 namespace mend::obs::internal {
+
+using db::SqliteConn;
+using db::SqliteStmt;
 
 // What a trace's summary needs of one span. Views into the span (or the row) it came from.
 struct TraceSpanFacts {

@@ -3,11 +3,19 @@
 #include <vector>
 
 #include "mend/base/result.h"
+#include "mend/db/pg_conn.h"
 #include "mend/store/checkpoint_store.h"
-#include "store/pg_conn.h"
 #include "store/run_row.h"
 
 namespace mend::store::internal {
+
+using db::PgConn;
+using db::PgParam;
+using db::PgPool;
+using db::PgResult;
+using db::PgTextArray;
+using db::PgTransact;
+using db::QuoteIdentifier;
 
 // The `runs` rows of the PostgreSQL store use the columns, order and encodings of the SQLite store
 // (MEND_STORE_RUN_COLUMNS, StoredRun, times as integer nanoseconds).

@@ -351,6 +351,12 @@ Status PgStore::UpdateUnleased(const std::string& run_id, const RunUpdate& updat
 
 }  // namespace internal
 
+bool IsPostgresUrl(std::string_view url) {
+  return url.starts_with("postgres://") || url.starts_with("postgresql://");
+}
+
+std::string MaskPostgresUrl(const std::string& url) { return db::MaskPostgresUrl(url); }
+
 Result<std::unique_ptr<CheckpointStore>> OpenPostgresStore(const PostgresStoreOptions& options,
                                                            Clock& clock) {
   if (options.url.empty()) return FailedPreconditionError("the store needs a PostgreSQL URL");

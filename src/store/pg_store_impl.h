@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "mend/db/pg_conn.h"
 #include "mend/store/checkpoint_store.h"
 #include "mend/store/postgres_store.h"
 #include "store/pending_plan.h"
-#include "store/pg_conn.h"
 #include "store/pg_rows.h"
 
 namespace mend::store::internal {

@@ -62,7 +62,7 @@ Status SqliteStore::InsertCheckpoint(const std::string& run_id, int64_t step, in
 
 Status SqliteStore::Save(const Lease& lease, const Checkpoint& checkpoint,
                          const RunUpdate& update) {
-  return Transact(SqliteDb::TxKind::kWrite, SaveBody(lease, checkpoint, update));
+  return Transact(SqliteConn::TxKind::kWrite, SaveBody(lease, checkpoint, update));
 }
 
 std::function<Status()> SqliteStore::SaveBody(const Lease& lease, const Checkpoint& checkpoint,
@@ -160,7 +160,7 @@ Result<RunSnapshot> SqliteStore::LoadLocked(const std::string& run_id,
 
 Result<RunSnapshot> SqliteStore::Load(const std::string& run_id, std::optional<int64_t> step) {
   std::optional<RunSnapshot> out;
-  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kRead, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(Transact(SqliteConn::TxKind::kRead, [&]() -> Status {
     MEND_ASSIGN_OR_RETURN(out, LoadLocked(run_id, step));
     return OkStatus();
   }));
@@ -170,7 +170,7 @@ Result<RunSnapshot> SqliteStore::Load(const std::string& run_id, std::optional<i
 Result<std::vector<CheckpointState>> SqliteStore::LatestStates(
     const std::vector<std::string>& run_ids) {
   std::vector<CheckpointState> out;
-  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kRead, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(Transact(SqliteConn::TxKind::kRead, [&]() -> Status {
     out.clear();
     std::set<std::string> seen;
     for (const std::string& id : run_ids) {
@@ -194,7 +194,7 @@ Result<std::vector<CheckpointState>> SqliteStore::LatestStates(
 
 Result<std::vector<CheckpointInfo>> SqliteStore::History(const std::string& run_id) {
   std::vector<CheckpointInfo> out;
-  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kRead, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(Transact(SqliteConn::TxKind::kRead, [&]() -> Status {
     MEND_ASSIGN_OR_RETURN(bool exists, RunExists(run_id));
     if (!exists) return NotFoundError("no run " + Quote(run_id));
     MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kSelectHistory));
@@ -212,7 +212,7 @@ Result<RunRecord> SqliteStore::Fork(const std::string& run_id, int64_t step,
                                     const std::string& new_id) {
   if (new_id.empty()) return InvalidArgumentError("a fork needs an id");
   std::optional<RunRecord> out;
-  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(Transact(SqliteConn::TxKind::kWrite, [&]() -> Status {
     MEND_ASSIGN_OR_RETURN(RunSnapshot snap, LoadLocked(run_id, step));
     MEND_ASSIGN_OR_RETURN(bool exists, RunExists(new_id));
     if (exists) return AlreadyExistsError("run " + Quote(new_id) + " already exists");

@@ -42,7 +42,7 @@ void BindFilters(SqliteStmt& stmt, const PendingPlan& plan) {
 Result<PendingPage> SqliteStore::ListPending(const PendingQuery& query) {
   MEND_ASSIGN_OR_RETURN(PendingPlan plan, PlanPending(query));
   std::optional<PendingPage> page;
-  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kRead, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(Transact(SqliteConn::TxKind::kRead, [&]() -> Status {
     const PageStatements& sqls = StatementsOf(plan);
     const char* sql = !plan.filtered ? sqls.page
                       : plan.agent   ? sqls.page_by_agent

@@ -36,7 +36,7 @@ struct RowsAndBytes {
 
 Result<PruneReport> SqliteStore::Prune(const PruneRequest& request) {
   PruneReport report;
-  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(Transact(SqliteConn::TxKind::kWrite, [&]() -> Status {
     std::vector<RunRecord> runs;
     {
       MEND_ASSIGN_OR_RETURN(SqliteStmt select, db_->Prepare(kSelectFinishedBefore));

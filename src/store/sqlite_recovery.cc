@@ -13,7 +13,7 @@ namespace mend::store::internal {
 Result<RecoveryPage> SqliteStore::ListRecoveryCandidates(const RecoveryQuery& query) {
   MEND_RETURN_IF_ERROR(ValidateRecoveryQuery(query));
   RecoveryPage page;
-  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kRead, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(Transact(SqliteConn::TxKind::kRead, [&]() -> Status {
     page = RecoveryPage{};
     MEND_RETURN_IF_ERROR(ReadCandidates(query, page));
     if (query.counting == RecoveryCounting::kOmit) return OkStatus();

@@ -1,11 +1,14 @@
 #pragma once
 
 #include "mend/base/result.h"
+#include "mend/db/sqlite.h"
 #include "mend/store/checkpoint_store.h"
 #include "store/run_row.h"
-#include "store/sqlite_db.h"
 
 namespace mend::store::internal {
+
+using db::SqliteConn;
+using db::SqliteStmt;
 
 // The SQLite side of the `runs` row codec (run_row.h).
 

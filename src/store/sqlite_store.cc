@@ -118,7 +118,7 @@ constexpr char kDeleteRun[] = "DELETE FROM runs WHERE id = ?1";
 }  // namespace
 
 SqliteStore::SqliteStore(const SqliteStoreOptions& options, Clock& clock,
-                         std::unique_ptr<SqliteDb> db)
+                         std::unique_ptr<SqliteConn> db)
     : options_(options),
       clock_(clock),
       db_(std::move(db)),
@@ -143,7 +143,7 @@ Status SqliteStore::Init() {
   // home.
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA temp_store = MEMORY"));
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA foreign_keys = ON"));
-  return db_->InTransaction(SqliteDb::TxKind::kWrite, [&] { return CreateOrMigrateSchema(); });
+  return db_->InTransaction(SqliteConn::TxKind::kWrite, [&] { return CreateOrMigrateSchema(); });
 }
 
 Status SqliteStore::CreateOrMigrateSchema() {
@@ -180,8 +180,8 @@ Status SqliteStore::CreateOrMigrateSchema() {
   return write.BindText(1, std::to_string(kSchemaVersion)).Run();
 }
 
-Status SqliteStore::Transact(SqliteDb::TxKind kind, const std::function<Status()>& body) {
-  if (kind == SqliteDb::TxKind::kWrite) return writes_.Submit(body);
+Status SqliteStore::Transact(SqliteConn::TxKind kind, const std::function<Status()>& body) {
+  if (kind == SqliteConn::TxKind::kWrite) return writes_.Submit(body);
   std::lock_guard<std::mutex> lock(mu_);
   return db_->InTransaction(kind, body);
 }
@@ -222,7 +222,7 @@ Status SqliteStore::CheckFence(const RunRecord& run, const Lease& lease) {
 
 Status SqliteStore::CreateRun(const RunRecord& run) {
   if (run.id.empty()) return InvalidArgumentError("a run needs an id");
-  return Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+  return Transact(SqliteConn::TxKind::kWrite, [&]() -> Status {
     MEND_ASSIGN_OR_RETURN(bool exists, RunExists(run.id));
     if (exists) return AlreadyExistsError("run " + Quote(run.id) + " already exists");
     StoredRun stored{run, 0};
@@ -240,7 +240,7 @@ Status SqliteStore::CreateRun(const RunRecord& run) {
 
 Result<RunRecord> SqliteStore::GetRun(const std::string& run_id) {
   std::optional<RunRecord> out;
-  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kRead, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(Transact(SqliteConn::TxKind::kRead, [&]() -> Status {
     MEND_ASSIGN_OR_RETURN(StoredRun run, ReadRun(run_id));
     out = std::move(run.record);
     return OkStatus();
@@ -250,7 +250,7 @@ Result<RunRecord> SqliteStore::GetRun(const std::string& run_id) {
 
 Result<std::vector<RunRecord>> SqliteStore::ListRuns(const ListOptions& options) {
   std::vector<RunRecord> runs;
-  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kRead, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(Transact(SqliteConn::TxKind::kRead, [&]() -> Status {
     MEND_ASSIGN_OR_RETURN(SqliteStmt stmt,
                           db_->Prepare(options.unfinished_only ? kListUnfinished : kListAll));
     stmt.Bind(1, options.limit == 0 ? -1 : static_cast<int64_t>(options.limit));
@@ -267,7 +267,7 @@ Result<std::vector<RunRecord>> SqliteStore::ListRuns(const ListOptions& options)
 }
 
 Status SqliteStore::DeleteRun(const std::string& run_id) {
-  return Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+  return Transact(SqliteConn::TxKind::kWrite, [&]() -> Status {
     Result<StoredRun> run = ReadRun(run_id);
     if (run.status().code() == StatusCode::kNotFound) return run.status();
     // A corrupt row can still be deleted: nobody can work on that run anyway.
@@ -284,7 +284,7 @@ Result<Lease> SqliteStore::Claim(const std::string& run_id, const LeaseHolder& h
                                  Duration ttl) {
   if (ttl <= Duration::zero()) return InvalidArgumentError("a lease needs a positive TTL");
   Lease lease;
-  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(Transact(SqliteConn::TxKind::kWrite, [&]() -> Status {
     MEND_ASSIGN_OR_RETURN(StoredRun run, ReadRun(run_id));
     MEND_ASSIGN_OR_RETURN(
         lease, GrantLease(run.record, LeaseIsLive(run.record), holder, ttl, clock_.Now()));
@@ -296,7 +296,7 @@ Result<Lease> SqliteStore::Claim(const std::string& run_id, const LeaseHolder& h
 Result<Lease> SqliteStore::Renew(const Lease& lease, Duration ttl) {
   if (ttl <= Duration::zero()) return InvalidArgumentError("a lease needs a positive TTL");
   Lease renewed = lease;
-  MEND_RETURN_IF_ERROR(Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+  MEND_RETURN_IF_ERROR(Transact(SqliteConn::TxKind::kWrite, [&]() -> Status {
     MEND_ASSIGN_OR_RETURN(StoredRun run, ReadRun(lease.run_id));
     MEND_RETURN_IF_ERROR(CheckFence(run.record, lease));
     run.record.lease_expires_at = clock_.Now() + ttl;
@@ -308,7 +308,7 @@ Result<Lease> SqliteStore::Renew(const Lease& lease, Duration ttl) {
 }
 
 Status SqliteStore::Release(const Lease& lease) {
-  return Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+  return Transact(SqliteConn::TxKind::kWrite, [&]() -> Status {
     MEND_ASSIGN_OR_RETURN(StoredRun run, ReadRun(lease.run_id));
     if (run.record.epoch != lease.epoch) return CheckFence(run.record, lease);
     // Releasing an expired lease nobody has taken over is harmless and keeps shutdown simple.
@@ -319,7 +319,7 @@ Status SqliteStore::Release(const Lease& lease) {
 }
 
 Status SqliteStore::Update(const Lease& lease, const RunUpdate& update) {
-  return Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+  return Transact(SqliteConn::TxKind::kWrite, [&]() -> Status {
     MEND_ASSIGN_OR_RETURN(StoredRun run, ReadRun(lease.run_id));
     MEND_RETURN_IF_ERROR(CheckFence(run.record, lease));
     MEND_RETURN_IF_ERROR(ApplyUpdate(update, run.record));
@@ -329,7 +329,7 @@ Status SqliteStore::Update(const Lease& lease, const RunUpdate& update) {
 }
 
 Status SqliteStore::UpdateUnleased(const std::string& run_id, const RunUpdate& update) {
-  return Transact(SqliteDb::TxKind::kWrite, [&]() -> Status {
+  return Transact(SqliteConn::TxKind::kWrite, [&]() -> Status {
     MEND_ASSIGN_OR_RETURN(StoredRun run, ReadRun(run_id));
     MEND_RETURN_IF_ERROR(ApplyUpdate(update, run.record));
     run.record.updated_at = clock_.Now();
@@ -348,8 +348,10 @@ Result<std::unique_ptr<CheckpointStore>> OpenSqliteStore(const SqliteStoreOption
   if (options.max_write_batch < 1) {
     return FailedPreconditionError("max_write_batch must be at least 1");
   }
-  MEND_ASSIGN_OR_RETURN(auto db,
-                        internal::SqliteDb::Open(options.path, options.busy_timeout, options.vfs));
+  db::SqliteOptions db_options;
+  db_options.busy_timeout = options.busy_timeout;
+  db_options.vfs = options.vfs;
+  MEND_ASSIGN_OR_RETURN(auto db, db::SqliteConn::Open(options.path, db_options));
   auto store = std::make_unique<internal::SqliteStore>(options, clock, std::move(db));
   MEND_RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<CheckpointStore>(std::move(store));

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "mend/db/sqlite.h"
 #include "mend/store/checkpoint_store.h"
 #include "mend/store/sqlite_store.h"
 #include "store/group_commit.h"
 #include "store/pending_plan.h"
-#include "store/sqlite_db.h"
 #include "store/sqlite_rows.h"
 
 namespace mend::store::internal {
@@ -22,7 +22,7 @@ namespace mend::store::internal {
 // and processes and fails alone.
 class SqliteStore final : public CheckpointStore {
  public:
-  SqliteStore(const SqliteStoreOptions& options, Clock& clock, std::unique_ptr<SqliteDb> db);
+  SqliteStore(const SqliteStoreOptions& options, Clock& clock, std::unique_ptr<SqliteConn> db);
 
   // Applies the connection settings and creates or checks the schema.
   Status Init();
@@ -68,7 +68,7 @@ class SqliteStore final : public CheckpointStore {
   Status CreateOrMigrateSchema();
   // Reads: runs `body` in one transaction while holding `mu_`. Writes: queues `body` for the
   // group commit and returns once the transaction containing it committed.
-  Status Transact(SqliteDb::TxKind kind, const std::function<Status()>& body);
+  Status Transact(SqliteConn::TxKind kind, const std::function<Status()>& body);
 
   // The helpers below run inside Transact.
   Result<StoredRun> ReadRun(const std::string& run_id);
@@ -99,8 +99,8 @@ class SqliteStore final : public CheckpointStore {
   SqliteStoreOptions options_;
   Clock& clock_;
   std::mutex mu_;
-  std::unique_ptr<SqliteDb> db_;  // guarded by mu_
-  WriteStats stats_;              // guarded by mu_
+  std::unique_ptr<SqliteConn> db_;  // guarded by mu_
+  WriteStats stats_;                // guarded by mu_
   GroupCommit writes_;
 };
 

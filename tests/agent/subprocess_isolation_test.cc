@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "agent/command_tool.h"
-#include "agent/subprocess.h"
 #include "mend/agent/builtin_tools.h"
 #include "mend/agent/tool_registry.h"
+#include "mend/base/subprocess.h"
 #include "tests/agent/tool_test_util.h"
 #include "tests/support/orphan_watch.h"
 #include "tests/support/status_matchers.h"

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mend/agent/run_origin.h"
@@ -34,6 +35,18 @@ struct RunView {
   std::vector<TranscriptEntry> transcript;
   std::vector<store::CheckpointInfo> checkpoints;  // the kept history, oldest first
 };
+
+// What a run has used up to a checkpoint: RunView's counters, decoded from that checkpoint's
+// state alone (store::CheckpointState::state), for lists that show many runs' progress.
+struct RunUsage {
+  int64_t steps = 0;  // model turns taken
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  double cost_usd = 0;
+};
+
+// kDataLoss naming `run_id` for a state that does not decode.
+Result<RunUsage> DecodeRunUsage(std::string_view state, std::string_view run_id);
 
 // Reads run `run_id` at its newest checkpoint. A run without checkpoints yet has an empty
 // transcript. Errors: the store's (kNotFound for no such run); kDataLoss naming the run for a

@@ -11,11 +11,11 @@
 #include "mend/base/result.h"
 #include "mend/obs/trace.h"
 
-namespace mend::obs {
-
-namespace internal {
+namespace mend::db {
 class SqliteConn;
-}  // namespace internal
+}  // namespace mend::db
+
+namespace mend::obs {
 
 // The observe.db schema this build writes (docs/observe.md, "observe.db").
 inline constexpr int64_t kSpanStoreSchemaVersion = 3;
@@ -215,11 +215,11 @@ class SpanStore {
   Result<int64_t> dropped_spans();
 
  private:
-  SpanStore(std::unique_ptr<internal::SqliteConn> conn, int64_t schema_version);
+  SpanStore(std::unique_ptr<db::SqliteConn> conn, int64_t schema_version);
   Status CheckHasTraces() const;
 
   std::mutex mu_;
-  std::unique_ptr<internal::SqliteConn> conn_;
+  std::unique_ptr<db::SqliteConn> conn_;
   const int64_t schema_version_;  // of the file; older than ours only when opened read-only
 };
 

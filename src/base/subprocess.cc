@@ -1,4 +1,4 @@
-#include "agent/subprocess.h"
+#include "mend/base/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -32,7 +32,7 @@ extern char** environ;
 #define MEND_SANITIZED_BUILD 0
 #endif
 
-namespace mend::agent {
+namespace mend {
 namespace {
 
 // Secrets shorter than this are not looked for in values: they would match by accident.
@@ -456,4 +456,4 @@ Result<SubprocessResult> RunSubprocess(const SubprocessOptions& options) {
   return result;
 }
 
-}  // namespace mend::agent
+}  // namespace mend

@@ -1,16 +1,10 @@
-#include "store/pg_conn.h"
+#include "mend/db/pg_conn.h"
 
 #include <algorithm>
 #include <charconv>
 #include <utility>
 
-#include "mend/store/postgres_store.h"
-
-namespace mend::store {
-
-bool IsPostgresUrl(std::string_view url) {
-  return url.starts_with("postgres://") || url.starts_with("postgresql://");
-}
+namespace mend::db {
 
 std::string MaskPostgresUrl(const std::string& url) {
   std::string out = url;
@@ -36,7 +30,6 @@ std::string MaskPostgresUrl(const std::string& url) {
   return out;
 }
 
-namespace internal {
 namespace {
 
 // Every spelling of the password of `url`: as libpq decodes it and as written in the URI.
@@ -374,5 +367,4 @@ Status PgTransactOn(PgConn& conn, const std::function<Status(PgConn&)>& body, in
   }
 }
 
-}  // namespace internal
-}  // namespace mend::store
+}  // namespace mend::db

@@ -1,6 +1,6 @@
 // Reading schema versions without touching the stores (mend migrate reports them before it
 // migrates anything). Both backends keep versions as text in `meta (key, value)`.
-#include "store/schema_read.h"
+#include "mend/db/schema_read.h"
 
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -11,13 +11,10 @@
 #include <optional>
 #include <string>
 
-#include "mend/store/postgres_store.h"
-#include "mend/store/schema_version.h"
-#include "store/pg_conn.h"
-#include "store/sqlite_db.h"
+#include "mend/db/pg_conn.h"
+#include "mend/db/sqlite.h"
 
-namespace mend::store {
-namespace internal {
+namespace mend::db {
 namespace {
 
 constexpr int kBusyTimeoutMs = 5000;
@@ -97,15 +94,4 @@ Result<int64_t> ReadPostgresMetaVersion(const std::string& url, const std::strin
   return ParseVersion(value.Text(0, 0), where, key);
 }
 
-}  // namespace internal
-
-Result<int64_t> ReadSqliteStoreSchemaVersion(const std::string& path) {
-  return internal::ReadSqliteMetaVersion(path, "store.schema_version");
-}
-
-Result<int64_t> ReadPostgresStoreSchemaVersion(const std::string& url, const std::string& schema,
-                                               Duration connect_timeout) {
-  return internal::ReadPostgresMetaVersion(url, schema, connect_timeout, "store.schema_version");
-}
-
-}  // namespace mend::store
+}  // namespace mend::db

@@ -12,7 +12,7 @@
 
 #include "mend/base/result.h"
 
-namespace mend::agent {
+namespace mend {
 
 // Where the child's stderr goes.
 enum class StderrMode { kSeparate, kMergeWithStdout };
@@ -121,4 +121,4 @@ struct SubprocessResult {
 // closes its stdin early does not kill the caller.
 Result<SubprocessResult> RunSubprocess(const SubprocessOptions& options);
 
-}  // namespace mend::agent
+}  // namespace mend

@@ -1,12 +1,26 @@
-#include "obs/sqlite_conn.h"
+#include "mend/db/sqlite.h"
 
+#include <string>
 #include <utility>
 
-namespace mend::obs::internal {
+#include "mend/base/file_system.h"
+
+namespace mend::db {
+namespace {
+
+// A database holds prompts, tool output and possibly secrets, so it is private to its user.
+Status MakePrivate(const std::string& path) {
+  if (path.empty() || path == ":memory:") return OkStatus();
+  return PosixFileSystem::MakePrivateFile(path);
+}
+
+}  // namespace
 
 Status SqliteError(sqlite3* db, int rc, std::string_view context) {
   std::string message = std::string(context) + ": " + sqlite3_errstr(rc);
-  if (db != nullptr && sqlite3_extended_errcode(db) == rc) {
+  // errcode() is the primary code on a connection without extended codes (before they are
+  // switched on, or one that never does), extended_errcode() the extended one.
+  if (db != nullptr && (sqlite3_errcode(db) == rc || sqlite3_extended_errcode(db) == rc)) {
     message += " (" + std::string(sqlite3_errmsg(db)) + ")";
   }
   switch (rc & 0xff) {
@@ -28,7 +42,7 @@ SqliteStmt::SqliteStmt(SqliteStmt&& other) noexcept
 
 SqliteStmt::~SqliteStmt() {
   if (stmt_ == nullptr) return;
-  // reset() repeats the last step's error, which was reported already.
+  // reset() repeats the last step's error code; that error was reported already.
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
 }
@@ -42,10 +56,6 @@ SqliteStmt& SqliteStmt::Bind(int index, int64_t value) {
   return Check(sqlite3_bind_int64(stmt_, index, value));
 }
 
-SqliteStmt& SqliteStmt::BindDouble(int index, double value) {
-  return Check(sqlite3_bind_double(stmt_, index, value));
-}
-
 SqliteStmt& SqliteStmt::BindText(int index, std::string_view value) {
   return Check(
       sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
@@ -56,9 +66,22 @@ SqliteStmt& SqliteStmt::BindTextRef(int index, std::string_view value) {
       sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_STATIC, SQLITE_UTF8));
 }
 
+SqliteStmt& SqliteStmt::BindBlob(int index, std::string_view value) {
+  // A zero-length blob must still be a BLOB, not NULL: SQLite binds NULL for a null pointer.
+  static const char kEmpty = 0;
+  const char* data = value.empty() ? &kEmpty : value.data();
+  return Check(sqlite3_bind_blob64(stmt_, index, data, value.size(), SQLITE_TRANSIENT));
+}
+
+SqliteStmt& SqliteStmt::BindDouble(int index, double value) {
+  return Check(sqlite3_bind_double(stmt_, index, value));
+}
+
+SqliteStmt& SqliteStmt::BindNull(int index) { return Check(sqlite3_bind_null(stmt_, index)); }
+
 Result<bool> SqliteStmt::Step() {
   if (bind_error_ != SQLITE_OK) return SqliteError(db_, bind_error_, "bind");
-  const int rc = sqlite3_step(stmt_);
+  int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
   return SqliteError(db_, rc, sqlite3_sql(stmt_));
@@ -72,17 +95,23 @@ Status SqliteStmt::Run() {
 }
 
 std::string SqliteStmt::Text(int col) const {
-  const auto* data = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-  const int size = sqlite3_column_bytes(stmt_, col);
+  const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
+  int size = sqlite3_column_bytes(stmt_, col);
   return data == nullptr ? std::string() : std::string(data, static_cast<size_t>(size));
 }
 
-Result<std::unique_ptr<SqliteConn>> SqliteConn::Open(const std::string& path, Access access,
-                                                     const std::string& vfs) {
-  sqlite3* db = nullptr;
+std::string SqliteStmt::Blob(int col) const { return Text(col); }
+
+Result<std::unique_ptr<SqliteConn>> SqliteConn::Open(const std::string& path,
+                                                     const SqliteOptions& options) {
+  using Access = SqliteOptions::Access;
+  // A file behind a VFS of its own is not on this machine's file system: that VFS creates it.
+  const bool local_file =
+      options.vfs.empty() || options.vfs_files == SqliteOptions::VfsFiles::kLocalDisk;
+  if (options.access == Access::kCreate && local_file) MEND_RETURN_IF_ERROR(MakePrivate(path));
   int flags = SQLITE_OPEN_NOMUTEX;
-  switch (access) {
-    case Access::kReadWrite:
+  switch (options.access) {
+    case Access::kCreate:
       flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
       break;
     case Access::kReadOnly:
@@ -92,15 +121,16 @@ Result<std::unique_ptr<SqliteConn>> SqliteConn::Open(const std::string& path, Ac
       flags |= SQLITE_OPEN_READWRITE;
       break;
   }
-  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, vfs.empty() ? nullptr : vfs.c_str());
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags,
+                                 options.vfs.empty() ? nullptr : options.vfs.c_str());
   if (rc != SQLITE_OK) {
     Status s = SqliteError(db, rc, "open " + path);
     sqlite3_close_v2(db);
     return s;
   }
   sqlite3_extended_result_codes(db, 1);
-  // A reader and the writer of another process take turns on the file for at most this long.
-  sqlite3_busy_timeout(db, 5000);
+  sqlite3_busy_timeout(db, static_cast<int>(options.busy_timeout.count()));
   return std::unique_ptr<SqliteConn>(new SqliteConn(db));
 }
 
@@ -110,7 +140,7 @@ SqliteConn::~SqliteConn() {
 }
 
 Status SqliteConn::Exec(const char* sql) {
-  const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+  int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) return SqliteError(db_, rc, sql);
   return OkStatus();
 }
@@ -119,21 +149,21 @@ Result<SqliteStmt> SqliteConn::Prepare(const char* sql) {
   auto it = cache_.find(sql);
   if (it != cache_.end()) return SqliteStmt(it->second, db_);
   sqlite3_stmt* stmt = nullptr;
-  const int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
   if (rc != SQLITE_OK) return SqliteError(db_, rc, std::string("prepare ") + sql);
   cache_.emplace(sql, stmt);
   return SqliteStmt(stmt, db_);
 }
 
-Status SqliteConn::InWriteTransaction(const std::function<Status()>& body) {
-  MEND_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+Status SqliteConn::InTransaction(TxKind kind, const std::function<Status()>& body) {
+  MEND_RETURN_IF_ERROR(Exec(kind == TxKind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN"));
   Status s = body();
   if (s.ok()) {
     s = Exec("COMMIT");
     if (s.ok()) return s;
   }
-  // SQLite may have rolled back already (an I/O error, a full disk); ROLLBACK then fails with
-  // "no transaction is active" and changes nothing.
+  // A failed COMMIT or statement may already have rolled back; ROLLBACK then reports "no
+  // transaction is active", which changes nothing.
   Exec("ROLLBACK").IgnoreError();
   return s;
 }
@@ -145,4 +175,8 @@ Result<int64_t> SqliteConn::QueryInt(const char* sql) {
   return stmt.Int(0);
 }
 
-}  // namespace mend::obs::internal
+Status SqliteConn::ErrorStatus(int rc, std::string_view context) const {
+  return SqliteError(db_, rc, context);
+}
+
+}  // namespace mend::db

@@ -11,7 +11,7 @@
 // anything, for `mend migrate`. The runs store and long-term memory keep their versions in the same
 // table under keys of their own.
 
-namespace mend::store::internal {
+namespace mend::db {
 
 // The value of `key` in table `meta` of the SQLite file `path`, parsed as a positive integer; 0
 // when the file, the table or the key does not exist. Nothing is written: the file is opened
@@ -24,4 +24,4 @@ Result<int64_t> ReadPostgresMetaVersion(const std::string& url, const std::strin
                                         Duration connect_timeout, std::string_view key,
                                         const std::string& table = "meta");
 
-}  // namespace mend::store::internal
+}  // namespace mend::db

@@ -17,7 +17,11 @@
 #include "mend/base/clock.h"
 #include "mend/base/result.h"
 
-namespace mend::store::internal {
+namespace mend::db {
+
+// `url` with its password replaced by "***" (URI userinfo and `password=` parameters), for logs
+// and error messages.
+std::string MaskPostgresUrl(const std::string& url);
 
 // One statement parameter: text, raw bytes (sent in binary, for bytea columns) or NULL.
 struct PgParam {
@@ -161,4 +165,4 @@ Status PgTransact(PgPool& pool, const char* begin, const std::function<Status(Pg
 // serialization failure or deadlock, up to `max_attempts` times in all.
 Status PgTransactOn(PgConn& conn, const std::function<Status(PgConn&)>& body, int max_attempts = 5);
 
-}  // namespace mend::store::internal
+}  // namespace mend::db
