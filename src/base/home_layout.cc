@@ -47,6 +47,9 @@ std::string LessonQueueDir(std::string_view home) { return JoinPath(home, "refle
 std::string LessonWalDir(std::string_view queue_dir) { return JoinPath(queue_dir, "wal"); }
 std::string LessonDlqDir(std::string_view queue_dir) { return JoinPath(queue_dir, "dlq"); }
 std::string LessonsFile(std::string_view queue_dir) { return JoinPath(queue_dir, "LESSONS.md"); }
+std::string LessonQueueLockFile(std::string_view queue_dir) {
+  return JoinPath(queue_dir, "owner.lock");
+}
 
 std::string ImproveDir(std::string_view home) { return JoinPath(home, "improve"); }
 std::string AttemptDir(std::string_view home, std::string_view attempt_id) {
@@ -66,6 +69,7 @@ std::optional<long> ScratchOwner(std::string_view name) {
   return pid;
 }
 
+std::string ScratchAgentDir(std::string_view scratch_dir) { return JoinPath(scratch_dir, "agent"); }
 std::string ScratchStoreFile(std::string_view scratch_dir) {
   return JoinPath(scratch_dir, "store.db");
 }

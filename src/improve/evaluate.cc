@@ -216,7 +216,7 @@ Result<std::string> PrepareArm(const AgentText& text, const std::vector<Case>& c
   // this process's current directory.
   MEND_ASSIGN_OR_RETURN(std::string scratch, internal::RealPath(options.scratch_dir));
   MEND_RETURN_IF_ERROR(
-      PrepareAgentCopy(fs, original, text, options.agent_dir, JoinPath(scratch, "agent")));
+      PrepareAgentCopy(fs, original, text, options.agent_dir, home::ScratchAgentDir(scratch)));
   return scratch;
 }
 
@@ -257,7 +257,7 @@ Result<ArmRuns> EvaluateArm(const AgentText& text, const std::vector<Case>& case
   FileSystem& fs = *options.env.fs;
   ArmContext ctx;
   ctx.options = &options;
-  ctx.agent_dir = JoinPath(scratch, "agent");
+  ctx.agent_dir = home::ScratchAgentDir(scratch);
   ctx.runs_dir = home::ScratchRunsDir(scratch);
   MEND_RETURN_IF_ERROR(fs.CreateDirs(ctx.runs_dir));
 

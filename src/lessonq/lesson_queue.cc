@@ -122,7 +122,7 @@ EnqueueOutcome LessonQueue::Impl::Hand(Job job) {
 Status LessonQueue::Impl::Start(Processor processor, WorkerScope scope) {
   std::lock_guard<std::mutex> lock(state_mu_);
   if (started_) return FailedPreconditionError("the lesson queue was already started");
-  MEND_ASSIGN_OR_RETURN(owner_lock_, env_.fs->Lock(JoinPath(options_.base_dir, "owner.lock")));
+  MEND_ASSIGN_OR_RETURN(owner_lock_, env_.fs->Lock(home::LessonQueueLockFile(options_.base_dir)));
   scope_ = std::move(scope);  // before Replay, which reads it
   if (Status s = Replay(); !s.ok()) {
     owner_lock_.reset();

@@ -62,7 +62,7 @@ Result<MigrateReport> MigrateWalToPostgres(Env env, const std::string& base_dir,
                         WalDir::Open(*env.fs, home::LessonWalDir(base_dir)));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<WalDir> dlq,
                         WalDir::Open(*env.fs, home::LessonDlqDir(base_dir)));
-  Result<std::unique_ptr<FileLock>> lock = env.fs->Lock(JoinPath(base_dir, "owner.lock"));
+  Result<std::unique_ptr<FileLock>> lock = env.fs->Lock(home::LessonQueueLockFile(base_dir));
   if (lock.status().code() == StatusCode::kUnavailable) {
     return UnavailableError("a mend process runs the lesson workers of the WAL at " + base_dir +
                             "; stop it (or switch it to the PostgreSQL queue) and migrate again");

@@ -14,9 +14,11 @@ TEST(HomeLayoutTest, NamesTheFilesOfTheHome) {
   EXPECT_EQ(LessonWalDir("/q"), "/q/wal");
   EXPECT_EQ(LessonDlqDir("/q"), "/q/dlq");
   EXPECT_EQ(LessonsFile("/q"), "/q/LESSONS.md");
+  EXPECT_EQ(LessonQueueLockFile("/q"), "/q/owner.lock");
   EXPECT_EQ(ImproveDir("/h"), "/h/improve");
   EXPECT_EQ(AttemptDir("/h", "a1"), "/h/improve/a1");
   EXPECT_EQ(ImproveScratchDir("/h", 42), "/h/improve-scratch-42");
+  EXPECT_EQ(ScratchAgentDir("/s"), "/s/agent");
   EXPECT_EQ(ScratchStoreFile("/s"), "/s/store.db");
   EXPECT_EQ(ScratchRunsDir("/s"), "/s/runs");
   EXPECT_EQ(DemoAgentDir("/h"), "/h/demo-agent");

@@ -43,6 +43,8 @@ std::string LessonQueueDir(std::string_view home);
 std::string LessonWalDir(std::string_view queue_dir);
 std::string LessonDlqDir(std::string_view queue_dir);
 std::string LessonsFile(std::string_view queue_dir);
+// The lock of the process that owns the queue's workers (one per folder).
+std::string LessonQueueLockFile(std::string_view queue_dir);
 
 // The audit folders of improve attempts, one per attempt id (docs/improve.md).
 std::string ImproveDir(std::string_view home);
@@ -53,7 +55,9 @@ std::string AttemptDir(std::string_view home, std::string_view attempt_id);
 // in a scratch folder's name, or nullopt when `name` is not one.
 std::string ImproveScratchDir(std::string_view home, long pid);
 std::optional<long> ScratchOwner(std::string_view name);
-// Inside a scratch folder: the evaluation's own store and the folders of its runs.
+// Inside a scratch folder: the arm's copy of the agent folder, the evaluation's own store and the
+// folders of its runs.
+std::string ScratchAgentDir(std::string_view scratch_dir);
 std::string ScratchStoreFile(std::string_view scratch_dir);
 std::string ScratchRunsDir(std::string_view scratch_dir);
 
