@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/runtime_parts.h"
 #include "mend/app/runtime.h"
 #include "mend/obs/events.h"
 #include "mend/obs/trace.h"
@@ -64,8 +65,9 @@ Result<InjectedSection> BuildSection(Runtime& runtime, const agent::RunInfo& run
 
 Result<std::string> MemoryContextHook::ContextSection(const agent::RunInfo& run) {
   Result<InjectedSection> section = BuildSection(runtime_, run);
-  if (runtime_.run_metrics != nullptr) {
-    runtime_.run_metrics->RecordMemoryRecall(section.status(), section.ok() ? section->facts : 0);
+  if (internal::PartsOf(runtime_).run_metrics != nullptr) {
+    internal::PartsOf(runtime_).run_metrics->RecordMemoryRecall(section.status(),
+                                                                section.ok() ? section->facts : 0);
   }
   if (!section.ok()) return section.status();
   return std::move(section->text);

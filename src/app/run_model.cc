@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "app/runtime_metrics_internal.h"
+#include "app/runtime_parts.h"
 #include "mend/app/deferred_provider.h"
 #include "mend/app/runtime.h"
 
@@ -34,8 +35,9 @@ Status ConfigInvalid(std::string message) {
 agent::RunModel NewRunModel(const Runtime& runtime, const agent::AgentSpec& spec) {
   const Config& config = runtime.config;
   agent::RunModel model;
-  model.provider = runtime.deferred != nullptr ? config.GetString("provider.name")
-                                               : std::string(runtime.provider->name());
+  model.provider = internal::PartsOf(runtime).deferred != nullptr
+                       ? config.GetString("provider.name")
+                       : std::string(runtime.provider->name());
   model.base_url = config.GetString("provider.base_url");
   // A model given on the command line is the user's explicit choice for this invocation; a model
   // from the environment or config.toml is only the default for agents that name none.
@@ -64,7 +66,8 @@ agent::RunModel RunModelFor(const Runtime& runtime, const agent::AgentSpec& spec
 }
 
 Status CheckRunModel(const Runtime& runtime, const agent::RunModel& model) {
-  if (runtime.deferred == nullptr) return OkStatus();  // an injected provider needs nothing
+  if (internal::PartsOf(runtime).deferred == nullptr)
+    return OkStatus();  // an injected provider needs nothing
   const std::string& name = model.provider;
   if (name == "openai" || name == "anthropic") {
     if (!model.model.empty()) return OkStatus();
@@ -107,8 +110,11 @@ void WarnWithoutApiKey(Runtime& runtime, const agent::RunModel& model) {
   // A server on this machine (Ollama, vLLM, llama.cpp) usually needs no key; a hosted one does.
   if (!model.base_url.empty() && IsLoopbackUrl(model.base_url)) return;
   {
-    std::lock_guard<std::mutex> lock(runtime.run_providers_mu);
-    if (!runtime.warned_endpoints.insert(model.provider + "\n" + model.base_url).second) return;
+    std::lock_guard<std::mutex> lock(internal::PartsOf(runtime).run_providers_mu);
+    if (!internal::PartsOf(runtime)
+             .warned_endpoints.insert(model.provider + "\n" + model.base_url)
+             .second)
+      return;
   }
   const std::string where = model.base_url.empty() ? "its public endpoint" : model.base_url;
   const std::string variable = model.provider == "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
@@ -120,7 +126,7 @@ void WarnWithoutApiKey(Runtime& runtime, const agent::RunModel& model) {
 }  // namespace
 
 Result<llm::LlmProvider*> ProviderFor(Runtime& runtime, const agent::RunModel& model) {
-  if (runtime.deferred == nullptr) return runtime.provider.get();
+  if (internal::PartsOf(runtime).deferred == nullptr) return runtime.provider.get();
   MEND_RETURN_IF_ERROR(CheckRunModel(runtime, model));
   WarnWithoutApiKey(runtime, model);
   const Config& config = runtime.config;
@@ -132,9 +138,9 @@ Result<llm::LlmProvider*> ProviderFor(Runtime& runtime, const agent::RunModel& m
     return runtime.provider.get();
   }
   const std::string key = model.provider + "\n" + model.base_url + "\n" + model.script_file;
-  std::lock_guard<std::mutex> lock(runtime.run_providers_mu);
-  auto it = runtime.run_providers.find(key);
-  if (it != runtime.run_providers.end()) return it->second.get();
+  std::lock_guard<std::mutex> lock(internal::PartsOf(runtime).run_providers_mu);
+  auto it = internal::PartsOf(runtime).run_providers.find(key);
+  if (it != internal::PartsOf(runtime).run_providers.end()) return it->second.get();
   llm::ProviderOptions options = ProviderOptionsFromConfig(config, model.model);
   options.kind = model.provider;
   options.base_url = model.base_url;
@@ -142,13 +148,13 @@ Result<llm::LlmProvider*> ProviderFor(Runtime& runtime, const agent::RunModel& m
   options.script_file = model.script_file;
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<llm::LlmProvider> built,
                         llm::CreateProvider(options, runtime.env));
-  if (runtime.run_metrics != nullptr) {
+  if (internal::PartsOf(runtime).run_metrics != nullptr) {
     built = std::make_unique<internal::MeteredProvider>(
-        std::move(built), *runtime.run_metrics, *runtime.env.clock,
+        std::move(built), *internal::PartsOf(runtime).run_metrics, *runtime.env.clock,
         internal::MeterLabels{options.kind, options.model});
   }
   llm::LlmProvider* raw = built.get();
-  runtime.run_providers.emplace(key, std::move(built));
+  internal::PartsOf(runtime).run_providers.emplace(key, std::move(built));
   return raw;
 }
 

@@ -10,6 +10,7 @@
 #include "app/event_log.h"
 #include "app/lessons_internal.h"
 #include "app/runtime_metrics_internal.h"
+#include "app/runtime_parts.h"
 #include "app/unavailable_fact_store.h"
 #include "mend/agent/agent_spec.h"
 #include "mend/app/check_hooks.h"
@@ -285,27 +286,27 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
   runtime->caller_dir = options.caller_dir.empty() ? CurrentDirectory() : options.caller_dir;
   runtime->holder = store::LocalLeaseHolder(options.holder_prefix);
   runtime->metrics = std::make_unique<obs::MetricsRegistry>();
-  runtime->run_metrics = std::make_unique<RuntimeMetrics>(*runtime->metrics);
+  internal::PartsOf(*runtime).run_metrics = std::make_unique<RuntimeMetrics>(*runtime->metrics);
   std::unique_ptr<store::CheckpointStore> store = std::move(options.store);
   if (store == nullptr) {
     MEND_ASSIGN_OR_RETURN(store, OpenConfiguredStore(*runtime));
   }
-  runtime->store =
-      internal::TimeCheckpointSaves(std::move(store), *runtime->run_metrics, *env.clock);
+  runtime->store = internal::TimeCheckpointSaves(
+      std::move(store), *internal::PartsOf(*runtime).run_metrics, *env.clock);
   MEND_RETURN_IF_ERROR(OpenEvents(*runtime, options.event_log));
   internal::InstallRuntimeMetrics(*runtime);
   internal::MeterLabels labels;
   std::unique_ptr<llm::LlmProvider> provider = std::move(options.provider);
   if (provider == nullptr) {
     auto deferred = std::make_unique<DeferredProvider>(ConfiguredProviderFactory(config, env));
-    runtime->deferred = deferred.get();
+    internal::PartsOf(*runtime).deferred = deferred.get();
     provider = std::move(deferred);
     // Named now: a provider whose build fails never learns its name.
     labels.provider = config.GetString("provider.name");
     labels.default_model = config.GetString("provider.model");
   }
   runtime->provider = std::make_unique<internal::MeteredProvider>(
-      std::move(provider), *runtime->run_metrics, *env.clock, std::move(labels));
+      std::move(provider), *internal::PartsOf(*runtime).run_metrics, *env.clock, std::move(labels));
   MEND_RETURN_IF_ERROR(OpenMemory(*runtime, std::move(options.facts)));
   MEND_RETURN_IF_ERROR(OpenTracer(*runtime, std::move(options.span_processor)));
   MEND_RETURN_IF_ERROR(internal::OpenLessons(*runtime));
@@ -329,6 +330,19 @@ Result<improve::AttemptStore*> Runtime::Attempts() {
     attempts_ = improve::OpenLocalAttemptStore(*env.fs, home);
   }
   return attempts_.get();
+}
+
+Runtime::Runtime(Env env_in, Config config_in)
+    : env(env_in),
+      config(std::move(config_in)),
+      parts_(std::make_unique<internal::RuntimeParts>()) {}
+
+Status Runtime::RecordingStatus() {
+  std::lock_guard<std::mutex> lock(parts_->run_providers_mu);
+  for (const auto& recorder : parts_->recorders) {
+    MEND_RETURN_IF_ERROR(recorder->last_write_status());
+  }
+  return OkStatus();
 }
 
 Runtime::~Runtime() {
@@ -366,8 +380,8 @@ void StartBackgroundWork(Runtime& runtime, lessonq::JobsTaken lessons_taken) {
 }
 
 Status PrepareProvider(Runtime& runtime, const std::string& fallback_model) {
-  if (runtime.deferred == nullptr) return OkStatus();
-  return runtime.deferred->Prepare(fallback_model);
+  if (internal::PartsOf(runtime).deferred == nullptr) return OkStatus();
+  return internal::PartsOf(runtime).deferred->Prepare(fallback_model);
 }
 
 namespace {
@@ -388,8 +402,8 @@ Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::Agent
     auto recorder = std::make_unique<llm::RecordingProvider>(*options.provider, *runtime.env.fs,
                                                              runtime.record_path);
     options.provider = recorder.get();
-    std::lock_guard<std::mutex> lock(runtime.run_providers_mu);
-    runtime.recorders.push_back(std::move(recorder));
+    std::lock_guard<std::mutex> lock(internal::PartsOf(runtime).run_providers_mu);
+    internal::PartsOf(runtime).recorders.push_back(std::move(recorder));
   }
   options.store = runtime.store.get();
   options.events = runtime.events.get();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/metric_labels.h"
+#include "app/runtime_parts.h"
 #include "mend/app/runtime.h"
 #include "mend/store/run_page.h"
 
@@ -281,7 +282,8 @@ Status MetricsEventSink::Write(const obs::Event& event) {
 }
 
 void RecordImproveAttempt(Runtime& runtime, ImproveAttemptOutcome outcome) {
-  if (runtime.run_metrics != nullptr) runtime.run_metrics->RecordImproveAttempt(outcome);
+  if (internal::PartsOf(runtime).run_metrics != nullptr)
+    internal::PartsOf(runtime).run_metrics->RecordImproveAttempt(outcome);
 }
 
 }  // namespace mend::app

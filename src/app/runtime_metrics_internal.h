@@ -47,9 +47,10 @@ class MeteredProvider final : public llm::LlmProvider {
 std::unique_ptr<store::CheckpointStore> TimeCheckpointSaves(
     std::unique_ptr<store::CheckpointStore> inner, RuntimeMetrics& metrics, Clock& clock);
 
-// Wires runtime.run_metrics (already created) into the runtime: subscribes a MetricsEventSink to
-// runtime.events and registers the collector that counts runs in runtime.store at each scrape
-// (it reads runtime.store when it runs, so a store replaced later is the one counted).
+// Wires the runtime's run_metrics (RuntimeParts, already created) into the runtime: subscribes a
+// MetricsEventSink to runtime.events and registers the collector that counts runs in runtime.store
+// at each scrape (it reads runtime.store when it runs, so a store replaced later is the one
+// counted).
 void InstallRuntimeMetrics(Runtime& runtime);
 // Removes that collector; ~Runtime calls it before the store goes away. Idempotent.
 void UninstallRuntimeMetrics(Runtime& runtime);

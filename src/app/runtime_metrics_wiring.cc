@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "app/runtime_metrics_internal.h"
+#include "app/runtime_parts.h"
 #include "mend/app/runtime.h"
 
 namespace mend::app::internal {
@@ -32,21 +33,22 @@ Result<llm::Completion> MeteredProvider::Complete(const llm::CompletionRequest& 
 }
 
 void InstallRuntimeMetrics(Runtime& runtime) {
-  RuntimeMetrics* metrics = runtime.run_metrics.get();
+  RuntimeMetrics* metrics = internal::PartsOf(runtime).run_metrics.get();
   if (metrics == nullptr || runtime.metrics == nullptr) return;
   if (runtime.events != nullptr) {
     runtime.events->Subscribe(std::make_shared<MetricsEventSink>(*metrics));
   }
   Runtime* owner = &runtime;
-  runtime.run_counts_collector = runtime.metrics->AddCollector([owner, metrics] {
+  internal::PartsOf(runtime).run_counts_collector = runtime.metrics->AddCollector([owner, metrics] {
     if (owner->store != nullptr) metrics->CollectRunCounts(*owner->store);
   });
 }
 
 void UninstallRuntimeMetrics(Runtime& runtime) {
-  if (runtime.metrics == nullptr || !runtime.run_counts_collector.has_value()) return;
-  runtime.metrics->RemoveCollector(*runtime.run_counts_collector).IgnoreError();
-  runtime.run_counts_collector.reset();
+  if (runtime.metrics == nullptr || !internal::PartsOf(runtime).run_counts_collector.has_value())
+    return;
+  runtime.metrics->RemoveCollector(*internal::PartsOf(runtime).run_counts_collector).IgnoreError();
+  internal::PartsOf(runtime).run_counts_collector.reset();
 }
 
 }  // namespace mend::app::internal

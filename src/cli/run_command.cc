@@ -74,9 +74,7 @@ Status RunAgent(CliContext& ctx, const RunArgs& args) {
   options.trace_parent = caller;
   MEND_ASSIGN_OR_RETURN(agent::RunResult result, agent->Send(task, options));
   const Status reported = ReportRun(ctx, result);
-  for (const auto& recorder : runtime->recorders) {
-    const Status recorded = recorder->last_write_status();
-    if (recorded.ok()) continue;
+  if (const Status recorded = runtime->RecordingStatus(); !recorded.ok()) {
     // The run's outcome is already printed; the lost recording is this command's failure.
     ctx.err << "mend: the run ended but its responses were not recorded: " << recorded.message()
             << "\n";

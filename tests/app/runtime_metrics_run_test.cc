@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/runtime_parts.h"
 #include "mend/app/runtime.h"
 #include "mend/app/runtime_metrics.h"
 #include "mend/base/file_system.h"
@@ -235,7 +236,7 @@ TEST_F(RuntimeMetricsRunTest, ConfiguredProviderIsMeteredToo) {
   ASSERT_NO_FATAL_FAILURE(Open({}, {{"provider.name", "scripted"},
                                     {"provider.script_file", script},
                                     {"provider.model", "m-cfg"}}));
-  ASSERT_NE(runtime_->deferred, nullptr);
+  ASSERT_NE(internal::PartsOf(*runtime_).deferred, nullptr);
   ASSERT_EQ(Run("say done").status, store::RunStatus::kCompleted);
   EXPECT_THAT(Value("mend_provider_tokens_total{provider=\"scripted\",model=\"m-cfg\","
                     "type=\"input\"}"),

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "app/runtime_parts.h"
 #include "mend/app/deferred_provider.h"
 #include "mend/llm/scripted_provider.h"
 #include "tests/support/status_matchers.h"
@@ -96,8 +97,8 @@ TEST_F(RuntimeTest, ProviderIsBuiltOnlyWhenNeeded) {
   // openai without a model cannot be built, yet the runtime opens: pending and fork need no model.
   auto runtime = OpenRuntime(MakeConfig({{"provider.name", "openai"}}), env_);
   MEND_ASSERT_OK(runtime);
-  ASSERT_NE((*runtime)->deferred, nullptr);
-  EXPECT_FALSE((*runtime)->deferred->built());
+  ASSERT_NE(internal::PartsOf(**runtime).deferred, nullptr);
+  EXPECT_FALSE(internal::PartsOf(**runtime).deferred->built());
   EXPECT_EQ((*runtime)->provider->name(), "deferred");
 
   EXPECT_THAT(PrepareProvider(**runtime),
@@ -112,7 +113,7 @@ TEST_F(RuntimeTest, AgentModelIsTheFallbackModel) {
       OpenRuntime(MakeConfig({{"provider.name", "openai"}, {"provider.api_key", kSecret}}), env_);
   MEND_ASSERT_OK(runtime);
   MEND_EXPECT_OK(PrepareProvider(**runtime, "gpt-4o-mini"));
-  EXPECT_TRUE((*runtime)->deferred->built());
+  EXPECT_TRUE(internal::PartsOf(**runtime).deferred->built());
   EXPECT_EQ((*runtime)->provider->name(), "openai");
 }
 

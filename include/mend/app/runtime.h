@@ -35,6 +35,10 @@
 namespace mend::app {
 
 class DeferredProvider;
+namespace internal {
+struct RuntimeParts;
+struct RuntimeAccess;
+}  // namespace internal
 
 // Where the runtime's events go.
 enum class EventLog {
@@ -67,7 +71,7 @@ struct RuntimeOptions {
 // the event bus; the Env's pointers are borrowed and must outlive the Runtime. Members are
 // thread-safe as their own types document. Destroy Agents created from a Runtime before it.
 struct Runtime {
-  Runtime(Env env_in, Config config_in) : env(env_in), config(std::move(config_in)) {}
+  Runtime(Env env_in, Config config_in);
 
   Env env;
   Config config;
@@ -78,33 +82,27 @@ struct Runtime {
   // The process's metrics (docs/metrics.md), rendered by `mend serve` at /metrics. Declared
   // before everything that records into it, so it outlives them all.
   std::unique_ptr<obs::MetricsRegistry> metrics;
-  // The runtime's own families on `metrics` (runs, recovery, heal, provider requests, checkpoint
-  // saves, memory, improve) and what feeds them: OpenRuntime wraps the provider and the store,
-  // subscribes it to `events` and counts runs in `store` at each scrape.
-  std::unique_ptr<RuntimeMetrics> run_metrics;
-  // The collector of `metrics` that reads the run counts from `store`; removed by ~Runtime before
-  // the store goes away.
-  std::optional<obs::CollectorId> run_counts_collector;
+  // What only app's own files use (the runtime's metric families, the providers of runs on other
+  // endpoints, the --record cassettes; app/runtime_parts.h). Declared right after `metrics`: it
+  // records into it, and everything declared below records into its metric families.
+ private:
+  friend struct internal::RuntimeAccess;
+  std::unique_ptr<internal::RuntimeParts> parts_;
+
+ public:
   // The model provider. Unless injected through RuntimeOptions it is built from the provider.*
   // keys on first use (so commands that need no model work without an API key); see
   // PrepareProvider to build it up front. Either way it is wrapped so every request is counted in
   // run_metrics; name() is the wrapped provider's.
   std::unique_ptr<llm::LlmProvider> provider;
-  // Providers of runs that recorded another provider or base URL than the configured ones
-  // (ProviderFor in run_model.h), by "<provider>\n<base_url>", counted like `provider`; guarded by
-  // run_providers_mu.
-  std::mutex run_providers_mu;
-  std::map<std::string, std::unique_ptr<llm::LlmProvider>> run_providers;
   // `mend run --record FILE`: when not empty, the Agents OpenAgent and OpenAgentForRun create
-  // record every model response of their runs to this cassette (llm/recording_provider.h); the
-  // recorders live in `recorders` (guarded by run_providers_mu).
+  // record every model response of their runs to this cassette (llm/recording_provider.h);
+  // RecordingStatus says whether every write reached it.
   std::string record_path;
-  std::vector<std::unique_ptr<llm::RecordingProvider>> recorders;
   // Where warnings for the person running mend go, one line each without "mend: " (e.g. a hosted
   // provider with no API key configured, said before its first request). The CLI prints them on
   // stderr; unset, they are dropped. Called from the thread that needs the provider.
   std::function<void(const std::string&)> warn;
-  std::set<std::string> warned_endpoints;  // guarded by run_providers_mu
   // Wrapped so every Save is timed in run_metrics.
   std::unique_ptr<store::CheckpointStore> store;
   std::unique_ptr<obs::EventBus> events;
@@ -134,13 +132,15 @@ struct Runtime {
   // retry_delay).
   memory::EmbedOptions embed_options;
 
-  DeferredProvider* deferred = nullptr;  // `provider` when it is built on demand; else null
-
   // improve's attempts and proposals (improve/attempt_store.h): shared on PostgreSQL when
   // store.url is postgres://, else this home's audit folders. Opened on first use, so commands
   // that never improve open nothing; its errors (an unreachable server, a newer schema) come back
   // to each caller. Thread-safe.
   Result<improve::AttemptStore*> Attempts();
+
+  // The first failed write to the record_path cassette of any run of this runtime, OK when every
+  // response was recorded (or nothing was to be).
+  Status RecordingStatus();
 
   // Reflexion (docs/reflexion.md). Declared last: its workers use the provider, the fact store and
   // the metrics, so they stop first.
