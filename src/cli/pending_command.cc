@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/run_list.h"
 #include "cli/text_table.h"
 #include "mend/app/run_inspector.h"
 #include "mend/app/run_json.h"
@@ -23,58 +24,10 @@
 namespace mend::cli {
 namespace {
 
-constexpr int64_t kDefaultLimit = 20;
-constexpr char kStatusChoices[] = "running, waiting, failed or quarantined";
+constexpr RunList kPending = {"pending", "unfinished runs", store::RunScope::kUnfinished,
+                              "running, waiting, failed or quarantined"};
 
-// The flags as given; QueryOf checks them.
-struct PendingArgs {
-  int64_t limit = kDefaultLimit;
-  std::vector<std::string> statuses;  // repeated and/or comma-separated
-  std::string agent;
-  std::string before;  // a cursor from a previous page
-};
-
-Result<store::PendingQuery> QueryOf(const PendingArgs& args) {
-  store::PendingQuery query;
-  if (args.limit < 1 || args.limit > static_cast<int64_t>(store::kMaxPendingPageSize)) {
-    return UsageError("--limit must be between 1 and " +
-                      std::to_string(store::kMaxPendingPageSize) + ", not " +
-                      std::to_string(args.limit));
-  }
-  query.limit = static_cast<size_t>(args.limit);
-  for (const std::string& name : args.statuses) {
-    Result<store::RunStatus> status = store::ParseRunStatus(name);
-    if (!status.ok() || *status == store::RunStatus::kCompleted) {
-      return UsageError("--status takes " + std::string(kStatusChoices) + ", not \"" + name + "\"");
-    }
-    query.statuses.push_back(*status);
-  }
-  query.agent = args.agent;
-  if (!args.before.empty()) {
-    Result<store::RunCursor> cursor = store::ParseRunCursor(args.before);
-    if (!cursor.ok()) return UsageError("--before: " + std::string(cursor.status().message()));
-    query.before = *std::move(cursor);
-  }
-  return query;
-}
-
-// A run of the page with what its metadata and agent folder say about it.
-struct PendingRow {
-  const store::RunRecord& run;
-  app::RunOverview overview;
-  std::optional<app::RunProgress> progress;  // unset when the run's state cannot be read
-};
-
-Result<std::vector<PendingRow>> RowsOf(app::Runtime& runtime, const store::PendingPage& page) {
-  MEND_ASSIGN_OR_RETURN(auto progress, app::ProgressOf(runtime, page.runs));
-  app::RunInspector inspector(runtime);
-  std::vector<PendingRow> rows;
-  rows.reserve(page.runs.size());
-  for (const store::RunRecord& run : page.runs) {
-    rows.push_back({run, inspector.Inspect(run), progress[run.id]});
-  }
-  return rows;
-}
+using PendingRow = ListedRow;
 
 // One run in the `pending` JSON shape (docs/cli.md: add fields freely, never rename or remove).
 nlohmann::json RunJson(const PendingRow& row) {
@@ -150,29 +103,15 @@ void PrintRows(const std::vector<PendingRow>& runs, std::ostream& out) {
 
 void PrintTable(const CliContext& ctx, const store::PendingQuery& query,
                 const std::vector<PendingRow>& rows, const store::PendingPage& page) {
-  const std::string filters = RunFilterFlags(query, kDefaultLimit);
-  if (page.runs.empty()) {
-    if (page.total > 0) {
-      ctx.out << "no unfinished runs after that cursor (" << page.total << " in all)\n";
-    } else if (query.statuses.empty() && query.agent.empty()) {
-      ctx.out << "no unfinished runs\n";
-    } else {
-      ctx.out << "no unfinished runs match" << filters << "\n";
-    }
-    return;
-  }
+  if (PrintEmptyPage(ctx, kPending, query, page)) return;
   PrintRows(rows, ctx.out);
-  if (!page.next.has_value()) return;
-  std::string command = "mend";
-  if (!ctx.home.empty()) command += " --home " + ShellWord(ctx.home);
-  command += " pending" + filters + " --before " + store::FormatRunCursor(*page.next);
-  ctx.out << page.more << " more of " << page.total << "; next page: " << command << "\n";
+  PrintNextPage(ctx, kPending, query, page);
 }
 
-Status ShowPage(CliContext& ctx, app::Runtime& runtime, const PendingArgs& args) {
-  MEND_ASSIGN_OR_RETURN(store::PendingQuery query, QueryOf(args));
+Status ShowPage(CliContext& ctx, app::Runtime& runtime, const RunListArgs& args) {
+  MEND_ASSIGN_OR_RETURN(store::PendingQuery query, RunListQuery(args, kPending));
   MEND_ASSIGN_OR_RETURN(store::PendingPage page, runtime.store->ListPending(query));
-  MEND_ASSIGN_OR_RETURN(std::vector<PendingRow> rows, RowsOf(runtime, page));
+  MEND_ASSIGN_OR_RETURN(std::vector<PendingRow> rows, ListedRows(runtime, page));
   if (ctx.json) {
     ctx.out << DumpJson(PageJson(rows, page)) << "\n";
   } else {
@@ -181,9 +120,9 @@ Status ShowPage(CliContext& ctx, app::Runtime& runtime, const PendingArgs& args)
   return OkStatus();
 }
 
-Status ShowPending(CliContext& ctx, const PendingArgs& args) {
+Status ShowPending(CliContext& ctx, const RunListArgs& args) {
   // Bad flags are usage errors before the store is opened.
-  MEND_RETURN_IF_ERROR(QueryOf(args).status());
+  MEND_RETURN_IF_ERROR(RunListQuery(args, kPending).status());
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
   return ShowPage(ctx, *runtime, args);
 }
@@ -191,27 +130,16 @@ Status ShowPending(CliContext& ctx, const PendingArgs& args) {
 }  // namespace
 
 Status PrintPending(CliContext& ctx, app::Runtime& runtime) {
-  return ShowPage(ctx, runtime, PendingArgs{});
+  return ShowPage(ctx, runtime, RunListArgs{});
 }
 
 void AddPendingCommand(CLI::App& app, CliContext& ctx) {
-  auto args = std::make_shared<PendingArgs>();
+  auto args = std::make_shared<RunListArgs>();
   CLI::App* pending = app.add_subcommand(
-      "pending", "unfinished runs, newest first, " + std::to_string(kDefaultLimit) +
+      "pending", "unfinished runs, newest first, " + std::to_string(kRunListDefaultLimit) +
                      " per page; the last line gives the command for the next page");
   pending->group("Commands");
-  pending->add_option("--limit", args->limit,
-                      "runs per page, 1 to " + std::to_string(store::kMaxPendingPageSize) +
-                          " (default: " + std::to_string(kDefaultLimit) + ")");
-  pending
-      ->add_option("--status", args->statuses,
-                   "only runs in this status: " + std::string(kStatusChoices) +
-                       "; repeat it or separate several by commas")
-      ->delimiter(',');
-  pending->add_option("--agent", args->agent, "only runs of the agent with this name");
-  pending->add_option("--before", args->before,
-                      "the page after this cursor: what the previous page's last line (or the "
-                      "\"next\" field of --json) gives");
+  AddRunListFlags(*pending, *args, kPending);
   pending->callback(
       [&ctx, args] { ctx.action = [&ctx, args] { return ShowPending(ctx, *args); }; });
 }
