@@ -51,13 +51,15 @@ class PgLessonQueue final : public DurableLessonQueue {
   // Claims one job and processes it, completing `done` (the worker's previous job) in the same
   // statement; false when nothing was due (or the server failed). A job that succeeds becomes
   // `done`.
-  bool ClaimAndProcess(std::optional<ClaimedJob>& done);
+  // `started` is the seq_ taken when the claim began (with in_flight_ counting it).
+  bool ClaimAndProcess(std::optional<ClaimedJob>& done, int64_t started);
   void Process(ClaimedJob claimed, std::optional<ClaimedJob>& done);
   void Finish(const ClaimedJob& claimed, Verdict verdict, std::optional<ClaimedJob>& done);
   void Wake();
   void RefreshGauges();
-  // Waits until this process holds no job and a claim found nothing due after `since` (a value of
-  // seq_), or `deadline` passes; false then.
+  // Waits until this process holds no job and a claim that began after `since` (a value of seq_)
+  // and after the last job finished found nothing due, or `deadline` passes; false then. A claim
+  // that began earlier may have read the table before the jobs the waiter expects were due.
   bool WaitIdle(int64_t since, Time deadline);
   void CountEnqueue(EnqueueOutcome outcome);
   // The rows this process's workers may claim: the scope of Start, with kOwn the ids enqueued
@@ -89,7 +91,7 @@ class PgLessonQueue final : public DurableLessonQueue {
   int64_t wake_seq_ = 0;        // bumped by enqueues and drains
   int64_t in_flight_ = 0;       // claims under way and jobs being processed
   int64_t seq_ = 0;             // orders the events below
-  int64_t last_empty_ = 0;      // seq_ of the latest claim that found nothing due
+  int64_t last_empty_ = 0;      // seq_ at the start of the latest claim that found nothing due
   int64_t last_finish_ = 0;     // seq_ of the latest job finished
 
   // Totals since start, so that DrainNow can report what happened during it.

@@ -23,15 +23,17 @@ void PgLessonQueue::WorkerLoop() {
   std::optional<ClaimedJob> done;
   for (;;) {
     int64_t seen = 0;
+    int64_t started = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stop_claims_) break;
       // Read before the claim: an enqueue after it then still wakes this worker.
       seen = wake_seq_;
+      started = ++seq_;
       ++in_flight_;
       metrics_.queue_depth.Set(static_cast<double>(in_flight_));
     }
-    if (ClaimAndProcess(done)) continue;
+    if (ClaimAndProcess(done, started)) continue;
     // Nothing due: wait for the next due time, an enqueue here or the poll interval. An error of
     // the server waits the poll interval too, and the claim is tried again.
     const Time now = env_.clock->Now();
@@ -44,7 +46,7 @@ void PgLessonQueue::WorkerLoop() {
 }
 
 // Called with in_flight_ counting this claim; takes it off when done.
-bool PgLessonQueue::ClaimAndProcess(std::optional<ClaimedJob>& done) {
+bool PgLessonQueue::ClaimAndProcess(std::optional<ClaimedJob>& done, int64_t started) {
   const Time now = env_.clock->Now();
   Result<std::vector<ClaimedJob>> claimed = table_->Claim(
       now, now + claim_for_, 1, kExpiredClaim, Filter(), done.has_value() ? &*done : nullptr);
@@ -56,7 +58,9 @@ bool PgLessonQueue::ClaimAndProcess(std::optional<ClaimedJob>& done) {
     const bool got = claimed.ok() && !claimed->empty();
     if (!got) {
       --in_flight_;
-      if (claimed.ok()) last_empty_ = ++seq_;
+      // Only as of the claim's start: a claim that began before a drain may have read the table
+      // before the drain's jobs were due, so its empty answer says nothing about them.
+      if (claimed.ok()) last_empty_ = std::max(last_empty_, started);
       metrics_.queue_depth.Set(static_cast<double>(in_flight_));
       cv_.notify_all();
       return false;
