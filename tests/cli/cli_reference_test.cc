@@ -18,16 +18,10 @@
 
 #include "cli/command.h"
 #include "mend/base/memory_file_system.h"
+#include "tests/cli/repository_file.h"
 
 namespace mend::cli {
 namespace {
-
-std::string ReadRepositoryFile(const std::string& path) {
-  std::ifstream in(std::string(MEND_SOURCE_DIR) + "/" + path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // One heading of the page and the lines up to the next heading.
 struct Section {

@@ -11,17 +11,11 @@
 
 #include "cli/cli.h"
 #include "mend/base/memory_file_system.h"
+#include "tests/cli/repository_file.h"
 #include "tests/support/status_matchers.h"
 
 namespace mend::cli {
 namespace {
-
-std::string ReadRepositoryFile(const std::string& path) {
-  std::ifstream in(std::string(MEND_SOURCE_DIR) + "/" + path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The text between the line after `start` and the next line holding only ``` .
 std::string BlockAfter(const std::string& page, const std::string& start) {

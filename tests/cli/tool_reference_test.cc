@@ -10,19 +10,13 @@
 
 #include "mend/agent/builtin_tools.h"
 #include "tests/cli/cli_home_test.h"
+#include "tests/cli/repository_file.h"
 
 namespace mend::cli {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::string ReadRepositoryFile(const std::string& path) {
-  std::ifstream in(std::string(MEND_SOURCE_DIR) + "/" + path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 TEST(ToolReferenceTest, DocsPageIsGeneratedFromTheSpecs) {
   Result<std::string> page = ToolReferenceMarkdown();
