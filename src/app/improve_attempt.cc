@@ -42,6 +42,8 @@ void AddProgressGuard(const Runtime& runtime, agent::Agent& agent) {
   if (!runtime.config.GetBool("heal.progress_guard")) return;
   heal::ProgressGuardOptions guard_options;
   guard_options.max_denials = static_cast<int>(runtime.config.GetInt("heal.max_denials"));
+  guard_options.repeat_threshold =
+      static_cast<int>(runtime.config.GetInt("heal.progress.hint_after"));
   auto guard = std::make_shared<heal::ProgressGuard>(guard_options);
   agent.AddPreToolHook(guard);
   agent.AddPostToolHook(guard);

@@ -425,6 +425,8 @@ Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::Agent
   if (runtime.config.GetBool("heal.progress_guard")) {
     heal::ProgressGuardOptions guard_options;
     guard_options.max_denials = static_cast<int>(runtime.config.GetInt("heal.max_denials"));
+    guard_options.repeat_threshold =
+        static_cast<int>(runtime.config.GetInt("heal.progress.hint_after"));
     guard_options.events = runtime.events.get();
     auto guard = std::make_shared<heal::ProgressGuard>(guard_options);
     agent->AddPreToolHook(guard);

@@ -79,6 +79,16 @@ std::optional<std::string> TomlLeafText(const ConfigKeySpec& spec, const toml::n
       return std::nullopt;
     default:
       if (const auto* s = node.as_string()) return s->get();
+      if (const auto* array = node.as_array(); array != nullptr && spec.list) {
+        std::string joined;
+        for (const toml::node& item : *array) {
+          const auto* s = item.as_string();
+          if (s == nullptr || s->get().find('\n') != std::string::npos) return std::nullopt;
+          if (!joined.empty()) joined += '\n';
+          joined += s->get();
+        }
+        return joined;
+      }
       return std::nullopt;
   }
 }

@@ -206,6 +206,8 @@ void AddReflexionQueueKeys(std::vector<ConfigKeySpec>& keys) {
 void AddHealKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(Bool("heal.progress_guard", true, "MEND_HEAL_PROGRESS_GUARD",
                       "hint, deny, then stop a tool that keeps failing the same way"));
+  keys.push_back(Int("heal.progress.hint_after", 2, 1, 100, "MEND_HEAL_PROGRESS_HINT_AFTER",
+                     "the same failure this many times in a row gets the progress hint"));
   keys.push_back(Int("heal.max_denials", 3, 1, 100, "MEND_HEAL_MAX_DENIALS",
                      "denied repeats before the run stops with MEND_RUN_NO_PROGRESS"));
   ConfigKeySpec shadow =
@@ -259,6 +261,64 @@ void AddServeKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(Duration("serve.drain_timeout", "30s", milliseconds(0), minutes(10),
                           "MEND_SERVE_DRAIN_TIMEOUT", "",
                           "on SIGTERM, how long runs in flight may take to reach a checkpoint"));
+}
+
+// `mend proxy` (docs/proxy.md).
+void AddProxyKeys(std::vector<ConfigKeySpec>& keys) {
+  ConfigKeySpec listen =
+      String("proxy.listen", "MEND_PROXY_LISTEN", "listen",
+             "address:port `mend proxy` listens on; not loopback needs proxy.token");
+  listen.default_value = "127.0.0.1:7071";
+  keys.push_back(std::move(listen));
+  ConfigKeySpec upstream =
+      String("proxy.upstream", "MEND_PROXY_UPSTREAM", "upstream",
+             "base URL of the upstream API as its SDK takes it (e.g. ending in /v1); empty = "
+             "provider.base_url, or the provider's public endpoint");
+  upstream.sensitivity = Sensitivity::kUrl;
+  keys.push_back(std::move(upstream));
+  ConfigKeySpec kind = String("proxy.upstream_kind", "MEND_PROXY_UPSTREAM_KIND", "upstream-kind",
+                              "API of the upstream: openai or anthropic; empty = provider.name");
+  keys.push_back(std::move(kind));
+  ConfigKeySpec key =
+      String("proxy.upstream_api_key", "MEND_PROXY_UPSTREAM_API_KEY", "",
+             "API key sent upstream (secret); empty = provider.api_key");
+  key.sensitivity = Sensitivity::kSecret;
+  keys.push_back(std::move(key));
+  keys.push_back(Bool("proxy.forward_client_key", false, "MEND_PROXY_FORWARD_CLIENT_KEY",
+                      "send the client's own Authorization / x-api-key upstream"));
+  ConfigKeySpec token = String("proxy.token", "MEND_PROXY_TOKEN", "",
+                               "bearer token every proxy client must present (secret)");
+  token.sensitivity = Sensitivity::kSecret;
+  keys.push_back(std::move(token));
+  ConfigKeySpec tokens =
+      String("proxy.tokens", "MEND_PROXY_TOKENS", "",
+             "client tokens, each TOKEN or TOKEN=WORKSPACE; each token's conversations are their "
+             "own memory scope (secret)");
+  tokens.sensitivity = Sensitivity::kSecret;
+  tokens.list = true;
+  keys.push_back(std::move(tokens));
+  keys.push_back(Int("proxy.max_body", 8 << 20, 1024, 1 << 30, "MEND_PROXY_MAX_BODY",
+                     "largest request body accepted, in bytes (larger: 413)"));
+  keys.push_back(Duration("proxy.lesson_after", "10m", seconds(1), hours(24 * 7),
+                          "MEND_PROXY_LESSON_AFTER", "",
+                          "a tool failure nothing resolved becomes a lesson job after this long"));
+  keys.push_back(Int("proxy.stop_after", 0, 0, 1000, "MEND_PROXY_STOP_AFTER",
+                     "answer 'no progress' once the same failing call was seen this many times "
+                     "(0 = off)"));
+  ConfigKeySpec patterns =
+      String("proxy.failure_patterns", "MEND_PROXY_FAILURE_PATTERNS", "",
+             "RE2 patterns: a tool result matching one is a failure (besides the built-in rules)");
+  patterns.list = true;
+  keys.push_back(std::move(patterns));
+  keys.push_back(Duration("proxy.conversation_ttl", "24h", minutes(1), hours(24 * 365),
+                          "MEND_PROXY_CONVERSATION_TTL", "",
+                          "a conversation's memory section and state are kept this long after "
+                          "its last request"));
+  keys.push_back(Int("proxy.max_attempts", 3, 1, 20, "MEND_PROXY_MAX_ATTEMPTS",
+                     "attempts per request when the upstream fails transiently (before the "
+                     "first byte reached the client)"));
+  keys.push_back(Int("proxy.max_connections", 4096, 16, 100000, "MEND_PROXY_MAX_CONNECTIONS",
+                     "client connections served at once (each holds a thread)"));
 }
 
 void AddMemoryKeys(std::vector<ConfigKeySpec>& keys) {
@@ -354,6 +414,7 @@ std::vector<ConfigKeySpec> BuildSchema() {
   AddRecoverKeys(keys);
   AddImproveKeys(keys);
   AddServeKeys(keys);
+  AddProxyKeys(keys);
   AddObserveKeys(keys);
   return keys;
 }

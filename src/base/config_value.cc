@@ -207,5 +207,17 @@ double Config::GetDouble(std::string_view key) const { return Get<double>(*this,
 std::chrono::milliseconds Config::GetDuration(std::string_view key) const {
   return Get<std::chrono::milliseconds>(*this, key);
 }
+std::vector<std::string> Config::GetList(std::string_view key) const {
+  std::vector<std::string> items;
+  const std::string& text = GetString(key);
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) items.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return items;
+}
 
 }  // namespace mend

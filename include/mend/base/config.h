@@ -81,6 +81,9 @@ struct ConfigKeySpec {
   std::vector<std::string> choices;                            // kEnum
   std::vector<EnvFallback> env_fallbacks;
   std::string help;  // one line for `mend config show` and docs
+  // kString only: a list. config.toml gives it as an array of strings; the value is the items
+  // joined with "\n", which is also how the environment variable and the flag give several.
+  bool list = false;
 };
 
 // The keys mend knows, in display order; `home` comes first.
@@ -119,6 +122,8 @@ class Config {
   const ConfigValue* Find(std::string_view key) const;
 
   const std::string& GetString(std::string_view key) const;  // kString and kEnum
+  // A list key's items (its value split at "\n", empty items dropped).
+  std::vector<std::string> GetList(std::string_view key) const;
   bool GetBool(std::string_view key) const;
   std::int64_t GetInt(std::string_view key) const;
   double GetDouble(std::string_view key) const;
