@@ -76,7 +76,7 @@ Result<heal::TickReport> Daemon::Tick() { return recovery_->Tick(); }
 void Daemon::Start() {
   started_ = true;
   StartBackgroundWork(runtime_);
-  recovery_->Start();
+  if (options_.recovery) recovery_->Start();
   const auto keep = runtime_.config.GetDuration("observe.retention");
   if (keep.count() <= 0) return;  // 0s: never
   std::ostream* log = options_.log;
@@ -93,7 +93,7 @@ void Daemon::Stop() {
   if (!started_ || stopped_) return;
   stopped_ = true;
   if (retention_ != nullptr) retention_->Stop();
-  recovery_->Stop();
+  if (options_.recovery) recovery_->Stop();
   if (options_.lesson_drain == LessonDrain::kNone) return;
   Status lessons =
       StopLessonWorkers(runtime_, runtime_.config.GetDuration("reflexion.queue.drain_timeout"));

@@ -94,6 +94,8 @@ Status OpenTracer(Runtime& runtime, std::shared_ptr<obs::SpanProcessor> injected
   runtime.tracer = std::make_unique<obs::Tracer>(options);
   runtime.tracer->AddRedactor(runtime.config.GetString("provider.api_key"));
   runtime.tracer->AddRedactor(runtime.config.GetString("memory.embeddings.api_key"));
+  runtime.tracer->AddRedactor(runtime.config.GetString("proxy.upstream_api_key"));
+  runtime.tracer->AddRedactor(runtime.config.GetString("proxy.token"));
   if (injected != nullptr) runtime.tracer->AddProcessor(std::move(injected));
   if (!enabled) return OkStatus();
 
@@ -174,6 +176,8 @@ Status OpenEvents(Runtime& runtime, EventLog log) {
   runtime.events = std::make_unique<obs::EventBus>(*runtime.env.clock);
   runtime.events->AddRedactor(runtime.config.GetString("provider.api_key"));
   runtime.events->AddRedactor(runtime.config.GetString("memory.embeddings.api_key"));
+  runtime.events->AddRedactor(runtime.config.GetString("proxy.upstream_api_key"));
+  runtime.events->AddRedactor(runtime.config.GetString("proxy.token"));
   if (log == EventLog::kNone) return OkStatus();
   // Rotated here only, before this process appends: a log is never renamed under our own sink.
   MEND_RETURN_IF_ERROR(internal::RotateEventLog(
@@ -279,8 +283,9 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
   MEND_RETURN_IF_ERROR(env.fs->CreateDirs(runtime->home));
   // Secrets read from config.toml: the environment's are found by name when a child's
   // environment is built (mend/base/subprocess.h), these only by value.
-  for (const char* key : {"provider.api_key", "memory.embeddings.api_key", "serve.token",
-                          "observe.otlp.headers", "store.url"}) {
+  for (const char* key :
+       {"provider.api_key", "memory.embeddings.api_key", "serve.token", "observe.otlp.headers",
+        "store.url", "proxy.upstream_api_key", "proxy.token", "proxy.tokens"}) {
     AddChildEnvironmentSecret(config.GetString(key));
   }
   runtime->caller_dir = options.caller_dir.empty() ? CurrentDirectory() : options.caller_dir;

@@ -73,6 +73,7 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   AddResumeCommand(app, ctx);
   AddRecoverCommand(app, ctx);
   AddServeCommand(app, ctx);
+  AddProxyCommand(app, ctx);
   AddPruneCommand(app, ctx);
   AddImproveCommand(app, ctx);
   AddForkCommand(app, ctx);

@@ -15,7 +15,7 @@ struct Planned {
 };
 
 constexpr Planned kPlanned[] = {
-    {"proxy", "OpenAI-compatible endpoint with memory, lessons and healing"},
+    {"mcp", "MCP servers' tools in agent folders, and mend's memory as an MCP server"},
 };
 
 }  // namespace

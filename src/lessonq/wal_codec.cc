@@ -71,6 +71,7 @@ Result<LessonRequest> DecodeRequest(const json& job) {
   MEND_ASSIGN_OR_RETURN(r.provider, StringField(**request, "Provider", false));
   MEND_ASSIGN_OR_RETURN(r.base_url, StringField(**request, "BaseURL", false));
   MEND_ASSIGN_OR_RETURN(r.model, StringField(**request, "Model", false));
+  MEND_ASSIGN_OR_RETURN(r.workspace, StringField(**request, "LessonWorkspace", false));
   return r;
 }
 
@@ -146,7 +147,8 @@ std::string EncodeWalPayload(const Job& job) {
       {"Traceparent", &job.request.traceparent},
       {"Provider", &job.request.provider},
       {"BaseURL", &job.request.base_url},
-      {"Model", &job.request.model}};
+      {"Model", &job.request.model},
+      {"LessonWorkspace", &job.request.workspace}};
   for (const auto& [key, value] : optional) {
     if (value->empty()) continue;
     out.push_back(',');

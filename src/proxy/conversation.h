@@ -7,11 +7,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "mend/base/clock.h"
 #include "mend/base/pattern.h"
@@ -27,7 +26,7 @@ struct ToolExchange {
   std::string tool;
   std::string arguments;  // the call's arguments as JSON text, canonical (keys sorted, compact)
   bool has_result = false;
-  std::string result;     // the result's text (text blocks / parts joined with "\n")
+  std::string result;          // the result's text (text blocks / parts joined with "\n")
   bool flagged_error = false;  // the API itself marked it (Anthropic's is_error: true)
 };
 
@@ -77,17 +76,21 @@ struct FailureRecord {
   // What worked after it: "" while unresolved.
   std::string what_worked;
   bool enqueued = false;  // its lesson job was enqueued (never twice)
+
+  bool operator==(const FailureRecord&) const = default;
 };
 
 struct Conversation {
   std::string id;
   std::string workspace;
-  std::string task;     // the first user message (or X-Mend-Task)
+  std::string task;  // the first user message (or X-Mend-Task)
   bool has_section = false;
   std::string section;  // the memory section of its first request, sent again byte for byte
   std::vector<FailureRecord> failures;
   Time created_at{};
   Time updated_at{};
+
+  bool operator==(const Conversation&) const = default;
 };
 
 // The id of a conversation without X-Mend-Session: hex of sha256(workspace \0 system \0 first
@@ -122,6 +125,9 @@ void ObserveReply(Conversation& conversation, const std::string& text, bool has_
 std::vector<lessonq::LessonRequest> TakeDueLessons(Conversation& conversation, Time now,
                                                    Duration lesson_after);
 
+// `d` as the configuration writes it: "10m", "2h", "45s".
+std::string FormatLessonAfter(Duration d);
+
 // The hint added to the system prompt while a failing call repeats (after the memory section).
 std::string ProgressHint(const ProgressView& progress);
 // The assistant's answer when proxy.stop_after is reached.
@@ -137,8 +143,8 @@ class ConversationStore {
   static Result<std::unique_ptr<ConversationStore>> Open(const std::string& path);
   virtual ~ConversationStore() = default;
 
-  // nullopt when there is none (or it expired).
-  virtual Result<std::optional<Conversation>> Load(const std::string& id) = 0;
+  // nullopt when there is none, or it expired by `now`. kDataLoss for a row that does not decode.
+  virtual Result<std::optional<Conversation>> Load(const std::string& id, Time now) = 0;
   // Inserts or replaces; the row expires at updated_at + ttl.
   virtual Status Save(const Conversation& conversation, Duration ttl) = 0;
   // The conversations with a failure that is neither enqueued nor younger than `first_seen_before`

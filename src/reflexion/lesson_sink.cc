@@ -43,8 +43,12 @@ Result<std::string> LessonSink::Persist(const Lesson& lesson,
   std::string_view kind = "log_only";
   if (options_.persist) {
     if (facts_ == nullptr) return FailedPreconditionError("lesson sink has no fact store");
-    MEND_ASSIGN_OR_RETURN(memory::AddResult added,
-                          facts_->Add(LessonFact(lesson, provenance, options_.workspace)));
+    MEND_ASSIGN_OR_RETURN(
+        memory::AddResult added,
+        facts_->Add(LessonFact(lesson, provenance,
+                               provenance != nullptr && !provenance->workspace.empty()
+                                   ? provenance->workspace
+                                   : options_.workspace)));
     fact_id = std::move(added.id);
     kind = memory::AddResultKindName(added.kind);
   }

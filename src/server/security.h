@@ -19,6 +19,11 @@ struct ServerOptions;
 // (they hold no data; the UI asks for the token and sends it with every API call).
 bool IsPublicPath(const std::string& path);
 
+// Whether `path` is one of `mend proxy`'s (/v1/..., except the OTLP receiver's /v1/traces): with
+// proxy.upstream set, the proxy's routes answer these and check proxy.token themselves, since a
+// client's Authorization carries its API key (docs/proxy.md).
+bool IsProxyPath(const std::string& path);
+
 // OK when `req` may proceed; otherwise kUnauthenticated (no or wrong bearer token) or
 // kPermissionDenied (a Host that is not this server's on a loopback listener, or a
 // state-changing request from another origin or without a JSON content type).

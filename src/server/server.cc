@@ -13,6 +13,7 @@
 #include <thread>
 #include <utility>
 
+#include "mend/app/proxy.h"
 #include "mend/app/runtime.h"
 #include "server/api.h"
 #include "server/improve_gauges.h"
@@ -78,6 +79,7 @@ class HttpServer final : public Server {
   void AddHealthRoutes();
 
   ServeContext context_;
+  std::unique_ptr<app::Proxy> proxy_;  // with proxy.upstream set
   std::unique_ptr<ImproveGauges> improve_gauges_;
   httplib::Server http_;
   std::thread listener_;
@@ -93,8 +95,10 @@ void HttpServer::Configure() {
   const size_t threads = static_cast<size_t>(options.threads);
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   // CheckBody refuses a body over its path's limit before it is read; this is the backstop.
-  http_.set_payload_max_length(
-      std::max(static_cast<size_t>(options.max_body_bytes), kMaxOtlpBodyBytes));
+  size_t payload_limit = std::max(static_cast<size_t>(options.max_body_bytes), kMaxOtlpBodyBytes);
+  if (proxy_ != nullptr)
+    payload_limit = std::max(payload_limit, proxy_->service->options().max_body);
+  http_.set_payload_max_length(payload_limit);
   http_.set_keep_alive_timeout(5);
   // httplib closes a keep-alive connection after 5 requests by default; every reconnect then
   // competes for a listen backlog of 5 (see Start), and a dropped SYN costs the client a second.
@@ -153,6 +157,8 @@ void HttpServer::Configure() {
   AddImproveRoutes(routes, context_);
   AddMetricsRoutes(routes, context_);
   AddUiRoutes(routes, context_);
+  // Last, so that serve's own /v1/traces comes first.
+  if (proxy_ != nullptr) proxy_->service->Mount(http_);
 }
 
 void HttpServer::AddHealthRoutes() {
@@ -182,6 +188,16 @@ void HttpServer::AddHealthRoutes() {
 
 Status HttpServer::Start() {
   const ServerOptions& options = context_.options();
+  if (app::ServeMountsProxy(context_.runtime())) {
+    MEND_ASSIGN_OR_RETURN(proxy_, app::OpenProxy(context_.runtime()));
+    // serve.token does not guard the proxy's routes (their Authorization is the client's API
+    // key), so another address needs the proxy's own token as `mend proxy` does.
+    if (!IsLoopbackHost(options.host) && proxy_->service->options().tokens.empty()) {
+      return InvalidArgumentError("listening on " + options.host +
+                                  " (not loopback) with proxy.upstream set requires proxy.token "
+                                  "or proxy.tokens (MEND_PROXY_TOKEN)");
+    }
+  }
   Configure();
   if (options.port == 0) {
     port_ = http_.bind_to_any_port(options.host);
@@ -202,6 +218,7 @@ Status HttpServer::Start() {
   // right after Start cannot be lost (the loop starts within microseconds).
   while (!http_.is_running() && !listener_done_.load())
     std::this_thread::sleep_for(std::chrono::microseconds(100));
+  if (proxy_ != nullptr) proxy_->service->StartSweeper();
   return OkStatus();
 }
 
@@ -212,6 +229,7 @@ int HttpServer::Stop() {
     http_.stop();
     listener_.join();
   }
+  if (proxy_ != nullptr) proxy_->service->StopSweeper();
   app::Runtime& runtime = context_.runtime();
   still_running_ = context_.runs().Drain(*runtime.env.clock, context_.options().drain_timeout);
   return still_running_;

@@ -219,10 +219,10 @@ TEST_F(CliTest, InvalidSecretIsNeverEchoed) {
 }
 
 TEST_F(CliTest, PlannedCommandExitsOneAndSaysSo) {
-  EXPECT_EQ(Run({"proxy", "--upstream", "http://x"}), 1);
-  EXPECT_EQ(err(), "mend: proxy is not implemented yet\n");
+  EXPECT_EQ(Run({"mcp", "list", "agent"}), 1);
+  EXPECT_EQ(err(), "mend: mcp is not implemented yet\n");
 
-  EXPECT_EQ(Run({"proxy", "--json"}), 1);
+  EXPECT_EQ(Run({"mcp", "--json"}), 1);
   nlohmann::json doc = nlohmann::json::parse(out());
   EXPECT_EQ(doc["error"]["code"], "UNIMPLEMENTED");
 }

@@ -176,10 +176,10 @@ TEST_F(MendBinaryTest, RunThenPendingThenResumeWithTheScriptedProvider) {
 }
 
 TEST_F(MendBinaryTest, PlannedCommandExitsOneWithOneLine) {
-  const ChildOutput r = Mend({"proxy", "--upstream", "http://127.0.0.1:1"});
+  const ChildOutput r = Mend({"mcp", "serve", "--http", "127.0.0.1:1"});
   EXPECT_EQ(r.status.code, 1);
   ExpectOneErrorLine(r);
-  EXPECT_EQ(r.err, "mend: proxy is not implemented yet\n");
+  EXPECT_EQ(r.err, "mend: mcp is not implemented yet\n");
   EXPECT_EQ(r.out, "");
 }
 

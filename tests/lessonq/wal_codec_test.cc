@@ -220,6 +220,24 @@ TEST(WalCodecTest, ProviderFieldsFollowTraceparentAndKeepTheId) {
   EXPECT_EQ(EndpointOf(chatcli->request), LessonEndpoint{});
 }
 
+TEST(WalCodecTest, LessonWorkspaceComesLastAndRoundTrips) {
+  Job job = SmallJob();
+  job.request =
+      LessonRequest{"Edit main.go", "used full rewrite", "ERROR: file too large", "error"};
+  job.id = JobIdFor(job.request);
+  job.request.model = "llama3";
+  job.request.workspace = "proxy-team-a";
+  // The scope a lesson is stored in is not part of its id either.
+  EXPECT_EQ(JobIdFor(job.request), job.id);
+  const std::string payload = EncodeWalPayload(job);
+  EXPECT_NE(payload.find(R"("Model":"llama3","LessonWorkspace":"proxy-team-a"},)"),
+            std::string::npos)
+      << payload;
+  Result<std::string> record = EncodeWalRecord(job);
+  MEND_ASSERT_OK(record);
+  EXPECT_THAT(DecodeWalRecord(*record), IsOkAndHolds(job));
+}
+
 TEST(JobFitsEndpointTest, SameKindAndBaseUrlOrNothingRecorded) {
   LessonRequest request{"t", "a", "o", "error"};
   const LessonEndpoint local{"openai", "http://127.0.0.1:11434/v1"};

@@ -157,6 +157,50 @@ TEST_F(FakeLlmErrorTest, TruncatedBodySendsHeadersAndHalfTheBody) {
   EXPECT_TRUE(Json::parse(received, nullptr, false).is_discarded());
 }
 
+// The event names (empty for chat completion chunks).
+std::vector<std::string> Names(const std::vector<SseEvent>& events) {
+  std::vector<std::string> names;
+  for (const SseEvent& event : events) names.push_back(event.name);
+  return names;
+}
+
+TEST_F(FakeLlmErrorTest, StreamCutSendsTheFirstHalfOfTheEventsThenEndsTheTransfer) {
+  FakeResponse r;
+  r.text = "a stream that will not reach its end";
+  r.tool_calls = {{"c1", "ls", "{}"}};
+  FakeResponse cut = r;
+  cut.fault = FakeResponse::Fault::kStreamCut;
+  for (const char* path : {"/v1/chat/completions", "/v1/messages", "/v1/responses"}) {
+    server_->Enqueue(r);
+    server_->Enqueue(cut);
+    const std::string request = R"({"model":"m","stream":true})";
+    Received whole = PostAndReceive(server_->base_url(), path, request);
+    ASSERT_EQ(whole.error, httplib::Error::Success) << path;
+    std::vector<SseEvent> all = ParseSse(whole.body);
+    ASSERT_GE(all.size(), 4u) << path;
+
+    Received part = PostAndReceive(server_->base_url(), path, request);
+    EXPECT_EQ(part.status, 200) << path;
+    // The chunked body ends without its terminator: the client sees a read error.
+    EXPECT_EQ(part.error, httplib::Error::Read) << path;
+    EXPECT_TRUE(part.body.ends_with("\n\n")) << path;
+    std::vector<SseEvent> received = ParseSse(part.body);
+    EXPECT_EQ(received.size(), all.size() / 2) << path;
+    all.resize(all.size() / 2);
+    EXPECT_EQ(Names(received), Names(all)) << path;
+  }
+  EXPECT_EQ(PostStatus("/v1/chat/completions", "{}"), 200);
+}
+
+TEST_F(FakeLlmErrorTest, StreamCutWithoutStreamingIsATruncatedBody) {
+  server_->Enqueue(WithFault(FakeResponse::Fault::kStreamCut));
+  Received part = PostAndReceive(server_->base_url(), "/v1/chat/completions", "{}");
+  EXPECT_EQ(part.status, 200);
+  EXPECT_EQ(part.error, httplib::Error::Read);
+  EXPECT_THAT(part.body, ::testing::StartsWith(R"({"choices":)"));
+  EXPECT_TRUE(Json::parse(part.body, nullptr, false).is_discarded());
+}
+
 TEST_F(FakeLlmErrorTest, HtmlErrorPageIsAProxyPage) {
   server_->Enqueue(WithFault(FakeResponse::Fault::kHtmlErrorPage));
   FakeResponse unavailable = WithFault(FakeResponse::Fault::kHtmlErrorPage);

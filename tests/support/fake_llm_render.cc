@@ -12,11 +12,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Scripted text may hold any bytes; replacing invalid UTF-8 keeps dump() from throwing.
-std::string Dump(const Json& json) {
-  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 // Timestamps are derived from the sequence so that bodies are reproducible.
 int64_t CreatedAt(const RenderContext& context) { return 1700000000 + context.sequence; }
 
@@ -167,6 +162,11 @@ std::string AnthropicErrorType(int status) {
 
 }  // namespace
 
+// Scripted text may hold any bytes; replacing invalid UTF-8 keeps dump() from throwing.
+std::string Dump(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 std::string OpenAiFinishReason(const FakeResponse& r) {
   if (r.finish_reason.empty()) return r.tool_calls.empty() ? "stop" : "tool_calls";
   if (r.finish_reason == "end_turn" || r.finish_reason == "stop_sequence") return "stop";
@@ -188,6 +188,9 @@ std::string RenderSuccess(Endpoint endpoint, const FakeResponse& response,
   switch (endpoint) {
     case Endpoint::kChatCompletions:
       return RenderChat(response, context);
+    case Endpoint::kResponses:
+      return Dump(ResponseObject(response, context, ResponseStatus(response),
+                                 ResponseOutput(response, context)));
     case Endpoint::kMessages:
       return RenderMessage(response, context);
     case Endpoint::kEmbeddings:

@@ -8,9 +8,10 @@ namespace {
 using Json = nlohmann::json;
 
 // OpenAI content parts, Anthropic content blocks and system blocks carry their text under "text";
-// messages and Anthropic tool_result blocks nest theirs under "content". Recursing through these
-// two keys only covers every shape without naming block types, and leaves out roles, ids, tool
-// names and tool-call arguments.
+// messages, Responses input items and Anthropic tool_result blocks nest theirs under "content".
+// Recursing through these two keys covers every shape without naming block types, and leaves out
+// roles, ids, tool names and tool-call arguments. The one text elsewhere is a Responses tool
+// result: the "output" of a function_call_output item.
 void CollectTexts(const Json& value, std::vector<std::string>& out) {
   if (value.is_string()) {
     out.push_back(value.get<std::string>());
@@ -21,6 +22,11 @@ void CollectTexts(const Json& value, std::vector<std::string>& out) {
     if (text != value.end() && text->is_string()) out.push_back(text->get<std::string>());
     auto content = value.find("content");
     if (content != value.end()) CollectTexts(*content, out);
+    auto output = value.find("output");
+    if (output != value.end() && output->is_string() &&
+        value.value("type", Json()) == "function_call_output") {
+      out.push_back(output->get<std::string>());
+    }
   }
 }
 
@@ -28,7 +34,13 @@ void CollectTexts(const Json& value, std::vector<std::string>& out) {
 
 std::vector<std::string> RequestTexts(const Json& request) {
   std::vector<std::string> texts;
-  for (const char* key : {"system", "messages", "input"}) {
+  auto system = request.find("system");
+  if (system != request.end()) CollectTexts(*system, texts);
+  auto instructions = request.find("instructions");
+  if (instructions != request.end() && instructions->is_string()) {
+    texts.push_back(instructions->get<std::string>());
+  }
+  for (const char* key : {"messages", "input"}) {
     auto value = request.find(key);
     if (value != request.end()) CollectTexts(*value, texts);
   }

@@ -12,9 +12,11 @@
 // The routes of a fake server: which request gets which canned answer (see FakeRoute).
 namespace mend::testing::fake_llm {
 
-// The decoded texts of `request` that routes match against, in request order: the system prompt,
-// each message's content (string, part and block texts, tool_result contents) and embedding
-// inputs. Values of other types and other keys are ignored.
+// The decoded texts of `request` that routes match against, in this order: the system prompt, the
+// top-level instructions (a string, as the Responses API sends), each message's content (string,
+// part and block texts, tool_result contents), and the embedding or responses input (strings;
+// items' contents as messages', and the string output of function_call_output items). Values of
+// other types and other keys are ignored.
 std::vector<std::string> RequestTexts(const nlohmann::json& request);
 
 // True when every string of `contains` occurs inside one of `texts`.

@@ -1,4 +1,5 @@
 #include <cctype>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -23,6 +24,7 @@ constexpr FaultName kFaults[] = {
     {"empty_body", FakeResponse::Fault::kEmptyBody},
     {"non_utf8", FakeResponse::Fault::kNonUtf8},
     {"oversized_body", FakeResponse::Fault::kOversizedBody},
+    {"stream_cut", FakeResponse::Fault::kStreamCut},
 };
 
 // Reads one field of a response object; `where` names it in errors ("response 2, key status").
@@ -35,6 +37,16 @@ class FieldReader {
       return Error("an integer >= " + std::to_string(min));
     }
     *out = value_.get<int64_t>();
+    return OkStatus();
+  }
+  // An integer that fits an int.
+  Status SmallInt(int min, int* out) const {
+    int64_t n = 0;
+    MEND_RETURN_IF_ERROR(Int(min, &n));
+    if (n > std::numeric_limits<int>::max()) {
+      return Error("an integer <= " + std::to_string(std::numeric_limits<int>::max()));
+    }
+    *out = static_cast<int>(n);
     return OkStatus();
   }
   Status String(std::string* out) const {
@@ -138,6 +150,12 @@ Status ReadField(const std::string& key, const FieldReader& in, FakeResponse* r)
     return in.ToolCalls(&r->tool_calls);
   } else if (key == "embeddings") {
     return in.Embeddings(&r->embeddings);
+  } else if (key == "pause_after_events") {
+    return in.SmallInt(-1, &r->pause_after_events);
+  } else if (key == "pause_again_after_events") {
+    return in.SmallInt(-1, &r->pause_again_after_events);
+  } else if (key == "argument_pieces") {
+    return in.SmallInt(1, &r->argument_pieces);
   } else {
     return in.Unknown();
   }

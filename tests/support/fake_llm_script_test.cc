@@ -19,10 +19,11 @@ TEST(FakeScriptTest, ParsesEveryField) {
                     {"name": "ls", "arguments": {"dir": "."}}]},
     {"fault": "drop_connection"},
     {"fault": "oversized_body", "oversize_bytes": 1024, "raw_body": "{}"},
-    {"embeddings": [[0.5, 1], [2]]}
+    {"embeddings": [[0.5, 1], [2]]},
+    {"fault": "stream_cut", "pause_after_events": 3, "pause_again_after_events": 5, "argument_pieces": 4}
   ])");
   ASSERT_TRUE(script.ok()) << script.status();
-  ASSERT_EQ(script->size(), 6u);
+  ASSERT_EQ(script->size(), 7u);
   const auto& s = *script;
   EXPECT_EQ(s[0].status, 429);
   EXPECT_EQ(s[0].retry_after_seconds, 2);
@@ -45,16 +46,62 @@ TEST(FakeScriptTest, ParsesEveryField) {
   EXPECT_EQ(s[4].oversize_bytes, 1024u);
   EXPECT_EQ(s[4].raw_body, "{}");
   EXPECT_EQ(s[5].embeddings, (std::vector<std::vector<float>>{{0.5f, 1.0f}, {2.0f}}));
+  EXPECT_EQ(s[6].fault, FakeResponse::Fault::kStreamCut);
+  EXPECT_EQ(s[6].pause_after_events, 3);
+  EXPECT_EQ(s[6].pause_again_after_events, 5);
+  EXPECT_EQ(s[6].argument_pieces, 4);
+  // Unset, the stream keys keep their defaults.
+  EXPECT_EQ(s[0].pause_after_events, -1);
+  EXPECT_EQ(s[0].argument_pieces, 1);
+}
+
+TEST(FakeScriptTest, StreamKeysAcceptTheirBounds) {
+  auto script = ParseFakeScript(R"([{"pause_after_events": -1}, {"pause_after_events": 0},
+    {"argument_pieces": 1}, {"argument_pieces": 2147483647}])");
+  ASSERT_TRUE(script.ok()) << script.status();
+  EXPECT_EQ((*script)[0].pause_after_events, -1);
+  EXPECT_EQ((*script)[1].pause_after_events, 0);
+  EXPECT_EQ((*script)[2].argument_pieces, 1);
+  EXPECT_EQ((*script)[3].argument_pieces, 2147483647);
+}
+
+TEST(FakeScriptTest, StreamKeysWithWrongTypesAreNamed) {
+  struct Case {
+    const char* json;
+    const char* error;
+  };
+  for (const Case& c : {
+           Case{R"([{"pause_after_events": "2"}])",
+                "response 0, key pause_after_events: expected an integer >= -1, got \"2\""},
+           Case{R"([{"pause_after_events": -2}])",
+                "response 0, key pause_after_events: expected an integer >= -1, got -2"},
+           Case{R"([{"pause_after_events": 1.5}])",
+                "response 0, key pause_after_events: expected an integer >= -1, got 1.5"},
+           Case{R"([{"pause_after_events": 2147483648}])",
+                "response 0, key pause_after_events: expected an integer <= 2147483647"},
+           Case{R"([{}, {"argument_pieces": 0}])",
+                "response 1, key argument_pieces: expected an integer >= 1, got 0"},
+           Case{R"([{"argument_pieces": true}])",
+                "response 0, key argument_pieces: expected an integer >= 1, got true"},
+           Case{R"([{"argument_pieces": [2]}])",
+                "response 0, key argument_pieces: expected an integer >= 1, got [2]"},
+           Case{R"([{"fault": "stream_cutt"}])", "response 0, key fault: expected a fault name"},
+       }) {
+    EXPECT_THAT(ParseFakeScript(c.json), StatusIs(StatusCode::kInvalidArgument, HasSubstr(c.error)))
+        << c.json;
+  }
 }
 
 TEST(FakeScriptTest, EveryFaultNameParses) {
   auto script = ParseFakeScript(R"([{"fault":"none"},{"fault":"malformed_json"},
     {"fault":"truncated_body"},{"fault":"html_error_page"},{"fault":"drop_connection"},
-    {"fault":"empty_body"},{"fault":"non_utf8"},{"fault":"oversized_body"}])");
+    {"fault":"empty_body"},{"fault":"non_utf8"},{"fault":"oversized_body"},
+    {"fault":"stream_cut"}])");
   ASSERT_TRUE(script.ok()) << script.status();
-  ASSERT_EQ(script->size(), 8u);
+  ASSERT_EQ(script->size(), 9u);
   EXPECT_EQ((*script)[1].fault, FakeResponse::Fault::kMalformedJson);
   EXPECT_EQ((*script)[7].fault, FakeResponse::Fault::kOversizedBody);
+  EXPECT_EQ((*script)[8].fault, FakeResponse::Fault::kStreamCut);
 }
 
 TEST(FakeScriptTest, EmptyArrayIsAnEmptyScript) {

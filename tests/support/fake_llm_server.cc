@@ -6,6 +6,7 @@
 #include <cctype>
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -52,6 +53,17 @@ std::string TruncatedResponse(int status, const std::string& body) {
          "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
          "\r\nConnection: close\r\n\r\n" + body.substr(0, body.size() / 2);
 }
+
+// One streamed answer in flight. Only the thread serving its connection touches it.
+struct StreamState {
+  std::vector<std::string> events;
+  int64_t pause_before = -1;        // index of the event before which the stream pauses; < 0: never
+  int64_t pause_again_before = -1;  // a second such index, after pause_before; < 0: never
+  size_t cut_before = std::numeric_limits<size_t>::max();  // index where stream_cut drops it
+  size_t written = 0;                                      // events written successfully
+  bool ended = false;    // ended on purpose (stream_cut, or released by stopping the server)
+  bool settled = false;  // accounted for; every copy of an httplib::Response calls the releaser
+};
 
 // httplib's listen backlog is fixed at 5 when the library is built; a burst of concurrent clients
 // would then see dropped SYNs and one-second retransmits. Listening again on the bound socket
@@ -118,6 +130,29 @@ class FakeLlmServer::Impl {
   }
   int connection_count() const { return connections_.count(); }
 
+  void ResumeStreams() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++resume_generation_;
+    paused_ = 0;
+    streams_cv_.notify_all();
+  }
+  size_t paused_streams() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return paused_;
+  }
+  size_t aborted_streams() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return aborted_;
+  }
+  bool WaitForPausedStreams(size_t n, std::chrono::milliseconds timeout) const {
+    std::unique_lock<std::mutex> lock(mu_);
+    return streams_cv_.wait_for(lock, timeout, [&] { return paused_ >= n; });
+  }
+  bool WaitForAbortedStreams(size_t n, std::chrono::milliseconds timeout) const {
+    std::unique_lock<std::mutex> lock(mu_);
+    return streams_cv_.wait_for(lock, timeout, [&] { return aborted_ >= n; });
+  }
+
  private:
   void Handle(Endpoint endpoint, const httplib::Request& req, httplib::Response& res);
   void Record(const httplib::Request& req);
@@ -126,10 +161,13 @@ class FakeLlmServer::Impl {
   void Wait(std::chrono::milliseconds latency);
   void Respond(Endpoint endpoint, const Json& request, const FakeResponse& r,
                httplib::Response& res);
-  void RespondFault(Endpoint endpoint, const FakeResponse& r, const RenderContext& context,
-                    httplib::Response& res);
+  void RespondFault(Endpoint endpoint, const Json& request, const FakeResponse& r,
+                    const RenderContext& context, bool streaming, httplib::Response& res);
   void RespondStream(Endpoint endpoint, const Json& request, const FakeResponse& r,
-                     const RenderContext& context, httplib::Response& res);
+                     const RenderContext& context, bool cut, httplib::Response& res);
+  bool WriteStream(StreamState& stream, httplib::DataSink& sink);
+  bool PauseStream();
+  void SettleStream(StreamState& stream);
 
   Server server_;
   fake_llm::Connections connections_;
@@ -141,6 +179,12 @@ class FakeLlmServer::Impl {
   mutable std::mutex mu_;
   std::condition_variable stopping_cv_;
   bool stopping_ = false;
+  // Paused and aborted streams; notified whenever paused_, aborted_, resume_generation_ or
+  // stopping_ change.
+  mutable std::condition_variable streams_cv_;
+  uint64_t resume_generation_ = 0;  // ResumeStreams calls so far
+  size_t paused_ = 0;               // streams paused in the current generation
+  size_t aborted_ = 0;
   fake_llm::Routes routes_;
   std::deque<FakeResponse> script_;
   FakeResponse default_;
@@ -165,6 +209,7 @@ Status FakeLlmServer::Impl::Listen(const FakeLlmServerOptions& options) {
     };
   };
   server_.Post("/v1/chat/completions", route(Endpoint::kChatCompletions));
+  server_.Post("/v1/responses", route(Endpoint::kResponses));
   server_.Post("/v1/messages", route(Endpoint::kMessages));
   server_.Post("/v1/embeddings", route(Endpoint::kEmbeddings));
   server_.Get("/v1/models", route(Endpoint::kModels));
@@ -199,8 +244,10 @@ void FakeLlmServer::Impl::Stop() {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     stopping_ = true;
+    paused_ = 0;
   }
   stopping_cv_.notify_all();
+  streams_cv_.notify_all();
   server_.stop();
   connections_.CloseAll();
   if (thread_.joinable()) thread_.join();
@@ -298,28 +345,34 @@ void FakeLlmServer::Impl::Respond(Endpoint endpoint, const Json& request, const 
     context.inputs = EmbeddingInputs(request.contains("input") ? request["input"] : Json());
     context.base64 = request.value("encoding_format", Json()) == "base64";
   }
+  if (endpoint == Endpoint::kResponses) context.request = request;
+  const Json* stream = request.contains("stream") ? &request["stream"] : nullptr;
+  const bool streaming = stream != nullptr && stream->is_boolean() && stream->get<bool>() &&
+                         endpoint != Endpoint::kEmbeddings;
   if (r.retry_after_seconds) {
     res.set_header("Retry-After", std::to_string(*r.retry_after_seconds));
   }
   res.status = r.status;
-  if (r.fault != FakeResponse::Fault::kNone) return RespondFault(endpoint, r, context, res);
+  if (r.fault != FakeResponse::Fault::kNone) {
+    return RespondFault(endpoint, request, r, context, streaming, res);
+  }
   if (!r.raw_body.empty()) return res.set_content(r.raw_body, kJson);
   if (r.status >= 400) return res.set_content(fake_llm::RenderError(endpoint, r.status, r), kJson);
-  const Json* stream = request.contains("stream") ? &request["stream"] : nullptr;
-  if (stream != nullptr && stream->is_boolean() && stream->get<bool>() &&
-      endpoint != Endpoint::kEmbeddings) {
-    return RespondStream(endpoint, request, r, context, res);
-  }
+  if (streaming) return RespondStream(endpoint, request, r, context, /*cut=*/false, res);
   res.set_content(fake_llm::RenderSuccess(endpoint, r, context), kJson);
 }
 
-void FakeLlmServer::Impl::RespondFault(Endpoint endpoint, const FakeResponse& r,
-                                       const RenderContext& context, httplib::Response& res) {
+void FakeLlmServer::Impl::RespondFault(Endpoint endpoint, const Json& request,
+                                       const FakeResponse& r, const RenderContext& context,
+                                       bool streaming, httplib::Response& res) {
   switch (r.fault) {
     case FakeResponse::Fault::kNone:
       break;
     case FakeResponse::Fault::kMalformedJson:
       return res.set_content(R"({"id": "chatcmpl-broken", "choices": [{"index": 0, "mess)", kJson);
+    case FakeResponse::Fault::kStreamCut:
+      if (streaming) return RespondStream(endpoint, request, r, context, /*cut=*/true, res);
+      [[fallthrough]];
     case FakeResponse::Fault::kTruncatedBody:
       return connections_.SendAndDrop(
           TruncatedResponse(r.status, fake_llm::RenderSuccess(endpoint, r, context)));
@@ -349,20 +402,72 @@ void FakeLlmServer::Impl::RespondFault(Endpoint endpoint, const FakeResponse& r,
 
 void FakeLlmServer::Impl::RespondStream(Endpoint endpoint, const Json& request,
                                         const FakeResponse& r, const RenderContext& context,
-                                        httplib::Response& res) {
+                                        bool cut, httplib::Response& res) {
   const Json* options = request.contains("stream_options") ? &request["stream_options"] : nullptr;
   bool include_usage = options != nullptr && options->is_object() &&
                        options->value("include_usage", Json(false)) == Json(true);
-  auto events = std::make_shared<std::vector<std::string>>(
-      fake_llm::RenderStream(endpoint, r, context, include_usage));
+  auto stream = std::make_shared<StreamState>();
+  stream->events = fake_llm::RenderStream(endpoint, r, context, include_usage);
+  stream->pause_before = r.pause_after_events;
+  if (r.pause_again_after_events > r.pause_after_events) {
+    stream->pause_again_before = r.pause_again_after_events;
+  }
+  if (cut) stream->cut_before = std::max<size_t>(1, stream->events.size() / 2);
   res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider("text/event-stream", [events](size_t, httplib::DataSink& sink) {
-    for (const std::string& event : *events) {
-      if (!sink.write(event.data(), event.size())) return false;
+  // httplib runs both on the thread serving this connection: the provider once, after the headers
+  // are sent; the releaser when the response is destroyed, after the provider has returned.
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [this, stream](size_t, httplib::DataSink& sink) { return WriteStream(*stream, sink); },
+      [this, stream](bool) { SettleStream(*stream); });
+}
+
+// Writes the events in one call, pausing and cutting where scripted. False ends the response
+// without the chunked terminator, and httplib then closes the connection.
+bool FakeLlmServer::Impl::WriteStream(StreamState& stream, httplib::DataSink& sink) {
+  const std::vector<std::string>& events = stream.events;
+  for (size_t i = stream.written; i <= events.size(); ++i) {
+    const bool pause =
+        (stream.pause_before >= 0 && i == static_cast<size_t>(stream.pause_before)) ||
+        (stream.pause_again_before >= 0 && i == static_cast<size_t>(stream.pause_again_before));
+    if (pause && !PauseStream()) {
+      stream.ended = true;
+      return false;
     }
-    sink.done();
-    return true;
-  });
+    if (i == stream.cut_before) {
+      stream.ended = true;
+      connections_.Drop();
+      return false;
+    }
+    if (i == events.size()) break;
+    if (!sink.write(events[i].data(), events[i].size())) return false;
+    stream.written = i + 1;
+  }
+  sink.done();
+  return true;
+}
+
+// Waits for the next ResumeStreams; false when the server stops first.
+bool FakeLlmServer::Impl::PauseStream() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopping_) return false;
+  const uint64_t generation = resume_generation_;
+  ++paused_;
+  streams_cv_.notify_all();
+  streams_cv_.wait(lock, [&] { return stopping_ || resume_generation_ != generation; });
+  return !stopping_;
+}
+
+// Counts the stream as aborted when it neither wrote its last event nor ended on purpose. This
+// also covers a connection httplib found unwritable before asking for the first event.
+void FakeLlmServer::Impl::SettleStream(StreamState& stream) {
+  if (stream.settled) return;
+  stream.settled = true;
+  if (stream.ended || stream.written == stream.events.size()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return;
+  ++aborted_;
+  streams_cv_.notify_all();
 }
 
 FakeLlmServer::FakeLlmServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -395,5 +500,14 @@ std::vector<RecordedRequest> FakeLlmServer::requests() const { return impl_->req
 size_t FakeLlmServer::request_count() const { return impl_->requests().size(); }
 int FakeLlmServer::connection_count() const { return impl_->connection_count(); }
 void FakeLlmServer::ClearRequests() { impl_->ClearRequests(); }
+void FakeLlmServer::ResumeStreams() { impl_->ResumeStreams(); }
+size_t FakeLlmServer::paused_streams() const { return impl_->paused_streams(); }
+bool FakeLlmServer::WaitForPausedStreams(size_t n, std::chrono::milliseconds timeout) const {
+  return impl_->WaitForPausedStreams(n, timeout);
+}
+size_t FakeLlmServer::aborted_streams() const { return impl_->aborted_streams(); }
+bool FakeLlmServer::WaitForAbortedStreams(size_t n, std::chrono::milliseconds timeout) const {
+  return impl_->WaitForAbortedStreams(n, timeout);
+}
 
 }  // namespace mend::testing

@@ -16,7 +16,7 @@ namespace mend::testing {
 
 // One scripted answer of the fake server. By default a 200 with `text` (or `tool_calls`) and
 // `usage`, rendered in the shape of the endpoint that was called (OpenAI chat completions,
-// Anthropic messages or OpenAI embeddings).
+// OpenAI responses, Anthropic messages or OpenAI embeddings).
 struct FakeResponse {
   struct ToolCall {
     std::string id;
@@ -32,6 +32,9 @@ struct FakeResponse {
     kEmptyBody,       // 200 with an empty body
     kNonUtf8,         // 200 whose text is `text` followed by invalid UTF-8 bytes
     kOversizedBody,   // 200 with a body of `oversize_bytes` bytes of valid JSON
+    // A streamed request gets the first half of its events (rounded down, at least one), then
+    // the connection closes without the chunked terminator; otherwise as kTruncatedBody.
+    kStreamCut,
   };
 
   int status = 200;
@@ -54,16 +57,31 @@ struct FakeResponse {
   size_t oversize_bytes = 64 << 20;
   // For /v1/embeddings, used in turn for the inputs; empty: 8 floats derived from each input.
   std::vector<std::vector<float>> embeddings;
+  // For streams (stream_cut too): after writing this many events the stream waits for
+  // FakeLlmServer::ResumeStreams() before writing the rest; stopping the server ends it instead.
+  // Negative: never. Equal to the number of events: after the last event, holding back the end of
+  // the chunked body; more: never.
+  int pause_after_events = -1;
+  // A second pause, after this many events in all (counted like pause_after_events; at or before
+  // the first pause: never). Lets a test act between two resumes, e.g. while a client that went
+  // away is noticed. Negative: never.
+  int pause_again_after_events = -1;
+  // For streams: each tool call's arguments go out as this many consecutive delta events, split
+  // as evenly in bytes as UTF-8 allows (a piece may be empty when the arguments are shorter than
+  // the count or hold multi-byte characters). Values below 1 count as 1.
+  int argument_pieces = 1;
 };
 
 // A canned model keyed on what a request says, e.g. on its system prompt. A request matches when
 // every string of `contains` occurs inside one of the request's decoded texts (different strings
-// may occur in different texts): the `system` prompt (a string or text blocks), each message's
-// `content` (a string, or the `text` of each part or block, recursing into the `content` of
-// tool_result blocks) and the embedding `input`. Texts are compared after JSON decoding, so quotes,
-// backslashes and newlines match as written; comparison is byte-exact and case-sensitive. Roles,
-// model, tool names and tool-call arguments are not matched. An empty `contains` matches every
-// request.
+// may occur in different texts): the `system` prompt (a string or text blocks), the top-level
+// `instructions` (a string, as the Responses API sends), each message's `content` (a string, or the
+// `text` of each part or block, recursing into the `content` of tool_result blocks), and the
+// `input` of embeddings and responses (a string, or items whose `content` is read like a message's,
+// plus the string `output` of function_call_output items). Texts are compared after JSON decoding,
+// so quotes, backslashes and newlines match as written; comparison is byte-exact and
+// case-sensitive. Roles, model, tool names and tool-call arguments are not matched. An empty
+// `contains` matches every request.
 struct FakeRoute {
   // What follows the last response: the first again, or the last again and again.
   enum class AfterLast { kCycle, kRepeatLast };
@@ -89,10 +107,12 @@ struct RecordedRequest {
 // Parses a script: a JSON array of response objects whose keys are the FakeResponse field names in
 // snake_case ("status", "text", "tool_calls" [{"id","name","arguments"}], "input_tokens",
 // "output_tokens", "omit_usage", "finish_reason", "latency_ms", "retry_after_seconds",
-// "error_message", "error_type", "raw_body", "fault", "oversize_bytes", "embeddings"). "fault" is
-// one of "none", "malformed_json", "truncated_body", "html_error_page", "drop_connection",
-// "empty_body", "non_utf8", "oversized_body"; a tool call's "arguments" may be a JSON string or an
-// object. Unknown keys and wrong types are kInvalidArgument, naming the element and key.
+// "error_message", "error_type", "raw_body", "fault", "oversize_bytes", "embeddings",
+// "pause_after_events" and "pause_again_after_events" (integers >= -1), "argument_pieces" (an
+// integer >= 1)). "fault" is one of "none", "malformed_json", "truncated_body", "html_error_page",
+// "drop_connection", "empty_body", "non_utf8", "oversized_body", "stream_cut"; a tool call's
+// "arguments" may be a JSON string or an object. Unknown keys and wrong types are kInvalidArgument,
+// naming the element and key.
 Result<std::vector<FakeResponse>> ParseFakeScript(std::string_view json);
 // The same for a single response object (e.g. the --default file of the executable).
 Result<FakeResponse> ParseFakeResponse(std::string_view json);
@@ -115,13 +135,14 @@ struct FakeLlmServerOptions {
 };
 
 // An OpenAI- and Anthropic-compatible HTTP server on 127.0.0.1 with an ephemeral port, for tests
-// and benchmarks (docs/testing.md). Endpoints: POST /v1/chat/completions, POST /v1/messages,
-// POST /v1/embeddings, GET /v1/models. Each POST with a JSON object body is answered by the first
-// route it matches (in the order routes were added); failing that, by the next scripted response
-// in order; when the script is empty, by the default response (a 200 "ok"). Bodies
-// that are not a JSON object get a 400 and GET /v1/models a fixed list, neither using the script.
-// With "stream": true, chat completions and messages answer 200s as server-sent events (chunks
-// ending in "data: [DONE]", usage only with stream_options.include_usage; or Anthropic's
+// and benchmarks (docs/fake_llm_server.md). Endpoints: POST /v1/chat/completions,
+// POST /v1/responses, POST /v1/messages, POST /v1/embeddings, GET /v1/models. Each POST with a JSON
+// object body is answered by the first route it matches (in the order routes were added); failing
+// that, by the next scripted response in order; when the script is empty, by the default response
+// (a 200 "ok"). Bodies that are not a JSON object get a 400 and GET /v1/models a fixed list,
+// neither using the script. With "stream": true, chat completions, responses and messages answer
+// 200s as server-sent events (chunks ending in "data: [DONE]", usage only with
+// stream_options.include_usage; response.created ... response.completed; or Anthropic's
 // message_start ... message_stop events). Unknown paths get a 404 in OpenAI's error shape.
 // Connections are kept alive; every request is recorded with the id of its TCP connection.
 // Thread-safe.
@@ -159,6 +180,25 @@ class FakeLlmServer {
   size_t request_count() const;
   int connection_count() const;  // distinct TCP connections accepted so far
   void ClearRequests();
+
+  // Streams with FakeResponse::pause_after_events wait, once they have written that many events,
+  // for the next call of ResumeStreams. A call releases exactly the streams paused at that moment
+  // (and sets paused_streams() to 0); a stream that pauses afterwards waits for a later call.
+  // Stopping the server releases every paused stream, which then ends without writing the rest.
+  void ResumeStreams();
+  // The streams paused now, i.e. since the last ResumeStreams.
+  size_t paused_streams() const;
+  // True as soon as at least `n` streams are paused; false when `timeout` passes first.
+  bool WaitForPausedStreams(size_t n, std::chrono::milliseconds timeout) const;
+
+  // Streams that ended before their last event was written because a write failed or the
+  // connection was no longer writable: the client (or a proxy between) went away. Streams cut by
+  // the stream_cut fault, and streams ended by stopping the server, are not counted. A write into
+  // a connection the peer has just closed may still succeed, so the count can lag the peer's close
+  // by some events; it is never decremented.
+  size_t aborted_streams() const;
+  // True as soon as aborted_streams() >= n; false when `timeout` passes first.
+  bool WaitForAbortedStreams(size_t n, std::chrono::milliseconds timeout) const;
 
  private:
   class Impl;

@@ -3,35 +3,16 @@
 
 #include "tests/support/fake_llm_render.h"
 
-// Streamed answers: OpenAI's chat.completion.chunk events and Anthropic's typed message events.
+// Streamed answers: OpenAI's chat.completion.chunk events and Anthropic's typed message events
+// (the Responses API's events are in fake_llm_responses.cc).
 namespace mend::testing::fake_llm {
 namespace {
 
 using Json = nlohmann::json;
 
-std::string Dump(const Json& json) {
-  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-// Splits text into small pieces so that clients must join deltas, never inside a UTF-8 sequence.
-std::vector<std::string> Pieces(const std::string& text) {
-  constexpr size_t kPiece = 8;
-  std::vector<std::string> pieces;
-  size_t begin = 0;
-  while (begin < text.size()) {
-    size_t end = std::min(text.size(), begin + kPiece);
-    while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
-    pieces.push_back(text.substr(begin, end - begin));
-    begin = end;
-  }
-  return pieces;
-}
+bool IsContinuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 std::string DataEvent(const Json& json) { return "data: " + Dump(json) + "\n\n"; }
-
-std::string TypedEvent(const Json& json) {
-  return "event: " + json.value("type", std::string()) + "\ndata: " + Dump(json) + "\n\n";
-}
 
 class ChatStream {
  public:
@@ -39,7 +20,7 @@ class ChatStream {
 
   std::vector<std::string> Render(bool include_usage) {
     Chunk({{"role", "assistant"}, {"content", ""}}, nullptr);
-    for (const std::string& piece : Pieces(r_.text)) Chunk({{"content", piece}}, nullptr);
+    for (const std::string& piece : TextPieces(r_.text)) Chunk({{"content", piece}}, nullptr);
     for (size_t i = 0; i < r_.tool_calls.size(); ++i) {
       const auto& call = r_.tool_calls[i];
       Json head = {{"index", i},
@@ -47,8 +28,10 @@ class ChatStream {
                    {"type", "function"},
                    {"function", {{"name", call.name}, {"arguments", ""}}}};
       Chunk({{"tool_calls", Json::array({head})}}, nullptr);
-      Json args = {{"index", i}, {"function", {{"arguments", call.arguments}}}};
-      Chunk({{"tool_calls", Json::array({args})}}, nullptr);
+      for (const std::string& piece : SplitInto(call.arguments, r_.argument_pieces)) {
+        Json args = {{"index", i}, {"function", {{"arguments", piece}}}};
+        Chunk({{"tool_calls", Json::array({args})}}, nullptr);
+      }
     }
     Chunk(Json::object(), OpenAiFinishReason(r_));
     if (include_usage && !r_.omit_usage) {
@@ -97,14 +80,17 @@ class MessageStream {
                     {"stop_sequence", nullptr},
                     {"usage", {{"input_tokens", r_.input_tokens}, {"output_tokens", 1}}}};
     Emit({{"type", "message_start"}, {"message", message}});
+    Emit({{"type", "ping"}});
     int index = 0;
     if (!r_.text.empty() || r_.tool_calls.empty()) TextBlock(index++);
     for (const auto& call : r_.tool_calls) {
       Json block = {
           {"type", "tool_use"}, {"id", call.id}, {"name", call.name}, {"input", Json::object()}};
       Emit({{"type", "content_block_start"}, {"index", index}, {"content_block", block}});
-      Json delta = {{"type", "input_json_delta"}, {"partial_json", call.arguments}};
-      Emit({{"type", "content_block_delta"}, {"index", index}, {"delta", delta}});
+      for (const std::string& piece : SplitInto(call.arguments, r_.argument_pieces)) {
+        Json delta = {{"type", "input_json_delta"}, {"partial_json", piece}};
+        Emit({{"type", "content_block_delta"}, {"index", index}, {"delta", delta}});
+      }
       Emit({{"type", "content_block_stop"}, {"index", index++}});
     }
     Emit({{"type", "message_delta"},
@@ -118,7 +104,7 @@ class MessageStream {
   void TextBlock(int index) {
     Json block = {{"type", "text"}, {"text", ""}};
     Emit({{"type", "content_block_start"}, {"index", index}, {"content_block", block}});
-    for (const std::string& piece : Pieces(r_.text)) {
+    for (const std::string& piece : TextPieces(r_.text)) {
       Json delta = {{"type", "text_delta"}, {"text", piece}};
       Emit({{"type", "content_block_delta"}, {"index", index}, {"delta", delta}});
     }
@@ -134,9 +120,41 @@ class MessageStream {
 
 }  // namespace
 
+// Clients must join deltas; pieces of 8 bytes make even short texts arrive in several.
+std::vector<std::string> TextPieces(const std::string& text) {
+  constexpr size_t kPiece = 8;
+  std::vector<std::string> pieces;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = std::min(text.size(), begin + kPiece);
+    while (end < text.size() && IsContinuation(text[end])) ++end;
+    pieces.push_back(text.substr(begin, end - begin));
+    begin = end;
+  }
+  return pieces;
+}
+
+std::vector<std::string> SplitInto(const std::string& text, int n) {
+  const size_t count = static_cast<size_t>(std::max(1, n));
+  std::vector<std::string> pieces;
+  size_t begin = 0;
+  for (size_t i = 1; i <= count; ++i) {
+    size_t end = std::max(begin, text.size() * i / count);
+    while (end < text.size() && IsContinuation(text[end])) ++end;
+    pieces.push_back(text.substr(begin, end - begin));
+    begin = end;
+  }
+  return pieces;
+}
+
+std::string TypedEvent(const Json& json) {
+  return "event: " + json.value("type", std::string()) + "\ndata: " + Dump(json) + "\n\n";
+}
+
 std::vector<std::string> RenderStream(Endpoint endpoint, const FakeResponse& response,
                                       const RenderContext& context, bool include_usage) {
   if (endpoint == Endpoint::kMessages) return MessageStream(response, context).Render();
+  if (endpoint == Endpoint::kResponses) return RenderResponseStream(response, context);
   return ChatStream(response, context).Render(include_usage);
 }
 

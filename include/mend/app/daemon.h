@@ -61,6 +61,8 @@ struct DaemonOptions {
   // Borrowed; must outlive the daemon.
   std::ostream* log = nullptr;
   LessonDrain lesson_drain = LessonDrain::kNone;
+  // false: no recovery loop (`mend proxy`, whose clients are not mend runs).
+  bool recovery = true;
 };
 
 // The background work of a long-lived process (`mend serve`, `mend recover`; docs/heal.md,

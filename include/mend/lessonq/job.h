@@ -28,6 +28,9 @@ struct LessonRequest {
   std::string provider;  // "openai", "anthropic", "scripted"
   std::string base_url;  // "" = the provider's public default
   std::string model;     // "" = the model the generating provider is configured with
+  // mend's own: the workspace the lesson fact is stored in ("" = the sink's own, for runs the
+  // global scope). The proxy sets it so one client's lessons stay in that client's scope.
+  std::string workspace;
 
   bool operator==(const LessonRequest&) const = default;
 };

@@ -9,6 +9,7 @@
 #include "mend/base/clock.h"
 #include "mend/base/result.h"
 #include "mend/lessonq/durable_queue.h"
+#include "mend/llm/prices.h"
 
 namespace httplib {
 class Server;
@@ -95,12 +96,13 @@ class MemorySource {
 
 // What the proxy borrows from the process; everything must outlive the service.
 struct ProxyDeps {
-  Clock* clock = nullptr;                          // required
-  std::string database_path;                       // mend.db: the conversations table
-  MemorySource* memory = nullptr;                  // null: no memory section
-  lessonq::LessonEnqueuer* lessons = nullptr;      // null: failures are not turned into lessons
-  obs::Tracer* tracer = nullptr;                   // null: no spans
-  obs::MetricsRegistry* metrics = nullptr;         // null: no metrics
+  Clock* clock = nullptr;                      // required
+  std::string database_path;                   // required: mend.db, the conversations table
+  MemorySource* memory = nullptr;              // null: no memory section
+  lessonq::LessonEnqueuer* lessons = nullptr;  // null: failures are not turned into lessons
+  obs::Tracer* tracer = nullptr;               // null: no spans
+  obs::MetricsRegistry* metrics = nullptr;     // null: no metrics
+  const llm::PriceTable* prices = nullptr;     // null: spans carry no cost
   // What the lesson jobs record as their provider (LessonRequest::provider/base_url/model).
   std::string lesson_provider;
   std::string lesson_base_url;

@@ -35,7 +35,8 @@ Status ParseListen(const std::string& listen, ServerOptions& options);
 bool IsLoopbackHost(const std::string& host);
 
 // The HTTP server of `mend serve` (docs/serve.md, docs/http_api.md): the JSON API under /api/v1,
-// /metrics, the OTLP receiver at /v1/traces, /healthz, /readyz and the embedded web UI. It
+// /metrics, the OTLP receiver at /v1/traces, /healthz, /readyz and the embedded web UI, and,
+// with proxy.upstream set, `mend proxy`'s routes (docs/proxy.md). It
 // borrows the Runtime, which must outlive it. Start and Stop are called from one thread; request
 // handlers run on the server's own threads.
 class Server {
