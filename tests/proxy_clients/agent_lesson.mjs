@@ -8,6 +8,8 @@
 // which the SDK passes back to the model like any other output; a known path returns its content.
 // Conversation 1 runs MEND_TEST_TASK_1; then the script prints `ready-for-second` on stdout and
 // waits for one line (or end of input) on stdin; then conversation 2 runs MEND_TEST_TASK_2.
+// MEND_TEST_CONVERSATIONS=1 or =2 runs only that conversation (no wait), so a test can run the
+// two in separate processes with the proxy restarted in between.
 //
 // Environment (see README.md): MEND_TEST_OPENAI_BASE_URL, MEND_TEST_API_KEY, MEND_TEST_HEADERS,
 // MEND_TEST_HEADERS_2, MEND_TEST_MODEL, MEND_TEST_TASK_1, MEND_TEST_TASK_2,
@@ -116,16 +118,22 @@ runMain(async () => {
   const task1 = env('MEND_TEST_TASK_1', 'What port does the app listen on? Its config is /etc/app.conf.');
   const task2 = env('MEND_TEST_TASK_2', 'What log level does the app use? Its config is /etc/app.conf.');
 
-  const first = await conversation(1, task1, 'MEND_TEST_HEADERS', files);
-  await writeOut('ready-for-second\n');
-  const line = await readLine();
+  const which = env('MEND_TEST_CONVERSATIONS', 'both');
+  if (!['1', '2', 'both'].includes(which)) fail('MEND_TEST_CONVERSATIONS must be 1, 2 or both');
   const secondHeaders = process.env.MEND_TEST_HEADERS_2 ? 'MEND_TEST_HEADERS_2' : 'MEND_TEST_HEADERS';
-  const second = await conversation(2, task2, secondHeaders, files);
+  const runs = [];
+  let line = null;
+  if (which !== '2') runs.push(await conversation(1, task1, 'MEND_TEST_HEADERS', files));
+  if (which === 'both') {
+    await writeOut('ready-for-second\n');
+    line = await readLine();
+  }
+  if (which !== '1') runs.push(await conversation(2, task2, secondHeaders, files));
 
   await finish({
     scenario: 'agent_lesson',
     framework: '@openai/agents',
-    continued_on: line === null ? 'end of input' : 'line',
-    runs: [first, second],
+    continued_on: which !== 'both' ? 'not asked' : line === null ? 'end of input' : 'line',
+    runs,
   });
 });
