@@ -47,4 +47,12 @@ std::uint32_t Crc32Extend(std::uint32_t crc, std::string_view data) {
 
 std::uint32_t Crc32(std::string_view data) { return Crc32Extend(0, data); }
 
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return diff == 0;
+}
+
 }  // namespace mend

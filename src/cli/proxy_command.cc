@@ -2,6 +2,8 @@
 // configured upstream that gives any agent mend's memory, lessons and healing, with the lesson
 // workers, the embedding backfill and retention in the same process. SIGINT or SIGTERM stops it:
 // no new connections, lessons drain within reflexion.queue.drain_timeout, exit 0.
+#include <sys/resource.h>
+
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -19,9 +21,19 @@
 namespace mend::cli {
 namespace {
 
+// Each open stream holds two descriptors (the client's and the upstream's): take what the hard
+// limit allows, as servers do, instead of the soft 1,024 many systems start with.
+void RaiseOpenFileLimit() {
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur >= files.rlim_max) return;
+  files.rlim_cur = files.rlim_max;
+  (void)setrlimit(RLIMIT_NOFILE, &files);
+}
+
 Status Proxy(CliContext& ctx) {
   // Before any thread starts, so every thread leaves the signals to the wait below.
   app::ProcessStopSignal signals;
+  RaiseOpenFileLimit();
 
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx, "mend-proxy"));
   const Config& config = runtime->config;

@@ -148,8 +148,9 @@ void ProxyServiceImpl::EndRelay(RelayState& state, httplib::DataSink& sink, cons
     (void)sink.write(state.pending.data(), state.pending.size());
   }
   DiscardPendingSigpipe();
-  sink.done();
+  // The books first: a client that has the end of the stream finds the span and the counts.
   FinishRelay(state, /*client_gone=*/false);
+  sink.done();
 }
 
 void ProxyServiceImpl::FinishRelay(RelayState& state, bool client_gone) {

@@ -35,15 +35,6 @@ std::string PresentedToken(const httplib::Request& req, bool forward_client_key)
   return HeaderOf(req, "x-api-key");
 }
 
-// Compares without stopping at the first difference, so the time does not tell how much of a
-// token was right.
-bool TokensEqual(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
 }  // namespace
 
 Result<UpstreamKind> ParseUpstreamKind(std::string_view text) {
@@ -144,7 +135,7 @@ std::optional<ClientScope> ProxyServiceImpl::Authorize(const httplib::Request& r
   }
   const std::string presented = PresentedToken(req, options_.forward_client_key);
   for (const ClientToken& token : options_.tokens) {
-    if (!presented.empty() && TokensEqual(presented, token.token)) {
+    if (!presented.empty() && ConstantTimeEquals(presented, token.token)) {
       // A token's scope is its own: a header cannot reach another client's lessons.
       scope.workspace = token.workspace;
       return scope;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "mend/base/hash.h"
 #include "mend/base/utf8.h"
 #include "mend/server/server.h"
 #include "server/otlp_receiver.h"
@@ -49,14 +50,6 @@ Status CheckSameOrigin(const httplib::Request& req) {
 }
 
 }  // namespace
-
-bool ConstantTimeEquals(const std::string& a, const std::string& b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  }
-  return diff == 0;
-}
 
 Status CheckBody(const httplib::Request& req, const ServerOptions& options) {
   const bool otlp = req.path == "/v1/traces";

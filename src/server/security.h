@@ -36,7 +36,4 @@ Status CheckRequest(const httplib::Request& req, const ServerOptions& options);
 // (ReadBoundedBody), after cpp-httplib inflated gzip, so the bound is on the inflated bytes.
 Status CheckBody(const httplib::Request& req, const ServerOptions& options);
 
-// Compares in time that does not depend on where the strings differ.
-bool ConstantTimeEquals(const std::string& a, const std::string& b);
-
 }  // namespace mend::server

@@ -56,3 +56,19 @@ TEST(Crc32Test, ExtendingWithNothingKeepsTheValue) {
 
 }  // namespace
 }  // namespace mend
+
+namespace mend {
+namespace {
+
+TEST(ConstantTimeEqualsTest, EqualOnlyForTheSameBytes) {
+  EXPECT_TRUE(ConstantTimeEquals("", ""));
+  EXPECT_TRUE(ConstantTimeEquals("t0ken", "t0ken"));
+  EXPECT_FALSE(ConstantTimeEquals("t0ken", "t0keN"));
+  EXPECT_FALSE(ConstantTimeEquals("t0ken", "t0ke"));
+  EXPECT_FALSE(ConstantTimeEquals("t0ke", "t0ken"));
+  EXPECT_FALSE(ConstantTimeEquals("", "x"));
+  EXPECT_FALSE(ConstantTimeEquals(std::string_view("a\0b", 3), std::string_view("a\0c", 3)));
+}
+
+}  // namespace
+}  // namespace mend

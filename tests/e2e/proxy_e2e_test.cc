@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -70,27 +69,15 @@ class ProxyE2eTest : public E2eTest {
   int StartProxy(std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"proxy", "--listen", "127.0.0.1:0"};
     args.insert(args.end(), extra.begin(), extra.end());
-    auto child = ChildProcess::Spawn(MendCommand(args), env_);
-    EXPECT_THAT(child, IsOk());
-    if (!child.ok()) return 0;
-    proxy_ = std::move(*child);
-    auto line = proxy_->ReadStdoutLine(kBound);
-    EXPECT_THAT(line, IsOk());
-    if (!line.ok()) return 0;
-    std::smatch match;
-    const std::regex pattern("listening on http://127\\.0\\.0\\.1:([0-9]+)/");
-    EXPECT_TRUE(std::regex_match(*line, match, pattern)) << *line;
-    return match.empty() ? 0 : std::stoi(match[1].str());
+    proxy_ = StartListening(args);
+    return proxy_.port;
   }
 
   // SIGTERM, and the proxy's exit after its lesson queue drained.
   ChildOutput StopProxy() {
-    EXPECT_THAT(proxy_->Kill(SIGTERM), IsOk());
-    auto out = proxy_->Finish(std::chrono::seconds(60));
+    auto out = FinishListening(proxy_, SIGTERM, std::chrono::seconds(60));
     EXPECT_THAT(out, IsOk());
-    proxy_.reset();
     if (!out.ok()) return {};
-    captured_ += out->out + out->err;
     EXPECT_TRUE(out->status.exited);
     EXPECT_EQ(out->status.code, 0) << out->err;
     return *out;
@@ -133,7 +120,7 @@ class ProxyE2eTest : public E2eTest {
   }
 
   std::string log_;
-  std::unique_ptr<ChildProcess> proxy_;
+  Listening proxy_;
 };
 
 TEST_F(ProxyE2eTest, AnAgentsToolFailureBecomesALessonItsNextSimilarConversationReceives) {
@@ -290,13 +277,9 @@ TEST_F(ProxyE2eTest, AnyAddressOtherThanLoopbackNeedsAToken) {
 TEST_F(ProxyE2eTest, ServeMountsTheProxyWhenAnUpstreamIsSet) {
   env_.push_back("MEND_PROXY_UPSTREAM=" + ServerUrl() + "/v1");
   env_.push_back("MEND_SERVE_TOKEN=serve-t0ken");
-  auto child = ChildProcess::Spawn(MendCommand({"serve", "--listen", "127.0.0.1:0"}), env_);
-  MEND_ASSERT_OK(child);
-  auto line = (*child)->ReadStdoutLine(kBound);
-  MEND_ASSERT_OK(line);
-  std::smatch match;
-  ASSERT_TRUE(std::regex_search(*line, match, std::regex(":([0-9]+)/")));
-  const int port = std::stoi(match[1].str());
+  Listening serve = StartListening({"serve", "--listen", "127.0.0.1:0"});
+  const int port = serve.port;
+  ASSERT_GT(port, 0);
   // The proxy's route takes the client's key; serve's API still wants serve.token.
   Json plain = Node("openai_chat.mjs", {"plain"}, OpenAiEnv(port));
   EXPECT_EQ(plain["content"], "ok");
@@ -304,10 +287,8 @@ TEST_F(ProxyE2eTest, ServeMountsTheProxyWhenAnUpstreamIsSet) {
   auto api = client.Get("/api/v1/runs");
   ASSERT_TRUE(api);
   EXPECT_EQ(api->status, 401);
-  MEND_ASSERT_OK((*child)->Kill(SIGTERM));
-  auto out = (*child)->Finish(kBound);
+  auto out = FinishListening(serve, SIGTERM);
   MEND_ASSERT_OK(out);
-  captured_ += out->out + out->err;
   EXPECT_EQ(out->status.code, 0) << out->err;
 }
 

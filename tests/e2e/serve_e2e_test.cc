@@ -8,7 +8,6 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -25,20 +24,11 @@ class ServeE2eTest : public E2eTest {
   int StartServe(std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"serve", "--listen", "127.0.0.1:0"};
     args.insert(args.end(), extra.begin(), extra.end());
-    auto child = ChildProcess::Spawn(MendCommand(args), env_);
-    EXPECT_THAT(child, IsOk());
-    if (!child.ok()) return 0;
-    serve_ = std::move(*child);
-    auto line = serve_->ReadStdoutLine(kBound);
-    EXPECT_THAT(line, IsOk());
-    if (!line.ok()) return 0;
-    std::smatch match;
-    const std::regex pattern("listening on http://127\\.0\\.0\\.1:([0-9]+)/");
-    EXPECT_TRUE(std::regex_match(*line, match, pattern)) << *line;
-    return match.empty() ? 0 : std::stoi(match[1].str());
+    serve_ = StartListening(args);
+    return serve_.port;
   }
 
-  std::unique_ptr<ChildProcess> serve_;
+  Listening serve_;
 };
 
 TEST_F(ServeE2eTest, ServesAndStopsOnSigtermWithExitZero) {
@@ -55,8 +45,7 @@ TEST_F(ServeE2eTest, ServesAndStopsOnSigtermWithExitZero) {
   ASSERT_TRUE(metrics);
   EXPECT_THAT(metrics->body, HasSubstr("# TYPE mend_lessonq_queue_depth gauge"));
 
-  MEND_ASSERT_OK(serve_->Kill(SIGTERM));
-  auto out = serve_->Finish(kBound);
+  auto out = FinishListening(serve_, SIGTERM);
   MEND_ASSERT_OK(out);
   EXPECT_TRUE(out->status.exited);
   EXPECT_EQ(out->status.code, 0) << out->err;
@@ -88,8 +77,7 @@ TEST_F(ServeE2eTest, TokenFromTheEnvironmentGuardsTheApi) {
   auto allowed = client.Get("/metrics", {{"Authorization", "Bearer t0ken-e2e"}});
   ASSERT_TRUE(allowed);
   EXPECT_EQ(allowed->status, 200);
-  MEND_ASSERT_OK(serve_->Kill(SIGINT));
-  auto out = serve_->Finish(kBound);
+  auto out = FinishListening(serve_, SIGINT);
   MEND_ASSERT_OK(out);
   EXPECT_EQ(out->status.code, 0) << out->err;
   EXPECT_THAT(out->err, ::testing::Not(HasSubstr("t0ken-e2e")));

@@ -107,6 +107,25 @@ TEST_F(LessonSinkTest, PersistStoresTheFactWithProvenanceAndLogsIt) {
   EXPECT_EQ(events_->events()[0].Find("kind"), "\"added\"");
 }
 
+TEST_F(LessonSinkTest, ARequestsWorkspaceIsWhereTheLessonIsStored) {
+  LessonSinkOptions options = Options();
+  options.workspace = "/srv/runs";
+  LessonSink sink(facts_.get(), env(), &bus_, options);
+  lessonq::LessonRequest scoped{"Edit main.go", "full rewrite", "ERROR: too large", "error"};
+  scoped.workspace = "proxy-team-a";
+  Result<std::string> id = sink.Persist(SeedLesson(), &scoped);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(facts_->Get(*id)->workspace, "proxy-team-a");
+  // Without one, the sink's own.
+  Lesson other = SeedLesson();
+  other.situation = "Another situation entirely";
+  other.correction = "Something else to do";
+  lessonq::LessonRequest plain{"Edit x.go", "rewrite", "ERROR", "error"};
+  Result<std::string> own = sink.Persist(other, &plain);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_EQ(facts_->Get(*own)->workspace, "/srv/runs");
+}
+
 TEST_F(LessonSinkTest, SameLessonTwiceReinforcesAndAddsAnEpisode) {
   LessonSink sink(facts_.get(), env(), &bus_, Options());
   lessonq::LessonRequest first{"Edit main.go", "a", "ERROR: too large", "error"};

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 #include <sstream>
 #include <system_error>
 
@@ -98,6 +99,32 @@ ChildProcess* E2eTest::Spawn(const std::vector<std::string>& argv,
   if (!child.ok()) return nullptr;
   children_.push_back(std::move(*child));
   return children_.back().get();
+}
+
+E2eTest::Listening E2eTest::StartListening(const std::vector<std::string>& args) {
+  Listening listening;
+  auto child = ChildProcess::Spawn(MendCommand(args), env_);
+  EXPECT_THAT(child, IsOk());
+  if (!child.ok()) return listening;
+  listening.process = std::move(*child);
+  auto line = listening.process->ReadStdoutLine(kBound);
+  EXPECT_THAT(line, IsOk());
+  if (!line.ok()) return listening;
+  std::smatch match;
+  const std::regex pattern("listening on http://127\\.0\\.0\\.1:([0-9]+)/");
+  EXPECT_TRUE(std::regex_match(*line, match, pattern)) << *line;
+  if (!match.empty()) listening.port = std::stoi(match[1].str());
+  return listening;
+}
+
+Result<ChildOutput> E2eTest::FinishListening(Listening& listening, int signal,
+                                             std::chrono::milliseconds timeout) {
+  if (listening.process == nullptr) return FailedPreconditionError("nothing was started");
+  MEND_RETURN_IF_ERROR(listening.process->Kill(signal));
+  Result<ChildOutput> output = listening.process->Finish(timeout);
+  listening.process.reset();
+  if (output.ok()) captured_ += output->out + output->err;
+  return output;
 }
 
 Result<ChildOutput> E2eTest::KillHard(ChildProcess& child) {

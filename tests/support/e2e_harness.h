@@ -89,6 +89,20 @@ class E2eTest : public ::testing::Test {
   // Starts a child with env_ (`env` when given) that TearDown kills. The caller does not own it.
   ChildProcess* Spawn(const std::vector<std::string>& argv,
                       const std::vector<std::string>* env = nullptr);
+  // A long-lived `mend` (serve, proxy) and the loopback port it printed.
+  struct Listening {
+    std::unique_ptr<ChildProcess> process;
+    int port = 0;
+  };
+  // Starts `mend args...` (MendCommand, env_) and reads its first line, which must be
+  // "listening on http://127.0.0.1:<port>/"; a non-fatal failure and port 0 otherwise. The
+  // caller owns the child (what it printed goes to TearDown's look for the key when the caller
+  // finishes it through FinishListening).
+  Listening StartListening(const std::vector<std::string>& args);
+  // Sends `signal` and waits for the child to end; what it printed (kept for TearDown).
+  Result<ChildOutput> FinishListening(Listening& listening, int signal,
+                                      std::chrono::milliseconds timeout = kBound);
+
   // SIGKILL for `child`, reaped at once; what it printed (kept for TearDown's look for the key).
   Result<ChildOutput> KillHard(ChildProcess& child);
 

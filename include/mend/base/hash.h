@@ -20,6 +20,11 @@ std::string Sha256Hex(std::string_view data);
 // `bytes` as lowercase hexadecimal, two characters per byte.
 std::string HexEncode(std::string_view bytes);
 
+// Whether `a` and `b` are equal, compared in a time that depends on their lengths only, not on
+// where they differ: for secrets a client presents (tokens), so timing does not tell how much of
+// a guess was right.
+bool ConstantTimeEquals(std::string_view a, std::string_view b);
+
 // CRC-32/IEEE (the zlib, PNG and Go hash/crc32.ChecksumIEEE checksum) of `data`.
 // Crc32("123456789") == 0xCBF43926. Thread-safe.
 std::uint32_t Crc32(std::string_view data);
