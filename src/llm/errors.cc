@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "llm/json_util.h"
+#include "mend/base/retry_after.h"
 
 namespace mend::llm {
 namespace {
@@ -103,33 +104,9 @@ std::string DescribeBody(std::string_view provider, const HttpResponse& r,
 }  // namespace
 
 std::optional<std::chrono::milliseconds> ParseRetryAfter(std::string_view value, Time now) {
-  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
-  if (value.empty()) return std::nullopt;
-  if (std::all_of(value.begin(), value.end(),
-                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    // More than 7 digits is already far above the cap; avoid overflow by not converting.
-    if (value.size() > 7) return kMaxRetryAfter;
-    long seconds = std::strtol(std::string(value).c_str(), nullptr, 10);
-    return std::min<std::chrono::milliseconds>(std::chrono::seconds(seconds), kMaxRetryAfter);
-  }
-  // An HTTP-date (IMF-fixdate): "Sun, 06 Nov 1994 08:49:37 GMT".
-  struct tm tm = {};
-  std::string text(value);
-  const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-  if (end == nullptr || *end != '\0') return std::nullopt;
-  const time_t at = timegm(&tm);
-  // A year far off (0215, 9999) is beyond what Time holds (int64 nanoseconds): converting it
-  // overflowed (found by fuzz/provider_response_fuzz), so it is compared in seconds first.
-  const time_t now_seconds = std::chrono::system_clock::to_time_t(now);
-  if (at < now_seconds) return std::chrono::milliseconds(0);
-  if (at - now_seconds > std::chrono::duration_cast<std::chrono::seconds>(kMaxRetryAfter).count()) {
-    return kMaxRetryAfter;
-  }
-  Time when = std::chrono::system_clock::from_time_t(at);
-  if (when <= now) return std::chrono::milliseconds(0);
-  auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(when - now);
-  return std::min(delay, kMaxRetryAfter);
+  std::optional<Duration> delay = mend::ParseRetryAfter(value, now, kMaxRetryAfter);
+  if (!delay.has_value()) return std::nullopt;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*delay);
 }
 
 Status HttpErrorToStatus(std::string_view provider, const HttpResponse& response, Time now) {

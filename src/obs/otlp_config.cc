@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 
+#include "mend/base/retry_after.h"
 #include "mend/base/utf8.h"
 #include "mend/obs/otlp.h"
 
@@ -131,29 +132,7 @@ Result<std::string> OtlpTracesUrl(std::string_view endpoint) {
 }
 
 std::optional<Duration> ParseRetryAfter(std::string_view value, Time now) {
-  value = Trim(value);
-  if (value.empty()) return std::nullopt;
-  if (std::all_of(value.begin(), value.end(),
-                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    // Beyond nine digits (about 31 years) the value only matters as "very long".
-    if (value.size() > 9) return kLongestWait;
-    int64_t seconds = 0;
-    for (char c : value) seconds = seconds * 10 + (c - '0');
-    return std::chrono::seconds(seconds);
-  }
-  struct tm parts = {};
-  const std::string text(value);
-  const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &parts);
-  if (end == nullptr || *end != '\0') return std::nullopt;
-  // Compared in whole seconds first: a far-future date does not fit a nanosecond time point.
-  const int64_t ahead = static_cast<int64_t>(timegm(&parts)) -
-                        static_cast<int64_t>(std::chrono::system_clock::to_time_t(now));
-  if (ahead > kLongestWait.count()) return kLongestWait;
-  // ... and so does a far-past one (year 0215): the sum below would overflow.
-  if (ahead <= 0) return Duration::zero();
-  const Time when = std::chrono::floor<std::chrono::seconds>(now) + std::chrono::seconds(ahead);
-  if (when <= now) return Duration::zero();
-  return std::chrono::duration_cast<Duration>(when - now);
+  return mend::ParseRetryAfter(value, now, kLongestWait);
 }
 
 }  // namespace mend::obs

@@ -1,11 +1,12 @@
 // The upstream side of a proxied call (docs/proxy.md): the request sent upstream, retries before
-// the first byte, the outage breaker, and the relay of a streamed reply event by event.
+// the first byte, the outage breaker, and the answer of a reply that is not streamed (streams:
+// relay.cc).
 #include <algorithm>
 #include <cctype>
-#include <charconv>
-#include <ctime>
 #include <utility>
 
+#include "mend/base/retry_after.h"
+#include "mend/base/utf8.h"
 #include "mend/obs/trace.h"
 #include "proxy/service_impl.h"
 
@@ -13,12 +14,8 @@ namespace mend::proxy {
 namespace {
 
 constexpr size_t kMaxReplyBytes = 64u << 20;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+// A Retry-After longer than this reads as this; the wait is capped at RetryOptions::max_delay.
+constexpr std::chrono::hours kLongestRetryAfter(1);
 
 // Client headers that never go upstream: hop-by-hop ones, the ones libcurl sets itself, the
 // client's credentials (replaced unless forwarded), mend's own, and the addresses cpp-httplib
@@ -71,24 +68,6 @@ std::string UpstreamUrl(UpstreamKind kind, std::string_view upstream, std::strin
   return std::string(upstream) + std::string(route);
 }
 
-std::optional<Duration> ParseRetryAfter(std::string_view value, Time now) {
-  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
-  if (value.empty()) return std::nullopt;
-  double seconds = 0;
-  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-  if (ec == std::errc() && ptr == value.data() + value.size()) {
-    if (seconds < 0) return std::nullopt;
-    return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
-  }
-  // An HTTP date: "Sun, 06 Nov 1994 08:49:37 GMT".
-  std::tm tm{};
-  const std::string text(value);
-  if (strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm) == nullptr) return std::nullopt;
-  const Time at = std::chrono::system_clock::from_time_t(timegm(&tm));
-  return at > now ? std::chrono::duration_cast<Duration>(at - now) : Duration::zero();
-}
-
 UpstreamRequest ProxyServiceImpl::BuildUpstreamRequest(const httplib::Request& req,
                                                        const std::string& method,
                                                        const std::string& route, std::string body,
@@ -106,7 +85,7 @@ UpstreamRequest ProxyServiceImpl::BuildUpstreamRequest(const httplib::Request& r
     out.url += query;
   }
   for (const auto& [name, value] : req.headers) {
-    if (!KeepClientHeader(Lower(name), options_.forward_client_key)) continue;
+    if (!KeepClientHeader(ToLowerAscii(name), options_.forward_client_key)) continue;
     out.headers.push_back(name + ": " + value);
   }
   if (!options_.forward_client_key && !options_.upstream_api_key.empty()) {
@@ -176,7 +155,7 @@ Result<std::unique_ptr<UpstreamCall>> ProxyServiceImpl::Send(const UpstreamReque
     Duration delay = RetryDelay(options_.retry, attempt);
     if (headers.ok()) {
       if (std::optional<Duration> asked =
-              ParseRetryAfter(call->Header("Retry-After"), clock.Now())) {
+              ParseRetryAfter(call->Header("Retry-After"), clock.Now(), kLongestRetryAfter)) {
         delay = std::min(std::max(delay, *asked), options_.retry.max_delay);
       }
     }
@@ -188,7 +167,7 @@ Result<std::unique_ptr<UpstreamCall>> ProxyServiceImpl::Send(const UpstreamReque
 
 void ProxyServiceImpl::PassUpstreamHeaders(const UpstreamCall& call, httplib::Response& res) const {
   for (const auto& [name, value] : call.headers()) {
-    if (KeepUpstreamHeader(Lower(name))) res.set_header(name.c_str(), value);
+    if (KeepUpstreamHeader(ToLowerAscii(name))) res.set_header(name.c_str(), value);
   }
 }
 

@@ -161,7 +161,4 @@ class ProxyServiceImpl final : public ProxyService {
 // dropped) + the whole route.
 std::string UpstreamUrl(UpstreamKind kind, std::string_view upstream, std::string_view route);
 
-// Retry-After as seconds (or an HTTP date, relative to `now`); nullopt when absent or unreadable.
-std::optional<Duration> ParseRetryAfter(std::string_view value, Time now);
-
 }  // namespace mend::proxy

@@ -28,6 +28,9 @@ constexpr char kClientKey[] = "sk-client-dummy-key";
 
 // The fake upstream's routes: the agent's two conversations and the lesson generator.
 const char kRoutes[] = R"json([
+  {"name": "tools", "contains": ["weather in Paris"], "responses": [{"argument_pieces": 3,
+    "tool_calls": [{"id": "call_w", "name": "get_weather", "arguments": {"city": "Paris"}},
+                   {"id": "call_c", "name": "read_config", "arguments": {"path": "/srv/app/app.conf"}}]}]},
   {"name": "lesson", "contains": ["OUTCOME (why we are reflecting):", "read_config"], "responses": [{"text":
     "<situation>Reading the app's configuration when a task names /etc/app.conf</situation><mistake>Read /etc/app.conf, which does not exist on these hosts</mistake><correction>Read the app config from /srv/app/app.conf instead of /etc/app.conf</correction><tags>app-config, read-config, log-level</tags>"}]},
   {"name": "log-answer", "contains": ["What log level", "log_level = info"],
@@ -194,6 +197,18 @@ TEST_F(ProxyE2eTest, TheOpenAiSdkWorksUnchangedThroughTheProxy) {
   EXPECT_TRUE(stream["last_chunk_has_usage"].get<bool>());
   EXPECT_EQ(stream["chunks"][0]["choices"][0]["delta"]["role"], "assistant");
 
+  std::vector<std::string> tools_env = env;
+  tools_env.push_back("MEND_TEST_PROMPT=What is the weather in Paris, and the app's config?");
+  Json tools = Node("openai_chat.mjs", {"tools"}, tools_env);
+  ASSERT_EQ(tools["tool_calls"].size(), 2u) << tools.dump();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(tools["tool_calls"][i]["index"], i);
+    EXPECT_EQ(tools["tool_calls"][i]["argument_chunks"], 3);  // not bunched at the end
+  }
+  EXPECT_EQ(tools["tool_calls"][0]["arguments_json"]["city"], "Paris");
+  EXPECT_EQ(tools["tool_calls"][1]["name"], "read_config");
+  EXPECT_EQ(tools["finish_reason"], "tool_calls");
+
   Json models = Node("openai_chat.mjs", {"models"}, env);
   EXPECT_THAT(models["ids"].dump(), HasSubstr("fake-model"));
   Json embeddings = Node("openai_chat.mjs", {"embeddings"}, env);
@@ -210,7 +225,7 @@ TEST_F(ProxyE2eTest, TheOpenAiSdkWorksUnchangedThroughTheProxy) {
   ASSERT_TRUE(metrics);
   EXPECT_THAT(
       metrics->body,
-      HasSubstr(R"(mend_proxy_requests_total{route="/v1/chat/completions",status="200"} 2)"));
+      HasSubstr(R"(mend_proxy_requests_total{route="/v1/chat/completions",status="200"} 3)"));
   StopProxy();
 }
 
