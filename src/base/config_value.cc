@@ -5,9 +5,11 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <system_error>
 
+#include "mend/base/json.h"
 #include "mend/base/time_format.h"
 #include "mend/base/utf8.h"
 
@@ -173,7 +175,19 @@ std::string MaskSecret(std::string_view secret) {
 std::string DisplayValue(const ConfigValue& value) {
   ConfigKeySpec spec;
   spec.sensitivity = value.sensitivity;
-  return config_internal::SafeText(spec, value.text);
+  std::string text = config_internal::SafeText(spec, value.text);
+  if (text.find('\n') == std::string::npos) return text;
+  // A list's items (or a value with line breaks) as a JSON array of its lines, on one line, so
+  // that a table of values keeps one row per key.
+  nlohmann::json lines = nlohmann::json::array();
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return DumpJson(lines);
 }
 
 const ConfigValue* Config::Find(std::string_view key) const {

@@ -242,6 +242,37 @@ TEST_F(ConfigTest, FileValuesOfEveryTypeAreRead) {
   EXPECT_EQ(config->Find("log.level")->origin, "config.toml:8");
 }
 
+TEST_F(ConfigTest, ListKeysComeAsTomlArraysOrLinesAndShowAsJsonArrays) {
+  WriteConfig("[proxy]\nfailure_patterns = [\"HTTP 5\\\\d\\\\d\", \"OOM, killed\"]\n");
+  Result<Config> config = Load();
+  MEND_ASSERT_OK(config);
+  EXPECT_EQ(config->GetList("proxy.failure_patterns"),
+            (std::vector<std::string>{"HTTP 5\\d\\d", "OOM, killed"}));
+  EXPECT_EQ(DisplayValue(*config->Find("proxy.failure_patterns")),
+            R"(["HTTP 5\\d\\d","OOM, killed"])");
+  sources_.env = {{"MEND_PROXY_FAILURE_PATTERNS", "a\n\nb"}};
+  config = Load();
+  MEND_ASSERT_OK(config);
+  EXPECT_EQ(config->GetList("proxy.failure_patterns"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(config->GetList("proxy.tokens").empty());
+}
+
+TEST_F(ConfigTest, AListMustHoldStrings) {
+  WriteConfig("[proxy]\nfailure_patterns = [\"a\", 3]\n");
+  EXPECT_THAT(Load(),
+              StatusIs(StatusCode::kInvalidArgument, AllOf(HasSubstr("proxy.failure_patterns"),
+                                                           HasSubstr("/h/.mend/config.toml:2"))));
+  WriteConfig("[proxy]\nupstream = [\"http://a\"]\n");
+  EXPECT_THAT(Load(), StatusIs(StatusCode::kInvalidArgument, HasSubstr("proxy.upstream")));
+}
+
+TEST_F(ConfigTest, ProxyTokensAreSecretsInEveryList) {
+  sources_.env = {{"MEND_PROXY_TOKENS", "tok-aaaaaaaaaaaaaaaa=team\ntok-bbbbbbbbbbbbbbbbbb"}};
+  Result<Config> config = Load();
+  MEND_ASSERT_OK(config);
+  EXPECT_THAT(DisplayValue(*config->Find("proxy.tokens")), Not(HasSubstr("tok-")));
+}
+
 TEST_F(ConfigTest, MalformedTomlReportsLineAndColumn) {
   WriteConfig("[provider]\nmodel = \"a\"\ntimeout = \"30s\n");
   EXPECT_THAT(Load(),

@@ -144,7 +144,8 @@ Result<Config> LoadConfig(const ConfigSources& sources, FileSystem& fs,
 // characters) for that to reveal nothing useful; "****" otherwise; "" for an empty secret.
 std::string MaskSecret(std::string_view secret);
 
-// The text of `value` safe to show anywhere: masked per its sensitivity.
+// The text of `value` safe to show anywhere: masked per its sensitivity; a value of several lines
+// (a list key's items) as a one-line JSON array of its lines.
 std::string DisplayValue(const ConfigValue& value);
 
 }  // namespace mend
