@@ -296,10 +296,17 @@ ConversationTurn ProxyServiceImpl::UpdateConversation(const ModelCall& call,
     conversation.created_at = now;
   }
   const Conversation before = conversation;
-  turn.progress = ObserveRequest(conversation, view, rules_, now);
+  // A request without a task (above) has no conversation to learn in: its failures would be
+  // lessons about nothing.
+  const bool has_task = !Trim(conversation.task).empty();
+  if (has_task) turn.progress = ObserveRequest(conversation, view, rules_, now);
   if (memory_on && !conversation.has_section) {
-    // A recall that fails leaves this request without the section; the next one tries again.
-    Result<std::string> recalled = deps_.memory->SectionFor(conversation.task, call.workspace);
+    // Without a task (a Responses continuation that carries only tool outputs) there is nothing
+    // to recall for. A recall that fails leaves this request without the section; the next one
+    // tries again.
+    Result<std::string> recalled = has_task
+                                       ? deps_.memory->SectionFor(conversation.task, call.workspace)
+                                       : Result<std::string>(std::string());
     if (recalled.ok()) {
       conversation.section = *std::move(recalled);
       conversation.has_section = true;

@@ -88,6 +88,16 @@ TEST_F(ProxyTest, AFailedRecallLeavesThisRequestWithoutAndTheNextOneTries) {
               HasSubstr("## Long-term Memory"));
 }
 
+TEST_F(ProxyTest, ARequestWithoutATaskRecallsNothing) {
+  Start();
+  const std::string continuation =
+      R"({"model":"gpt-4o","previous_response_id":"resp_1","input":[{"type":"function_call_output","call_id":"f1","output":"42"}]})";
+  Reply reply = Post("/v1/responses", continuation);
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(memory_.calls(), 0);
+  EXPECT_EQ(LastUpstreamRaw(), continuation);
+}
+
 TEST_F(ProxyTest, AnEmptySectionAddsNothing) {
   options_.memory = false;
   Start();
