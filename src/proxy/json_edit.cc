@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mend/base/json.h"
+#include "mend/base/utf8.h"
 
 namespace mend::proxy {
 namespace {
@@ -41,14 +42,44 @@ Result<size_t> SkipString(std::string_view s, size_t i) {
   return Malformed(s.size());
 }
 
-bool IsLiteralChar(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '+' || c == '.' ||
-         c == 'E';
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// The end of the number at s[i] (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?).
+Result<size_t> SkipNumber(std::string_view s, size_t i) {
+  const size_t start = i;
+  if (i < s.size() && s[i] == '-') ++i;
+  if (i < s.size() && s[i] == '0') {
+    ++i;
+  } else if (i < s.size() && IsDigit(s[i])) {
+    while (i < s.size() && IsDigit(s[i])) ++i;
+  } else {
+    return Malformed(start);
+  }
+  if (i < s.size() && s[i] == '.') {
+    if (++i >= s.size() || !IsDigit(s[i])) return Malformed(i);
+    while (i < s.size() && IsDigit(s[i])) ++i;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (i >= s.size() || !IsDigit(s[i])) return Malformed(i);
+    while (i < s.size() && IsDigit(s[i])) ++i;
+  }
+  return i;
+}
+
+// The end of `true`, `false` or `null` at s[i].
+Result<size_t> SkipLiteral(std::string_view s, size_t i) {
+  for (std::string_view word : {"true", "false", "null"}) {
+    if (s.substr(i, word.size()) == word) return i + word.size();
+  }
+  return Malformed(i);
 }
 
 // The end of the value that starts at s[i] (no leading white space). Containers are walked with an
-// explicit stack of their kinds, so hostile nesting costs no call stack. Scalars are checked only
-// for their extent; the caller has the document checked by a real parser where that matters.
+// explicit stack of their kinds, so hostile nesting costs no call stack. Numbers and literals are
+// checked against JSON's grammar; strings for their extent (escapes are decoded, and so checked,
+// only in the values the edit reads).
 Result<size_t> SkipValue(std::string_view s, size_t i) {
   std::vector<char> open;  // '{' or '['
   bool expect_key = false;
@@ -81,8 +112,10 @@ Result<size_t> SkipValue(std::string_view s, size_t i) {
       }
     } else if (c == '"') {
       MEND_ASSIGN_OR_RETURN(i, SkipString(s, i));
-    } else if (IsLiteralChar(c)) {
-      while (i < s.size() && IsLiteralChar(s[i])) ++i;
+    } else if (c == '-' || IsDigit(c)) {
+      MEND_ASSIGN_OR_RETURN(i, SkipNumber(s, i));
+    } else if (c == 't' || c == 'f' || c == 'n') {
+      MEND_ASSIGN_OR_RETURN(i, SkipLiteral(s, i));
     } else {
       return Malformed(i);
     }
@@ -277,6 +310,9 @@ Result<ByteRange> FindTopLevelValue(std::string_view body, std::string_view key)
 
 Result<std::string> AppendToSystemPrompt(std::string_view body, ApiShape shape,
                                          std::string_view text) {
+  // The edit rewrites one string in its canonical form; invalid bytes elsewhere must not become
+  // valid on the way (JSON is UTF-8).
+  if (!IsValidUtf8(body)) return InvalidArgumentError("request body is not valid UTF-8");
   ByteRange root{SkipWs(body, 0), 0};
   MEND_ASSIGN_OR_RETURN(root.end, SkipValue(body, root.begin));
   if (SkipWs(body, root.end) != body.size()) return Malformed(SkipWs(body, root.end));

@@ -21,8 +21,9 @@ namespace mend::proxy {
 //                     {"type":"text","text":text} appended; absent or null: "system":text.
 //   kResponses        the top-level "instructions": a string as above; absent or null: set.
 // `text` is JSON-escaped where it is inserted. Every byte outside the edited value is kept.
-// kInvalidArgument (a clear message naming the field) when `body` is not one JSON object, or
-// `messages` / `system` / `instructions` / the content has a type the API does not allow.
+// kInvalidArgument (a clear message naming the field) when `body` is not valid UTF-8 or not one
+// JSON object, or `messages` / `system` / `instructions` / the content has a type the API does
+// not allow.
 Result<std::string> AppendToSystemPrompt(std::string_view body, ApiShape shape,
                                          std::string_view text);
 

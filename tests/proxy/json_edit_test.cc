@@ -127,6 +127,17 @@ TEST(AppendToSystemPromptTest, BadBodiesAreClearErrors) {
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("not valid JSON")));
   EXPECT_THAT(AppendToSystemPrompt(R"({"a":1} x)", ApiShape::kMessages, "M"),
               StatusIs(StatusCode::kInvalidArgument));
+  for (const char* bad : {R"({"system":nulm})", R"({"a":tru,"system":"s"})", R"({"a":01})",
+                          R"({"a":1.})", R"({"a":-})", R"({"a":1e})", R"({"a":+1})"}) {
+    EXPECT_THAT(AppendToSystemPrompt(bad, ApiShape::kMessages, "M"),
+                StatusIs(StatusCode::kInvalidArgument, HasSubstr("not valid JSON")))
+        << bad;
+  }
+  EXPECT_TRUE(AppendToSystemPrompt(R"({"a":[-0.5e+3,0,true,false,null],"system":null})",
+                                   ApiShape::kMessages, "M")
+                  .ok());
+  EXPECT_THAT(AppendToSystemPrompt("{\"system\":\"Be \x9d\"}", ApiShape::kMessages, "M"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("UTF-8")));
   EXPECT_THAT(AppendToSystemPrompt(R"({"system":7})", ApiShape::kMessages, "M"),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("'system' must be a string")));
   EXPECT_THAT(AppendToSystemPrompt(R"({"messages":{}})", ApiShape::kChatCompletions, "M"),
