@@ -155,20 +155,14 @@ class ProxyTest : public ::testing::Test {
   };
 
   Reply Post(const std::string& path, const std::string& body, httplib::Headers headers = {}) {
-    httplib::Result r = client_->Post(path.c_str(), headers, body, "application/json");
-    Reply reply;
-    if (!r) {
-      ADD_FAILURE() << "no answer from the proxy: " << httplib::to_string(r.error());
-      return reply;
-    }
-    reply.status = r->status;
-    reply.body = r->body;
-    reply.headers = r->headers;
-    return reply;
+    return ToReply(client_->Post(path.c_str(), headers, body, "application/json"));
   }
 
   Reply Get(const std::string& path, httplib::Headers headers = {}) {
-    httplib::Result r = client_->Get(path.c_str(), headers);
+    return ToReply(client_->Get(path.c_str(), headers));
+  }
+
+  static Reply ToReply(const httplib::Result& r) {
     Reply reply;
     if (!r) {
       ADD_FAILURE() << "no answer from the proxy: " << httplib::to_string(r.error());
