@@ -5,7 +5,8 @@
 //
 // Input: "method\0path\0headers\0query\0body", headers one "Name: value" per line, the query as
 // "a=1&b=2". Invariants: with a token, a request that passes CheckRequest on a non-public path
-// carried that token; a body ToApiRequest accepts is a JSON object; field and parameter readers
+// carried that token (on a proxy path too unless the proxy's routes are mounted: they check
+// their own tokens); a body ToApiRequest accepts is a JSON object; field and parameter readers
 // return errors, never throw.
 #include <httplib.h>
 
@@ -46,14 +47,15 @@ void AddQuery(std::string_view text, httplib::Request& req) {
   }
 }
 
-void CheckRequestOf(const httplib::Request& req, const ServerOptions& options) {
-  const Status allowed = CheckRequest(req, options);
-  if (allowed.ok() && !options.token.empty() && !IsPublicPath(req.path)) {
+void CheckRequestOf(const httplib::Request& req, const ServerOptions& options, ProxyRoutes proxy) {
+  const Status allowed = CheckRequest(req, options, proxy);
+  const bool own_check = proxy == ProxyRoutes::kMounted && IsProxyPath(req.path);
+  if (allowed.ok() && !options.token.empty() && !IsPublicPath(req.path) && !own_check) {
     const std::string auth = req.get_header_value("Authorization");
     FUZZ_CHECK(auth.size() == 7 + kToken.size() && auth.substr(7) == kToken,
                "a request without the token passed");
   }
-  (void)CheckBody(req, options);
+  (void)CheckBody(req, options, proxy);
 }
 
 }  // namespace
@@ -71,11 +73,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body(parts[4]);
 
   ServerOptions loopback;
-  CheckRequestOf(req, loopback);
   ServerOptions with_token;
   with_token.host = "0.0.0.0";
   with_token.token = std::string(kToken);
-  CheckRequestOf(req, with_token);
+  for (ProxyRoutes proxy : {ProxyRoutes::kAbsent, ProxyRoutes::kMounted}) {
+    CheckRequestOf(req, loopback, proxy);
+    CheckRequestOf(req, with_token, proxy);
+  }
 
   if (req.has_header("Content-Type")) (void)OtlpProtocolOf(req.get_header_value("Content-Type"));
 

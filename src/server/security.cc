@@ -51,7 +51,7 @@ Status CheckSameOrigin(const httplib::Request& req) {
 
 }  // namespace
 
-Status CheckBody(const httplib::Request& req, const ServerOptions& options) {
+Status CheckBody(const httplib::Request& req, const ServerOptions& options, ProxyRoutes proxy) {
   const bool otlp = req.path == "/v1/traces";
   if (req.has_header("Content-Encoding")) {
     const std::string encoding = ToLowerAscii(req.get_header_value("Content-Encoding"));
@@ -68,7 +68,7 @@ Status CheckBody(const httplib::Request& req, const ServerOptions& options) {
     return InvalidArgumentError("Content-Length is not a number");
   }
   // The proxy's routes check their own limit (proxy.max_body) and answer in the API's shape.
-  if (IsProxyPath(req.path)) return OkStatus();
+  if (proxy == ProxyRoutes::kMounted && IsProxyPath(req.path)) return OkStatus();
   const uint64_t limit = otlp ? kMaxOtlpBodyBytes : static_cast<uint64_t>(options.max_body_bytes);
   if (length > limit) {
     return ResourceExhaustedError("the request body is too large (" + std::to_string(length) +
@@ -86,7 +86,7 @@ bool IsPublicPath(const std::string& path) {
   return path == "/" || path.rfind("/ui/", 0) == 0 || path == "/favicon.ico";
 }
 
-Status CheckRequest(const httplib::Request& req, const ServerOptions& options) {
+Status CheckRequest(const httplib::Request& req, const ServerOptions& options, ProxyRoutes proxy) {
   // On loopback, a Host naming another machine means a page used DNS rebinding to reach us.
   if (IsLoopbackHost(options.host)) {
     const std::string host = HostOf(req.get_header_value("Host"));
@@ -108,7 +108,8 @@ Status CheckRequest(const httplib::Request& req, const ServerOptions& options) {
   }
   // The proxy's routes check their clients' tokens themselves (proxy.token, proxy.tokens): their
   // Authorization header carries the client's API key for the upstream, not serve.token.
-  if (options.token.empty() || IsPublicPath(req.path) || IsProxyPath(req.path)) return OkStatus();
+  if (options.token.empty() || IsPublicPath(req.path)) return OkStatus();
+  if (proxy == ProxyRoutes::kMounted && IsProxyPath(req.path)) return OkStatus();
   const std::string auth = req.get_header_value("Authorization");
   constexpr std::string_view kBearer = "bearer ";
   if (auth.size() <= kBearer.size() || ToLowerAscii(auth.substr(0, kBearer.size())) != kBearer ||

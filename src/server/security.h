@@ -24,16 +24,20 @@ bool IsPublicPath(const std::string& path);
 // client's Authorization carries its API key (docs/proxy.md).
 bool IsProxyPath(const std::string& path);
 
+// Whether the server mounted the proxy's routes (proxy.upstream set). Only then do proxy paths
+// skip serve.token and serve's body limit; without the proxy they are guarded like any other.
+enum class ProxyRoutes { kAbsent, kMounted };
+
 // OK when `req` may proceed; otherwise kUnauthenticated (no or wrong bearer token) or
 // kPermissionDenied (a Host that is not this server's on a loopback listener, or a
 // state-changing request from another origin or without a JSON content type).
-Status CheckRequest(const httplib::Request& req, const ServerOptions& options);
+Status CheckRequest(const httplib::Request& req, const ServerOptions& options, ProxyRoutes proxy);
 
 // Whether the body `req` announces may be read, before it is read: kResourceExhausted (413) for
 // a Content-Length over the limit of its path (ServerOptions::max_body_bytes, or
 // kMaxOtlpBodyBytes for /v1/traces); kInvalidArgument for a Content-Encoding other than gzip on
 // /v1/traces, or any on other paths. Bodies without a length (chunked) are bounded while read
 // (ReadBoundedBody), after cpp-httplib inflated gzip, so the bound is on the inflated bytes.
-Status CheckBody(const httplib::Request& req, const ServerOptions& options);
+Status CheckBody(const httplib::Request& req, const ServerOptions& options, ProxyRoutes proxy);
 
 }  // namespace mend::server

@@ -114,9 +114,10 @@ void HttpServer::Configure() {
     listen_fd_.store(sock);
   });
   http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    Status allowed = CheckRequest(req, context_.options());
+    const ProxyRoutes proxy = proxy_ != nullptr ? ProxyRoutes::kMounted : ProxyRoutes::kAbsent;
+    Status allowed = CheckRequest(req, context_.options(), proxy);
     if (allowed.ok()) {
-      allowed = CheckBody(req, context_.options());
+      allowed = CheckBody(req, context_.options(), proxy);
       if (allowed.ok()) return httplib::Server::HandlerResponse::Unhandled;
       // The body is never read: close the connection rather than read past it.
       res.set_header("Connection", "close");

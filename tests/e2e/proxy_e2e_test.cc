@@ -102,7 +102,10 @@ class ProxyE2eTest : public E2eTest {
         << script << " " << (args.empty() ? "" : args[0]) << ": " << out->err;
     const size_t start = out->out.rfind('\n', out->out.size() >= 2 ? out->out.size() - 2 : 0);
     const std::string last = out->out.substr(start == std::string::npos ? 0 : start + 1);
-    return Json::parse(last, nullptr, false);
+    Json parsed = Json::parse(last, nullptr, false);
+    EXPECT_FALSE(parsed.is_discarded()) << script << " " << (args.empty() ? "" : args[0])
+                                        << " printed: " << out->out << "\nstderr: " << out->err;
+    return parsed;
   }
 
   std::vector<std::string> OpenAiEnv(int port) const {

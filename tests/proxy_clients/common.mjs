@@ -69,7 +69,10 @@ export function fail(message) {
 }
 
 // Runs `main`, turning any failure into the one-line error and exit status 1.
+// A scenario whose promise never settles (nothing left for the event loop to wait on) is an error
+// too, rather than a silent exit 0 with nothing printed.
 export function runMain(main) {
+  process.on('beforeExit', () => fail('the scenario never settled: node ran out of work'));
   main().catch((err) => {
     const name = err?.constructor?.name ?? 'Error';
     const status = err?.status !== undefined && err?.status !== null ? ` (status ${err.status})` : '';

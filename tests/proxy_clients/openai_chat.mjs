@@ -189,7 +189,10 @@ async function abort() {
   try {
     for await (const _chunk of response) {
       chunksRead++;
-      if (chunksRead === 1) controller.abort();
+      // Leaving the loop is how an SDK user stops a stream; a read still pending when the signal
+      // fires is not always settled by the SDK, so the loop is not left waiting on one.
+      controller.abort();
+      break;
     }
   } catch (err) {
     caught = err;

@@ -87,6 +87,9 @@ TEST_F(ServerTest, TokenIsRequiredWhenSet) {
   EXPECT_EQ(Get("/metrics", {{"Authorization", "Bearer wrong"}}).status, 401);
   EXPECT_EQ(Get("/metrics", {{"Authorization", "Bearer tok-123"}}).status, 200);
   EXPECT_EQ(Get("/metrics", {{"Authorization", "bearer tok-123"}}).status, 200);
+  // Without proxy.upstream no proxy route is mounted, so /v1/ paths need serve.token too.
+  EXPECT_EQ(Get("/v1/models").status, 401);
+  EXPECT_EQ(Get("/v1/models", {{"Authorization", "Bearer tok-123"}}).status, 404);
   // Probes of orchestrators need no token and learn nothing from it.
   EXPECT_EQ(Get("/healthz").status, 200);
   EXPECT_EQ(Get("/readyz").status, 200);
