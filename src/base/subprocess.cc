@@ -163,7 +163,8 @@ bool MoveFd(int from, int to) {
   _exit(127);
 }
 
-Result<pid_t> Spawn(const SubprocessOptions& options, ParentEnds& ends) {
+Result<pid_t> Spawn(const SubprocessOptions& options, ParentEnds& ends,
+                    const std::vector<std::string>& extra_env = {}) {
   Pipe in, out, err, report;
   Status s = MakePipe(in);
   if (s.ok()) s = MakePipe(out);
@@ -173,6 +174,11 @@ Result<pid_t> Spawn(const SubprocessOptions& options, ParentEnds& ends) {
   for (const std::string& a : options.argv) setup.argv.push_back(const_cast<char*>(a.c_str()));
   setup.argv.push_back(nullptr);
   std::vector<std::string> env = ChildEnvironment(environ);
+  for (const std::string& extra : extra_env) {
+    const std::string name = extra.substr(0, extra.find('=') + 1);
+    std::erase_if(env, [&](const std::string& e) { return e.rfind(name, 0) == 0; });
+    env.push_back(extra);
+  }
   for (std::string& e : env) setup.envp.push_back(e.data());
   setup.envp.push_back(nullptr);
   setup.cwd = options.cwd.c_str();
@@ -454,6 +460,37 @@ Result<SubprocessResult> RunSubprocess(const SubprocessOptions& options) {
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
   return result;
+}
+
+Result<SpawnedChild> SpawnChild(const SpawnOptions& options) {
+  if (options.argv.empty() || options.argv.front().empty()) {
+    return InvalidArgumentError("no command to run");
+  }
+  for (const std::string& extra : options.extra_env) {
+    const size_t eq = extra.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return InvalidArgumentError("environment entry \"" + extra.substr(0, extra.find('=')) +
+                                  "\" is not NAME=VALUE");
+    }
+  }
+  struct stat st;
+  if (stat(options.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return FailedPreconditionError("working directory " + options.cwd + " is not a directory");
+  }
+  SubprocessOptions spawn;
+  spawn.argv = options.argv;
+  spawn.cwd = options.cwd;
+  spawn.timeout = options.lifetime;
+  spawn.limits = options.limits;
+  spawn.stderr_mode = StderrMode::kSeparate;
+  ParentEnds ends;
+  MEND_ASSIGN_OR_RETURN(const pid_t pid, Spawn(spawn, ends, options.extra_env));
+  SpawnedChild child;
+  child.pid = pid;
+  std::swap(child.stdin_fd, ends.stdin_fd);
+  std::swap(child.stdout_fd, ends.stdout_fd);
+  std::swap(child.stderr_fd, ends.stderr_fd);
+  return child;
 }
 
 }  // namespace mend

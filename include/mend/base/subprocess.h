@@ -121,4 +121,33 @@ struct SubprocessResult {
 // closes its stdin early does not kill the caller.
 Result<SubprocessResult> RunSubprocess(const SubprocessOptions& options);
 
+// What SpawnChild starts: a child to talk to over its standard streams for as long as the caller
+// wants (an MCP server). Same environment, limits and process group as RunSubprocess, plus
+// `extra_env` ("NAME=VALUE", each replacing a variable of that name). The child is not tied to
+// the caller's death by DieWithParent unless the caller's thread is the one that reaps it; it sees
+// end of file on stdin when the caller goes away.
+struct SpawnOptions {
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH unless it contains a '/'
+  std::string cwd;
+  std::vector<std::string> extra_env;
+  // The CPU limit is derived from it as for RunSubprocess's timeout; nothing kills the child
+  // when it passes.
+  std::chrono::milliseconds lifetime{3'600'000};
+  ChildLimits limits;
+};
+
+// The parent's ends of a spawned child's pipes: non-blocking and close-on-exec; the caller closes
+// them, and reaps `pid` (whose process group id equals it).
+struct SpawnedChild {
+  pid_t pid = -1;
+  int stdin_fd = -1;
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+};
+
+// Starts the child and returns at once. Errors as RunSubprocess's (kInvalidArgument for an empty
+// argv or a malformed extra_env entry, kFailedPrecondition for a missing cwd, the exec errno).
+// The caller must write to stdin_fd with SIGPIPE blocked or ignored.
+Result<SpawnedChild> SpawnChild(const SpawnOptions& options);
+
 }  // namespace mend
