@@ -9,6 +9,7 @@
 
 #include "agent/agent_folder_checks.h"
 #include "agent/agent_folder_internal.h"
+#include "agent/agent_folder_mcp.h"
 #include "agent/agent_folder_toml.h"
 #include "mend/agent/agent_spec.h"
 #include "mend/agent/builtin_tools.h"
@@ -35,9 +36,9 @@ using folder_internal::TomlEntry;
 using folder_internal::TomlString;
 using folder_internal::TomlTypeName;
 
-const std::vector<std::string> kAgentKeys = {"name",         "description", "model",
-                                             "tools",        "workspace",   "limits",
-                                             "tool_options", "checks",      "shadow"};
+const std::vector<std::string> kAgentKeys = {"name",      "description", "model",        "tools",
+                                             "workspace", "limits",      "tool_options", "checks",
+                                             "shadow",    "mcp_servers"};
 const std::vector<std::string> kLimitKeys = {"max_steps", "max_cost_usd", "max_wall_seconds"};
 const std::vector<std::string> kToolOptionKeys = {"timeout_seconds", "max_output_bytes"};
 constexpr int64_t kMaxOutputBytesLimit = 64 * 1024 * 1024;
@@ -224,6 +225,7 @@ Result<AgentSpec> LoadFolder(FileSystem& fs, const std::string& dir) {
   MEND_RETURN_IF_ERROR(ParseWorkspace(fs, table, path, spec));
   MEND_ASSIGN_OR_RETURN(spec.checks, folder_internal::ParseChecks(table, path, spec.tools));
   MEND_ASSIGN_OR_RETURN(spec.shadow, folder_internal::ParseShadow(table, path, spec));
+  MEND_ASSIGN_OR_RETURN(spec.mcp_servers, folder_internal::ParseMcpServers(table, path, spec));
   MEND_ASSIGN_OR_RETURN(spec.instructions, LoadInstructions(fs, dir));
   MEND_ASSIGN_OR_RETURN(spec.skills, folder_internal::LoadSkills(fs, dir));
   return spec;

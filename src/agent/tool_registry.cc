@@ -49,6 +49,14 @@ Status ToolRegistry::Register(std::unique_ptr<Tool> tool) {
   }
   Result<nlohmann::json> schema = ParseJson(spec.parameters);
   if (!schema.ok()) return schema.status().Annotate("tool " + spec.name + " parameters");
+  if (!spec.check_arguments) {
+    if (!schema->is_object()) {
+      return InvalidArgumentError("tool " + spec.name + " parameters: not a JSON object");
+    }
+    // Shown to the model as it is; the arguments only have to be an object.
+    entries_.push_back(Entry{std::move(tool), {{"type", "object"}}});
+    return OkStatus();
+  }
   if (Status s = ValidateJsonSchema(*schema); !s.ok()) {
     return s.Annotate("tool " + spec.name + " parameters");
   }

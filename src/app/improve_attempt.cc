@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "mend/app/mcp_tools.h"
 #include "mend/app/runtime.h"
 #include "mend/base/home_layout.h"
 #include "mend/heal/progress_guard.h"
@@ -162,6 +163,15 @@ Result<ImproveAttempt> RunImproveAttempt(Runtime& runtime, const agent::AgentSpe
       return OkStatus();
     };
   }
+  eval.extra_tools =
+      [&runtime](const agent::AgentSpec& spec,
+                 const std::string& workspace) -> Result<improve::EvaluateOptions::RunTools> {
+    McpToolsOptions mcp_options;
+    mcp_options.workspace = workspace;
+    mcp_options.events = runtime.events.get();
+    MEND_ASSIGN_OR_RETURN(McpTools mcp, StartMcpTools(spec, std::move(mcp_options)));
+    return improve::EvaluateOptions::RunTools{std::move(mcp.tools), std::move(mcp.read_only)};
+  };
   eval.on_run = [&lines](const improve::CaseRun&) { lines.RunDone(); };
   options.evaluate = [&](const improve::AgentText& text, const std::vector<improve::Case>& cases) {
     lines.ArmStarted();

@@ -15,6 +15,7 @@
 #include "mend/agent/agent_spec.h"
 #include "mend/app/check_hooks.h"
 #include "mend/app/deferred_provider.h"
+#include "mend/app/mcp_tools.h"
 #include "mend/app/memory_hooks.h"
 #include "mend/app/run_model.h"
 #include "mend/base/home_layout.h"
@@ -421,6 +422,16 @@ Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::Agent
   options.model_retry.retries = static_cast<int>(runtime.config.GetInt("provider.retries"));
   options.model_retry.first_delay = runtime.config.GetDuration("provider.retry_delay");
   options.model_retry.max_delay = runtime.config.GetDuration("provider.retry_max_delay");
+  // The tools of the folder's MCP servers, started for this Agent and shut down with it. A
+  // command that drives no run (fork, pending) starts none.
+  if (use == ProviderUse::kDrivesRuns && !spec.mcp_servers.empty()) {
+    McpToolsOptions mcp_options;
+    mcp_options.workspace = spec.workspace.empty() ? runtime.caller_dir : spec.workspace;
+    mcp_options.events = runtime.events.get();
+    MEND_ASSIGN_OR_RETURN(McpTools mcp, StartMcpTools(spec, std::move(mcp_options)));
+    options.extra_tools = std::move(mcp.tools);
+    for (std::string& name : mcp.read_only) spec.shadow.read_only.push_back(std::move(name));
+  }
   // The spec is copied, not moved: AddCheckHooks reads its checks and shadow list.
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
                         agent::Agent::Create(spec, std::move(options)));

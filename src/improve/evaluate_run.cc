@@ -59,6 +59,11 @@ Result<std::unique_ptr<agent::Agent>> MakeAgent(const ArmContext& ctx, const std
   agent_options.shadow = true;
   heal::ShadowHookOptions shadow;
   shadow.read_only = spec.shadow.read_only;
+  if (options.extra_tools && !spec.mcp_servers.empty()) {
+    MEND_ASSIGN_OR_RETURN(EvaluateOptions::RunTools extra, options.extra_tools(spec, workspace));
+    agent_options.extra_tools = std::move(extra.tools);
+    for (std::string& name : extra.shadow_read_only) shadow.read_only.push_back(std::move(name));
+  }
   heal::OutputCheckOptions check_options;
   check_options.events = options.events;
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<heal::OutputCheck> checks,

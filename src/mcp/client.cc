@@ -341,12 +341,16 @@ class ClientImpl final : public Client {
   std::atomic<bool> tools_changed_{false};
 };
 
+// A string member of `obj`, or "" when it is absent or not a string (json::value would throw).
+std::string StringOr(const json& obj, const char* key) {
+  if (!obj.is_object()) return "";
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 std::string Summarise(const json& block) {
-  const std::string type = block.value("type", std::string());
-  const auto field = [&](const char* key) {
-    auto it = block.find(key);
-    return it != block.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
+  const std::string type = StringOr(block, "type");
+  const auto field = [&](const char* key) { return StringOr(block, key); };
   if (type == "image" || type == "audio") {
     const size_t bytes = field("data").size() / 4 * 3;
     return "[" + type + ": " + field("mimeType") + ", about " + std::to_string(bytes) +
@@ -358,7 +362,7 @@ std::string Summarise(const json& block) {
   if (type == "resource") {
     auto resource = block.find("resource");
     if (resource == block.end() || !resource->is_object()) return "[resource]";
-    const std::string uri = resource->value("uri", std::string());
+    const std::string uri = StringOr(*resource, "uri");
     auto text = resource->find("text");
     if (text != resource->end() && text->is_string()) {
       return "[resource " + uri + "]\n" + text->get<std::string>();
@@ -367,7 +371,8 @@ std::string Summarise(const json& block) {
     const size_t bytes = blob != resource->end() && blob->is_string()
                              ? blob->get_ref<const std::string&>().size() / 4 * 3
                              : 0;
-    return "[resource " + uri + ": " + resource->value("mimeType", std::string("binary")) +
+    const std::string type_of_blob = StringOr(*resource, "mimeType");
+    return "[resource " + uri + ": " + (type_of_blob.empty() ? "binary" : type_of_blob) +
            ", about " + std::to_string(bytes) + " bytes, not shown]";
   }
   return "[" + (type.empty() ? std::string("untyped") : type) + " content, not shown]";
@@ -404,7 +409,7 @@ std::string RenderToolResult(const json& result, size_t max_bytes) {
         if (!block.is_object()) continue;
         if (!text.empty()) text += "\n";
         auto t = block.find("text");
-        if (block.value("type", std::string()) == "text" && t != block.end() && t->is_string()) {
+        if (StringOr(block, "type") == "text" && t != block.end() && t->is_string()) {
           text += t->get<std::string>();
           any_text = true;
         } else {

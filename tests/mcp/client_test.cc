@@ -87,7 +87,7 @@ TEST_F(McpClientTest, InitializesListsAndCallsTools) {
 
   Result<std::vector<ToolInfo>> tools = (*client)->ListTools();
   MEND_ASSERT_OK(tools);
-  ASSERT_THAT(*tools, SizeIs(7));
+  ASSERT_THAT(*tools, SizeIs(8));
   const ToolInfo& echo = (*tools)[0];
   EXPECT_EQ(echo.name, "echo");
   EXPECT_TRUE(echo.read_only_hint);
@@ -131,11 +131,11 @@ TEST_F(McpClientTest, ToolListsArePagedToTheEnd) {
   MEND_ASSERT_OK(client);
   Result<std::vector<ToolInfo>> tools = (*client)->ListTools();
   MEND_ASSERT_OK(tools);
-  EXPECT_THAT(*tools, SizeIs(32));
+  EXPECT_THAT(*tools, SizeIs(33));
   EXPECT_EQ(tools->back().name, "tool_24");
   int pages = 0;
   for (const json& m : Received()) pages += m.value("method", "") == "tools/list";
-  EXPECT_EQ(pages, 8);
+  EXPECT_EQ(pages, 9);
 
   // list_changed is remembered until the tools are listed again.
   EXPECT_FALSE((*client)->tools_changed());
@@ -264,6 +264,11 @@ TEST(RenderToolResultTest, SummarisesWhatIsNotTextAndCutsOnACharacter) {
   EXPECT_LE(cut.size(), 120u);
   EXPECT_THAT(cut, HasSubstr("[mend: the result was cut to 120 of its 302 bytes]"));
   EXPECT_EQ(RenderToolResult(json("not an object"), 100), "");
+  // Members of the wrong type are summarised, never thrown on (found by mcp_jsonrpc_fuzz).
+  const json odd = {{"content", json::array({{{"type", {{"uri", "x"}}}},
+                                             {{"type", "resource"}, {"resource", {{"uri", 3}}}}})}};
+  EXPECT_EQ(RenderToolResult(odd, 1000),
+            "[untyped content, not shown]\n[resource : binary, about 0 bytes, not shown]");
 }
 
 }  // namespace

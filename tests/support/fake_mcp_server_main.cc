@@ -6,7 +6,8 @@
 //                   [--malformed-on-list] [--stderr-lines N] [--ignore-term]
 //                   [--list-changed-after-call]
 //
-// Tools: echo {text} (read-only) answers text; write_note {name, text} (destructive) writes a
+// Tools: echo {text} (read-only; {message} with --alt-schema) answers text; env {name}
+// (read-only) answers an environment variable; write_note {name, text} (destructive) writes a
 // file in the working directory; fail {} answers isError; crash {} exits at once with status 3;
 // slow {} never answers (a notifications/cancelled for it is logged); image {} answers an image
 // and structured content; big {bytes} answers that many bytes of text; tool_<i> for --tools N
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -34,6 +36,7 @@ struct Flags {
   int stderr_lines = 0;
   bool ignore_term = false;
   bool list_changed_after_call = false;
+  bool alt_schema = false;  // echo takes {"message"} instead of {"text"}
 };
 
 void Write(const json& message) { std::cout << message.dump() << "\n" << std::flush; }
@@ -44,12 +47,13 @@ json Text(const std::string& text, bool is_error = false) {
 
 json AllTools(const Flags& flags) {
   json tools = json::array();
+  const std::string field = flags.alt_schema ? "message" : "text";
   tools.push_back({{"name", "echo"},
                    {"description", "Answers with the text it is given."},
                    {"inputSchema",
                     {{"type", "object"},
-                     {"properties", {{"text", {{"type", "string"}}}}},
-                     {"required", {"text"}}}},
+                     {"properties", {{field, {{"type", "string"}}}}},
+                     {"required", {field}}}},
                    {"annotations", {{"readOnlyHint", true}, {"destructiveHint", false}}}});
   tools.push_back(
       {{"name", "write_note"},
@@ -58,6 +62,11 @@ json AllTools(const Flags& flags) {
         {{"type", "object"},
          {"properties", {{"name", {{"type", "string"}}}, {"text", {{"type", "string"}}}}},
          {"required", {"name", "text"}}}}});
+  tools.push_back(
+      {{"name", "env"},
+       {"description", "Answers with the value of an environment variable."},
+       {"inputSchema", {{"type", "object"}, {"properties", {{"name", {{"type", "string"}}}}}}},
+       {"annotations", {{"readOnlyHint", true}}}});
   for (const char* name : {"fail", "crash", "slow", "image"}) {
     tools.push_back({{"name", name},
                      {"description", std::string("The ") + name + " tool."},
@@ -93,7 +102,11 @@ json ListPage(const Flags& flags, const json& params) {
 json Call(const json& params) {
   const std::string name = params.value("name", "");
   const json args = params.value("arguments", json::object());
-  if (name == "echo") return Text(args.value("text", ""));
+  if (name == "echo") return Text(args.value("text", args.value("message", "")));
+  if (name == "env") {
+    const char* value = std::getenv(args.value("name", "").c_str());
+    return Text(value == nullptr ? "(unset)" : value);
+  }
   if (name == "write_note") {
     std::ofstream(args.value("name", "note.txt")) << args.value("text", "");
     return Text("wrote " + args.value("name", "note.txt"));
@@ -138,6 +151,8 @@ int main(int argc, char** argv) {
       flags.stderr_lines = std::stoi(next());
     else if (arg == "--ignore-term")
       flags.ignore_term = true;
+    else if (arg == "--alt-schema")
+      flags.alt_schema = true;
     else if (arg == "--list-changed-after-call")
       flags.list_changed_after_call = true;
     else {

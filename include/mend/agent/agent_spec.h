@@ -77,8 +77,32 @@ struct ShadowSpec {
   std::vector<std::string> read_only;
 };
 
+// One [[mcp_servers]] table of agent.toml (docs/mcp.md): an MCP server whose tools the agent gets
+// as `<name>__<tool>`. The agent module only loads and validates it; app starts the server and
+// hands its tools to the agent (AgentOptions::extra_tools).
+struct McpServerSpec {
+  std::string name;  // kNameRule without "__"
+  // stdio: the program and its arguments (`command` + `args`); empty for Streamable HTTP.
+  std::vector<std::string> command;
+  // `env` and `headers` as written: a value may hold ${VAR}, expanded from mend's environment
+  // when the server starts and never stored.
+  std::map<std::string, std::string> env;
+  std::string cwd;  // joined to the agent folder when relative; empty: the run's workspace
+  std::string url;  // Streamable HTTP (http or https); empty for stdio
+  std::map<std::string, std::string> headers;
+  std::optional<std::vector<std::string>> tools;  // the server's tools offered; unset: all
+  std::vector<std::string> read_only;             // the server's tool names that run in shadow
+  bool trust_annotations = false;                 // readOnlyHint true also makes a tool read-only
+  std::vector<std::string> requires_approval;     // the server's tool names
+  bool approve_destructive = false;  // requires_approval = "destructive": destructiveHint not false
+  std::chrono::milliseconds timeout{60'000};  // per call
+  size_t max_result_bytes = 32 * 1024;        // what the model sees of one result
+  int line = 0;                               // where the table starts in agent.toml
+};
+
 // A loaded, validated agent folder (docs/agent_folder.md):
-//   agent.toml        name, model, tools, [limits], [tool_options.<name>], [[checks]], [shadow]
+//   agent.toml        name, model, tools, [limits], [tool_options.<name>], [[checks]], [shadow],
+//                     [[mcp_servers]]
 //   instructions.md   the system prompt
 //   skills/*.md       front matter (name, description) + body
 //   tools/*.toml      external command tools
@@ -98,6 +122,7 @@ struct AgentSpec {
   std::string workspace;
   std::vector<CheckSpec> checks;  // in the file's order
   ShadowSpec shadow;
+  std::vector<McpServerSpec> mcp_servers;  // in the file's order
   // Lowercase hex SHA-256 of agent.toml's bytes (run fingerprints, run_origin.h).
   std::string agent_toml_sha256;
 };

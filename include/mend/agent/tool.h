@@ -19,6 +19,9 @@ struct ToolSpec {
   std::string parameters = R"({"type":"object","properties":{}})";
   bool read_only = false;          // never changes the workspace or the world
   bool requires_approval = false;  // a person must approve each call
+  // False for a schema from elsewhere (an MCP server) that the checker cannot use ($ref, say):
+  // the model still sees it, and arguments only have to be a JSON object.
+  bool check_arguments = true;
 };
 
 // The outcome of one tool call, as the model will see it. A failing tool is not a failing run:

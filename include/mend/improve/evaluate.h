@@ -3,6 +3,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,16 @@ struct EvaluateOptions {
   // the spec loaded from the run's copy (app adds the progress guard here). Called concurrently
   // for different runs. An error makes that run's status "error".
   std::function<Status(agent::Agent&, const agent::AgentSpec&)> add_run_hooks;
+  // Optional: the tools of the folder's MCP servers for one run (app starts them), given the
+  // spec loaded from the run's copy and the run's scratch workspace. The names it returns in
+  // `shadow_read_only` run under the ShadowHook; the others get shadow results. Called
+  // concurrently for different runs. An error makes that run's status "error".
+  struct RunTools {
+    std::vector<std::shared_ptr<agent::Tool>> tools;
+    std::vector<std::string> shadow_read_only;
+  };
+  std::function<Result<RunTools>(const agent::AgentSpec&, const std::string& workspace)>
+      extra_tools;
 };
 
 // Runs every case `options.repeats` times with the agent folder's text replaced by `text`: each
