@@ -304,8 +304,10 @@ Result<McpTools> StartMcpTools(const agent::AgentSpec& spec, McpToolsOptions opt
       view.info = tool;
       view.read_only =
           Listed(server.read_only, tool.name) || (server.trust_annotations && tool.read_only_hint);
-      view.requires_approval = Listed(server.requires_approval, tool.name) ||
-                               (server.approve_destructive && tool.destructive_hint);
+      // destructiveHint means something only for a tool that is not read-only (the spec).
+      view.requires_approval =
+          Listed(server.requires_approval, tool.name) ||
+          (server.approve_destructive && !tool.read_only_hint && tool.destructive_hint);
       view.schema_checked = agent::ValidateJsonSchema(tool.input_schema).ok() &&
                             tool.input_schema.value("type", json()) == "object";
       agent::ToolSpec tool_spec;

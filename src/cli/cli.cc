@@ -74,6 +74,7 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   AddRecoverCommand(app, ctx);
   AddServeCommand(app, ctx);
   AddProxyCommand(app, ctx);
+  AddMcpCommand(app, ctx);
   AddPruneCommand(app, ctx);
   AddImproveCommand(app, ctx);
   AddForkCommand(app, ctx);

@@ -127,6 +127,7 @@ void AddShowCommand(CLI::App& app, CliContext& ctx);
 void AddRecoverCommand(CLI::App& app, CliContext& ctx);
 void AddServeCommand(CLI::App& app, CliContext& ctx);
 void AddProxyCommand(CLI::App& app, CliContext& ctx);
+void AddMcpCommand(CLI::App& app, CliContext& ctx);
 void AddPruneCommand(CLI::App& app, CliContext& ctx);
 void AddImproveCommand(CLI::App& app, CliContext& ctx);
 void AddResumeCommand(CLI::App& app, CliContext& ctx);

@@ -1,0 +1,116 @@
+// `mend mcp list AGENT_DIR` and `mend mcp serve` (docs/mcp.md): the tools an agent folder's MCP
+// servers give it, and mend's memory and lessons as an MCP server.
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "cli/command.h"
+#include "mend/agent/agent_spec.h"
+#include "mend/app/mcp_tools.h"
+#include "mend/base/json.h"
+
+namespace mend::cli {
+namespace {
+
+using json = nlohmann::json;
+
+std::string Flags(const app::McpToolView& view) {
+  std::string flags;
+  const auto add = [&](const char* flag) {
+    flags += (flags.empty() ? "" : ", ") + std::string(flag);
+  };
+  if (view.read_only) add("read-only: runs in shadow mode");
+  if (view.requires_approval) add("needs approval");
+  if (!view.schema_checked) add("schema passed through unchecked");
+  return flags.empty() ? "" : " [" + flags + "]";
+}
+
+Status List(CliContext& ctx, const std::string& dir) {
+  const std::string agent_dir = AbsoluteAgentDir(dir);
+  MEND_ASSIGN_OR_RETURN(agent::AgentSpec spec, agent::LoadAgentFolder(ctx.fs, agent_dir));
+  app::McpToolsOptions options;
+  options.workspace = spec.workspace.empty() ? AbsoluteAgentDir(".") : spec.workspace;
+  const std::map<std::string, std::string>& env = ctx.env;
+  options.variables = [&env](const std::string& name) -> std::optional<std::string> {
+    auto it = env.find(name);
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  };
+  Result<app::McpTools> started = app::StartMcpTools(spec, options);
+  if (!started.ok()) {
+    // A ${VAR} that is not set or a tool the allow-list names that the server lacks is the
+    // folder's to fix.
+    return started.status().code() == StatusCode::kInvalidArgument ? UsageError(started.status())
+                                                                   : started.status();
+  }
+  const app::McpTools& mcp = *started;
+  if (ctx.json) {
+    json servers = json::array();
+    for (const app::McpTools::Server& server : mcp.servers) {
+      json tools = json::array();
+      for (const app::McpToolView& view : mcp.views) {
+        if (view.server != server.name) continue;
+        tools.push_back({{"name", view.name},
+                         {"tool", view.info.name},
+                         {"title", view.info.title},
+                         {"description", view.info.description},
+                         {"read_only", view.read_only},
+                         {"requires_approval", view.requires_approval},
+                         {"schema_checked", view.schema_checked},
+                         {"annotations", view.info.annotations},
+                         {"input_schema", view.info.input_schema},
+                         {"output_schema", view.info.output_schema}});
+      }
+      servers.push_back({{"name", server.name},
+                         {"protocol_version", server.protocol_version},
+                         {"server_info", server.server_info},
+                         {"tools", std::move(tools)}});
+    }
+    ctx.out << DumpJson({{"agent", spec.name}, {"servers", std::move(servers)}}) << "\n";
+    return OkStatus();
+  }
+  if (mcp.servers.empty()) {
+    ctx.out << "agent " << spec.name << " lists no MCP servers ([[mcp_servers]] in agent.toml)\n";
+    return OkStatus();
+  }
+  for (const app::McpTools::Server& server : mcp.servers) {
+    const std::string info_name = server.server_info.value("name", std::string());
+    const std::string info_version = server.server_info.value("version", std::string());
+    ctx.out << "server " << server.name;
+    if (!info_name.empty()) ctx.out << " (" << info_name << " " << info_version << ")";
+    ctx.out << ", protocol " << server.protocol_version << "\n";
+    for (const app::McpToolView& view : mcp.views) {
+      if (view.server != server.name) continue;
+      ctx.out << "  " << view.name << Flags(view) << "\n";
+      if (!view.info.description.empty()) ctx.out << "    " << view.info.description << "\n";
+      if (!view.info.annotations.is_null()) {
+        ctx.out << "    annotations: " << DumpJson(view.info.annotations) << "\n";
+      }
+      ctx.out << "    input: " << DumpJson(view.info.input_schema) << "\n";
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+void AddMcpCommand(CLI::App& app, CliContext& ctx) {
+  CLI::App* mcp = app.add_subcommand(
+      "mcp", "MCP servers' tools in agent folders, and mend's memory as an MCP server");
+  mcp->group("Commands");
+  mcp->require_subcommand(1);
+  mcp->footer("docs/mcp.md describes both directions.");
+
+  auto dir = std::make_shared<std::string>();
+  CLI::App* list = mcp->add_subcommand(
+      "list", "Start an agent folder's MCP servers and print their tools, annotations and schemas");
+  list->add_option("AGENT_DIR", *dir, "the agent folder")->required();
+  list->footer(
+      "Each tool is shown by the name the model sees (<server>__<tool>), with whether it runs in "
+      "shadow mode and needs approval. The servers are shut down when the listing is printed.");
+  list->callback([&ctx, dir] { ctx.action = [&ctx, dir] { return List(ctx, *dir); }; });
+}
+
+}  // namespace mend::cli

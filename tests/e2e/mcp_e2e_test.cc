@@ -1,0 +1,202 @@
+// MCP tools in real runs (docs/mcp.md): the official filesystem server from npm
+// (@modelcontextprotocol/server-filesystem, tests/mcp_peers) over stdio in `mend mcp list`,
+// `mend run` and `mend run --shadow`, and a run whose process is killed with SIGKILL and resumed
+// without repeating a completed MCP call (fake_mcp_server, whose log outlives both processes).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/support/e2e_harness.h"
+
+namespace mend::testing {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+constexpr char kKey[] = "sk-mcp-e2e-KEY-7272";
+const std::string kPeersDir = MEND_MCP_PEERS_DIR;
+
+std::string FilesystemServer() {
+  return kPeersDir + "/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js";
+}
+
+class McpE2eTest : public E2eTest {
+ protected:
+  McpE2eTest() : E2eTest({.secret = kKey}) {}
+
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(E2eTest::SetUp());
+    root_ = dir_->File("root");
+    std::filesystem::create_directories(root_);
+    std::ofstream(root_ + "/notes.txt") << "the deploy window is Tuesday\n";
+  }
+
+  // An agent folder using the filesystem server on root_, writes needing no approval.
+  void WriteFilesystemAgent() {
+    if (std::string(MEND_NODE_EXECUTABLE).empty()) GTEST_SKIP() << "node is not installed";
+    if (!std::filesystem::exists(FilesystemServer())) {
+      GTEST_SKIP() << "the npm packages of tests/mcp_peers are not installed (scripts/bootstrap)";
+    }
+    WriteAgent("agent",
+               "name = \"files\"\ntools = []\n\n[[mcp_servers]]\nname = \"fs\"\ncommand = \"" +
+                   std::string(MEND_NODE_EXECUTABLE) + "\"\nargs = [\"" + FilesystemServer() +
+                   "\", \"" + root_ + "\"]\ntrust_annotations = true\n",
+               "Use the files.\n");
+  }
+
+  // The stored transcript's tool messages of run `id` (`mend show --json`).
+  std::vector<json> ToolMessages(const std::string& id) {
+    const json shown = MendJson({"show", id});
+    std::vector<json> tools;
+    for (const json& m : shown["transcript"]) {
+      if (m.value("role", "") == "tool") tools.push_back(m);
+    }
+    return tools;
+  }
+
+  std::string root_;
+};
+
+TEST_F(McpE2eTest, ListPrintsTheFilesystemServersTools) {
+  ASSERT_NO_FATAL_FAILURE(WriteFilesystemAgent());
+  const json listed = MendJson({"mcp", "list", dir_->File("agent")});
+  ASSERT_TRUE(listed.is_object()) << listed;
+  ASSERT_EQ(listed["servers"].size(), 1u);
+  const json& server = listed["servers"][0];
+  EXPECT_EQ(server["protocol_version"], "2025-11-25");
+  std::vector<std::string> names;
+  for (const json& tool : server["tools"]) names.push_back(tool["name"]);
+  EXPECT_THAT(names, AllOf(Contains("fs__read_text_file"), Contains("fs__write_file"),
+                           Contains("fs__list_directory")));
+  for (const json& tool : server["tools"]) {
+    // The server's annotations are trusted here: its read tools run in shadow mode.
+    if (tool["name"] == "fs__read_text_file") {
+      EXPECT_EQ(tool["read_only"], true);
+    }
+    if (tool["name"] == "fs__write_file") {
+      EXPECT_EQ(tool["read_only"], false);
+    }
+  }
+}
+
+TEST_F(McpE2eTest, ARunReadsAndWritesThroughTheServerWhichRefusesAnEscape) {
+  ASSERT_NO_FATAL_FAILURE(WriteFilesystemAgent());
+  const json script =
+      json::array({{{"tool_calls",
+                     {{{"id", "c1"},
+                       {"name", "fs__read_text_file"},
+                       {"arguments", {{"path", root_ + "/notes.txt"}}}}}}},
+                   {{"tool_calls",
+                     {{{"id", "c2"},
+                       {"name", "fs__write_file"},
+                       {"arguments", {{"path", root_ + "/out.txt"}, {"content", "written"}}}}}}},
+                   {{"tool_calls",
+                     {{{"id", "c3"},
+                       {"name", "fs__read_text_file"},
+                       {"arguments", {{"path", root_ + "/../outside.txt"}}}}}}},
+                   {{"text", "done"}}});
+  StartFakeLlm({"--script", WriteTestFile("script.json", script.dump()), "--api-key", kKey});
+  std::ofstream(dir_->File("outside.txt")) << "not for the agent\n";
+
+  const json run = MendJson(OnServer({"run", dir_->File("agent"), "copy the notes", "--id", "r1"}));
+  ASSERT_TRUE(run.is_object()) << run;
+  EXPECT_EQ(run["status"], "completed");
+  std::ifstream out(root_ + "/out.txt");
+  std::string written((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(written, "written");
+  const std::vector<json> tools = ToolMessages("r1");
+  ASSERT_EQ(tools.size(), 3u);
+  EXPECT_THAT(tools[0]["content"].get<std::string>(), HasSubstr("Tuesday"));
+  EXPECT_EQ(tools[0]["is_error"], false);
+  // The server, not mend, refuses a path outside its root; the agent sees a tool error.
+  EXPECT_EQ(tools[2]["is_error"], true);
+  EXPECT_THAT(tools[2]["content"].get<std::string>(), HasSubstr("denied"));
+  EXPECT_THAT(tools[2]["content"].get<std::string>(), ::testing::Not(HasSubstr("not for")));
+}
+
+TEST_F(McpE2eTest, UnderShadowOnlyTheReadToolsRun) {
+  ASSERT_NO_FATAL_FAILURE(WriteFilesystemAgent());
+  const json script =
+      json::array({{{"tool_calls",
+                     {{{"id", "c1"},
+                       {"name", "fs__write_file"},
+                       {"arguments", {{"path", root_ + "/out.txt"}, {"content", "x"}}}}}}},
+                   {{"tool_calls",
+                     {{{"id", "c2"},
+                       {"name", "fs__read_text_file"},
+                       {"arguments", {{"path", root_ + "/notes.txt"}}}}}}},
+                   {{"text", "done"}}});
+  StartFakeLlm({"--script", WriteTestFile("script.json", script.dump()), "--api-key", kKey});
+  const json run =
+      MendJson(OnServer({"run", dir_->File("agent"), "copy", "--id", "s1", "--shadow"}));
+  ASSERT_TRUE(run.is_object()) << run;
+  EXPECT_EQ(run["status"], "completed");
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/out.txt"));
+  const std::vector<json> tools = ToolMessages("s1");
+  ASSERT_EQ(tools.size(), 2u);
+  EXPECT_THAT(tools[1]["content"].get<std::string>(), HasSubstr("Tuesday"));
+}
+
+TEST_F(McpE2eTest, AKilledRunResumesWithoutRepeatingACompletedMcpCall) {
+  const std::string log = dir_->File("mcp.log");
+  WriteAgent("agent",
+             "name = \"killed\"\ntools = []\n\n[[mcp_servers]]\nname = \"fake\"\ncommand = \"" +
+                 std::string(FAKE_MCP_SERVER_BINARY) + "\"\nargs = [\"--log\", \"" + log +
+                 "\"]\ncwd = \"" + root_ + "\"\n",
+             "Write the note.\n");
+  const json script = json::array(
+      {{{"tool_calls",
+         {{{"id", "c1"},
+           {"name", "fake__write_note"},
+           {"arguments", {{"name", "n.txt"}, {"text", "once"}}}}}}},
+       {{"tool_calls", {{{"id", "c2"}, {"name", "fake__echo"}, {"arguments", {{"text", "hi"}}}}}}},
+       {{"text", "never delivered"}, {"latency_ms", 60000}},
+       {{"text", "done"}}});
+  StartFakeLlm(
+      {"--script", WriteTestFile("script.json", script.dump()), "--api-key", kKey, "--announce"});
+  auto run = ChildProcess::Spawn(
+      MendCommand(OnServer({"--json", "run", dir_->File("agent"), "note", "--id", "k1"})), env_);
+  MEND_ASSERT_OK(run);
+  for (int n = 1; n <= 3; ++n) {
+    auto line = server_->ReadStdoutLine(kBound);
+    MEND_ASSERT_OK(line);
+    ASSERT_THAT(*line, HasSubstr("request " + std::to_string(n)));
+  }
+  // The third model turn is in flight: both MCP calls are checkpointed.
+  MEND_ASSERT_OK((*run)->Kill(SIGKILL));
+  auto killed = (*run)->Finish(kBound);
+  MEND_ASSERT_OK(killed);
+  captured_ += killed->out + killed->err;
+
+  const json resumed = MendJson(OnServer({"resume", "k1"}));
+  ASSERT_TRUE(resumed.is_object()) << resumed;
+  EXPECT_EQ(resumed["status"], "completed");
+  EXPECT_EQ(resumed["output"], "done");
+  // Two server processes (the killed run's and the resumed one's) logged every message: each
+  // tool was called once, and the second process only initialized and listed.
+  std::ifstream in(log);
+  int calls = 0, initializes = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("pid ", 0) == 0) continue;
+    const json m = json::parse(line, nullptr, false);
+    if (m.value("method", "") == "tools/call") ++calls;
+    if (m.value("method", "") == "initialize") ++initializes;
+  }
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(initializes, 2);
+  std::ifstream note(root_ + "/n.txt");
+  std::string text((std::istreambuf_iterator<char>(note)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "once");
+}
+
+}  // namespace
+}  // namespace mend::testing
