@@ -8,8 +8,15 @@
 
 #include "cli/command.h"
 #include "mend/agent/agent_spec.h"
+#include "mend/app/daemon.h"
+#include "mend/app/mcp_serve.h"
 #include "mend/app/mcp_tools.h"
+#include "mend/app/runtime.h"
 #include "mend/base/json.h"
+
+#ifndef MEND_VERSION
+#error "MEND_VERSION must be defined by the build"
+#endif
 
 namespace mend::cli {
 namespace {
@@ -94,6 +101,33 @@ Status List(CliContext& ctx, const std::string& dir) {
   return OkStatus();
 }
 
+// `mend mcp serve` over stdio: one JSON-RPC message per line on stdin, each answer a line on
+// stdout (nothing else is written there), the log on stderr. The lesson workers run meanwhile, so
+// a reported failure becomes a lesson; at the end of stdin the queue drains and the command exits.
+Status ServeStdio(CliContext& ctx) {
+  if (ctx.input.in == nullptr) return UsageError("mend mcp serve reads MCP messages on stdin");
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx, "mend-mcp"));
+  app::DaemonOptions daemon_options;
+  daemon_options.log = &ctx.err;
+  daemon_options.lesson_drain = app::LessonDrain::kDrain;
+  daemon_options.recovery = false;
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Daemon> daemon,
+                        app::Daemon::Create(*runtime, daemon_options));
+  daemon->Start();
+  std::unique_ptr<mcp::McpServer> server = app::MakeMendMcpServer(*runtime, MEND_VERSION);
+  ctx.err << "mend mcp serve: MCP over stdio on " << runtime->home << "\n" << std::flush;
+  std::string line;
+  while (std::getline(*ctx.input.in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    std::optional<std::string> answer = server->Handle(line);
+    if (answer.has_value()) ctx.out << *answer << "\n" << std::flush;
+  }
+  daemon->RequestStop();
+  daemon->Stop();
+  return OkStatus();
+}
+
 }  // namespace
 
 void AddMcpCommand(CLI::App& app, CliContext& ctx) {
@@ -111,6 +145,14 @@ void AddMcpCommand(CLI::App& app, CliContext& ctx) {
       "Each tool is shown by the name the model sees (<server>__<tool>), with whether it runs in "
       "shadow mode and needs approval. The servers are shut down when the listing is printed.");
   list->callback([&ctx, dir] { ctx.action = [&ctx, dir] { return List(ctx, *dir); }; });
+
+  CLI::App* serve =
+      mcp->add_subcommand("serve", "mend's memory and lessons as an MCP server, over stdio");
+  serve->footer(
+      "Tools: recall, search, add_fact, add_lesson, report_failure, lesson_feedback, runs, run; "
+      "resources: LESSONS.md and each run's transcript. They act on the home --home names. In an "
+      "MCP client's configuration: command \"mend\", args [\"mcp\", \"serve\"]. docs/mcp.md.");
+  serve->callback([&ctx] { ctx.action = [&ctx] { return ServeStdio(ctx); }; });
 }
 
 }  // namespace mend::cli

@@ -198,5 +198,58 @@ TEST_F(McpE2eTest, AKilledRunResumesWithoutRepeatingACompletedMcpCall) {
   EXPECT_EQ(text, "once");
 }
 
+// `mend mcp serve` over stdio, driven by the official TypeScript SDK's client
+// (tests/mcp_peers/sdk_client.mjs): initialize, list, every tool, the resources.
+TEST_F(McpE2eTest, TheOfficialSdkClientUsesEveryToolOfMendMcpServe) {
+  if (std::string(MEND_NODE_EXECUTABLE).empty()) GTEST_SKIP() << "node is not installed";
+  if (!std::filesystem::exists(kPeersDir + "/node_modules/@modelcontextprotocol/sdk")) {
+    GTEST_SKIP() << "the npm packages of tests/mcp_peers are not installed (scripts/bootstrap)";
+  }
+  auto out = RunProcess({MEND_NODE_EXECUTABLE, kPeersDir + "/sdk_client.mjs", MEND_BINARY, Home()},
+                        env_, std::chrono::seconds(60));
+  MEND_ASSERT_OK(out);
+  captured_ += out->err;
+  ASSERT_EQ(out->status.code, 0) << out->err;
+  const json seen = json::parse(out->out, nullptr, false);
+  ASSERT_TRUE(seen.is_object()) << out->out;
+  EXPECT_EQ(seen["server"]["name"], "mend");
+  std::vector<std::string> tools;
+  for (const json& tool : seen["tools"]) {
+    tools.push_back(tool["name"]);
+    EXPECT_TRUE(tool["has_output_schema"].get<bool>()) << tool;
+    const bool reads = tool["name"] == "recall" || tool["name"] == "search" ||
+                       tool["name"] == "runs" || tool["name"] == "run";
+    EXPECT_EQ(tool["annotations"]["readOnlyHint"], reads) << tool;
+  }
+  EXPECT_THAT(tools, ::testing::ElementsAre("recall", "search", "add_fact", "add_lesson",
+                                            "report_failure", "lesson_feedback", "runs", "run"));
+  const json& calls = seen["calls"];
+  for (const auto& [name, call] : calls.items()) {
+    const bool expected_error = name == "run_missing" || name == "bad_arguments";
+    EXPECT_EQ(call["is_error"], expected_error) << name << ": " << call;
+  }
+  // The same fact twice is one fact, reinforced.
+  EXPECT_EQ(calls["add_fact"]["structured"]["result"], "added");
+  EXPECT_EQ(calls["add_fact_again"]["structured"]["result"], "reinforced");
+  EXPECT_EQ(calls["add_fact_again"]["structured"]["fact_id"],
+            calls["add_fact"]["structured"]["fact_id"]);
+  // The lesson reaches a recall for a similar task, with the fact.
+  const std::string section = calls["recall"]["structured"]["section"];
+  EXPECT_THAT(section, AllOf(HasSubstr("## Long-term Memory"), HasSubstr("port 5433")));
+  EXPECT_THAT(calls["search"]["text"].get<std::string>(), HasSubstr("db-stage-2"));
+  EXPECT_EQ(calls["report_failure"]["structured"]["result"], "accepted");
+  EXPECT_EQ(calls["lesson_feedback"]["structured"]["helped"], 1);
+  EXPECT_THAT(calls["run_missing"]["text"].get<std::string>(), HasSubstr("no run named"));
+  EXPECT_THAT(calls["bad_arguments"]["text"].get<std::string>(), HasSubstr("query is required"));
+  EXPECT_THAT(seen["resources"], Contains("mend://lessons/LESSONS.md"));
+  EXPECT_THAT(seen["templates"], Contains("mend://runs/{id}/transcript"));
+  EXPECT_THAT(seen["lessons_text"].get<std::string>(), HasSubstr("Use port 5433"));
+
+  // The reported failure waits in the lesson queue as a failed run's would.
+  const json pending = MendJson({"reflect", "list"});
+  ASSERT_TRUE(pending.is_object()) << pending;
+  EXPECT_THAT(pending.dump(), HasSubstr("migrate the staging schema"));
+}
+
 }  // namespace
 }  // namespace mend::testing

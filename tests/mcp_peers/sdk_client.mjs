@@ -1,0 +1,63 @@
+// Runs the official MCP TypeScript SDK's client against `mend mcp serve` over stdio and prints
+// what it observed as one JSON object on stdout.
+//
+//   node sdk_client.mjs MEND_BINARY HOME
+//
+// It initializes, lists the tools and resources, and calls each tool once with valid arguments
+// (add_fact twice with the same text, to see reinforcement), then one with invalid arguments.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const [mend, home] = process.argv.slice(2);
+if (!mend || !home) {
+  process.stderr.write('usage: node sdk_client.mjs MEND_BINARY HOME\n');
+  process.exit(2);
+}
+
+function structured(result) {
+  return { is_error: result.isError === true, structured: result.structuredContent ?? null,
+           text: (result.content ?? []).map((c) => c.text ?? '').join('') };
+}
+
+async function main() {
+  const transport = new StdioClientTransport({
+    command: mend, args: ['--home', home, 'mcp', 'serve'], stderr: 'pipe',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home },
+  });
+  const client = new Client({ name: 'mend-e2e', version: '1.0.0' });
+  await client.connect(transport);
+  const out = {
+    server: client.getServerVersion(),
+    capabilities: client.getServerCapabilities(),
+    instructions: client.getInstructions() ?? null,
+  };
+  const tools = await client.listTools();
+  out.tools = tools.tools.map((t) => ({ name: t.name, annotations: t.annotations ?? null,
+                                        has_output_schema: t.outputSchema !== undefined }));
+  const call = async (name, args) => structured(await client.callTool({ name, arguments: args }));
+  out.calls = {};
+  out.calls.add_fact = await call('add_fact', { content: 'The staging database is db-stage-2 on port 5433.', tags: ['database', 'staging'] });
+  out.calls.add_fact_again = await call('add_fact', { content: 'The staging database is db-stage-2 on port 5433.', tags: ['database', 'staging'] });
+  out.calls.add_lesson = await call('add_lesson', { situation: 'When deploying to staging', mistake: 'used port 5432', correction: 'Use port 5433 for the staging database.', tags: ['deploy'] });
+  out.calls.search = await call('search', { query: 'staging database port', k: 5 });
+  out.calls.recall = await call('recall', { task: 'which port does the staging database db-stage-2 listen on' });
+  out.calls.report_failure = await call('report_failure', { task: 'migrate the staging schema', attempt: 'ran psql -p 5432', outcome: 'connection refused' });
+  const factId = out.calls.add_fact.structured?.fact_id;
+  out.calls.lesson_feedback = await call('lesson_feedback', { fact_id: factId, outcome: 'helped' });
+  out.calls.runs = await call('runs', { limit: 5 });
+  out.calls.run_missing = await call('run', { id: 'no-such-run' });
+  out.calls.bad_arguments = await call('search', { k: 5 });
+  const resources = await client.listResources();
+  out.resources = resources.resources.map((r) => r.uri);
+  const templates = await client.listResourceTemplates();
+  out.templates = templates.resourceTemplates.map((r) => r.uriTemplate);
+  const lessons = await client.readResource({ uri: 'mend://lessons/LESSONS.md' });
+  out.lessons_text = lessons.contents[0]?.text ?? null;
+  await client.close();
+  process.stdout.write(JSON.stringify(out) + '\n');
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err?.constructor?.name ?? 'Error'}: ${err?.message ?? String(err)}\n`);
+  process.exit(1);
+});
