@@ -13,6 +13,8 @@
 #include "mend/app/mcp_tools.h"
 #include "mend/app/runtime.h"
 #include "mend/base/json.h"
+#include "mend/server/mcp_http.h"
+#include "mend/server/server.h"
 
 #ifndef MEND_VERSION
 #error "MEND_VERSION must be defined by the build"
@@ -128,6 +130,46 @@ Status ServeStdio(CliContext& ctx) {
   return OkStatus();
 }
 
+// `mend mcp serve --http ADDR`: the same server over Streamable HTTP at http://ADDR/mcp, with
+// serve.token's rule, until SIGINT or SIGTERM.
+Status ServeHttp(CliContext& ctx, const std::string& listen) {
+  app::ProcessStopSignal signals;
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx, "mend-mcp"));
+  server::ServerOptions options;
+  Status parsed = server::ParseListen(listen, options);
+  if (!parsed.ok()) return UsageError(parsed);
+  options.token = runtime->config.GetString("serve.token");
+  options.max_body_bytes = runtime->config.GetInt("serve.max_body_bytes");
+  options.threads = static_cast<int>(runtime->config.GetInt("serve.threads"));
+  std::unique_ptr<mcp::McpServer> mcp = app::MakeMendMcpServer(*runtime, MEND_VERSION);
+  Result<std::unique_ptr<server::McpHttpServer>> created =
+      server::McpHttpServer::Create(*mcp, options);
+  if (!created.ok()) return UsageError(created.status());
+  std::unique_ptr<server::McpHttpServer> http = *std::move(created);
+  app::DaemonOptions daemon_options;
+  daemon_options.log = &ctx.err;
+  daemon_options.lesson_drain = app::LessonDrain::kDrain;
+  daemon_options.recovery = false;
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Daemon> daemon,
+                        app::Daemon::Create(*runtime, daemon_options));
+  MEND_RETURN_IF_ERROR(http->Start());
+  daemon->Start();
+  const std::string host =
+      options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
+  const std::string url = "http://" + host + ":" + std::to_string(http->port()) + "/mcp";
+  if (ctx.json) {
+    ctx.out << DumpJson({{"url", url}}) << std::endl;
+  } else {
+    ctx.out << "listening on " << url << std::endl;
+  }
+  signals.Wait();
+  ctx.err << "stopping\n" << std::flush;
+  http->Stop();
+  daemon->RequestStop();
+  daemon->Stop();
+  return OkStatus();
+}
+
 }  // namespace
 
 void AddMcpCommand(CLI::App& app, CliContext& ctx) {
@@ -147,12 +189,20 @@ void AddMcpCommand(CLI::App& app, CliContext& ctx) {
   list->callback([&ctx, dir] { ctx.action = [&ctx, dir] { return List(ctx, *dir); }; });
 
   CLI::App* serve =
-      mcp->add_subcommand("serve", "mend's memory and lessons as an MCP server, over stdio");
+      mcp->add_subcommand("serve", "mend's memory and lessons as an MCP server (stdio or HTTP)");
+  auto http_listen = std::make_shared<std::string>();
+  serve->add_option("--http", *http_listen,
+                    "serve Streamable HTTP at http://ADDR:PORT/mcp instead of stdio "
+                    "(e.g. 127.0.0.1:7072; an address that is not loopback needs serve.token)");
   serve->footer(
       "Tools: recall, search, add_fact, add_lesson, report_failure, lesson_feedback, runs, run; "
       "resources: LESSONS.md and each run's transcript. They act on the home --home names. In an "
       "MCP client's configuration: command \"mend\", args [\"mcp\", \"serve\"]. docs/mcp.md.");
-  serve->callback([&ctx] { ctx.action = [&ctx] { return ServeStdio(ctx); }; });
+  serve->callback([&ctx, http_listen] {
+    ctx.action = [&ctx, http_listen] {
+      return http_listen->empty() ? ServeStdio(ctx) : ServeHttp(ctx, *http_listen);
+    };
+  });
 }
 
 }  // namespace mend::cli

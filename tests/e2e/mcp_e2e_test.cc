@@ -251,5 +251,41 @@ TEST_F(McpE2eTest, TheOfficialSdkClientUsesEveryToolOfMendMcpServe) {
   EXPECT_THAT(pending.dump(), HasSubstr("migrate the staging schema"));
 }
 
+// `mend mcp serve --http` with the official SDK's Streamable HTTP client, and serve.token's rule.
+TEST_F(McpE2eTest, TheOfficialSdkClientUsesMendMcpServeOverHttpWithTheToken) {
+  if (std::string(MEND_NODE_EXECUTABLE).empty()) GTEST_SKIP() << "node is not installed";
+  if (!std::filesystem::exists(kPeersDir + "/node_modules/@modelcontextprotocol/sdk")) {
+    GTEST_SKIP() << "the npm packages of tests/mcp_peers are not installed (scripts/bootstrap)";
+  }
+  env_.push_back("MEND_SERVE_TOKEN=mcp-t0ken-for-tests");
+  Listening serve = StartListening({"mcp", "serve", "--http", "127.0.0.1:0"});
+  ASSERT_GT(serve.port, 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(serve.port) + "/mcp";
+  const std::string client = kPeersDir + "/sdk_client.mjs";
+  auto refused = RunProcess({MEND_NODE_EXECUTABLE, client, "--url", url}, env_, kBound);
+  MEND_ASSERT_OK(refused);
+  EXPECT_EQ(refused->status.code, 1);
+  EXPECT_THAT(refused->err, HasSubstr("Authorization: Bearer <serve.token>"));
+  auto used = RunProcess({MEND_NODE_EXECUTABLE, client, "--url", url, "mcp-t0ken-for-tests"}, env_,
+                         std::chrono::seconds(60));
+  MEND_ASSERT_OK(used);
+  ASSERT_EQ(used->status.code, 0) << used->err;
+  const json seen = json::parse(used->out, nullptr, false);
+  ASSERT_TRUE(seen.is_object()) << used->out;
+  EXPECT_EQ(seen["tools"].size(), 8u);
+  EXPECT_EQ(seen["calls"]["add_fact_again"]["structured"]["result"], "reinforced");
+  EXPECT_EQ(seen["session_id"].get<std::string>().size(), 32u);
+  auto stopped = FinishListening(serve, SIGTERM);
+  MEND_ASSERT_OK(stopped);
+  EXPECT_EQ(stopped->status.code, 0) << stopped->err;
+
+  // Any address but loopback needs the token.
+  env_.pop_back();
+  auto open = RunProcess(MendCommand({"mcp", "serve", "--http", "0.0.0.0:0"}), env_, kBound);
+  MEND_ASSERT_OK(open);
+  EXPECT_EQ(open->status.code, 2);
+  EXPECT_THAT(open->err, HasSubstr("serve.token"));
+}
+
 }  // namespace
 }  // namespace mend::testing

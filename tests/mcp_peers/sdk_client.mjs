@@ -1,17 +1,31 @@
 // Runs the official MCP TypeScript SDK's client against `mend mcp serve` over stdio and prints
 // what it observed as one JSON object on stdout.
 //
-//   node sdk_client.mjs MEND_BINARY HOME
+//   node sdk_client.mjs MEND_BINARY HOME          (starts `mend mcp serve` over stdio)
+//   node sdk_client.mjs --url URL [TOKEN]         (a running `mend mcp serve --http`)
 //
 // It initializes, lists the tools and resources, and calls each tool once with valid arguments
 // (add_fact twice with the same text, to see reinforcement), then one with invalid arguments.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-const [mend, home] = process.argv.slice(2);
-if (!mend || !home) {
-  process.stderr.write('usage: node sdk_client.mjs MEND_BINARY HOME\n');
+const args = process.argv.slice(2);
+if (args.length < 2) {
+  process.stderr.write('usage: node sdk_client.mjs MEND_BINARY HOME | --url URL [TOKEN]\n');
   process.exit(2);
+}
+
+function makeTransport() {
+  if (args[0] === '--url') {
+    const headers = args[2] ? { Authorization: `Bearer ${args[2]}` } : {};
+    return new StreamableHTTPClientTransport(new URL(args[1]), { requestInit: { headers } });
+  }
+  const [mend, home] = args;
+  return new StdioClientTransport({
+    command: mend, args: ['--home', home, 'mcp', 'serve'], stderr: 'pipe',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home },
+  });
 }
 
 function structured(result) {
@@ -20,10 +34,7 @@ function structured(result) {
 }
 
 async function main() {
-  const transport = new StdioClientTransport({
-    command: mend, args: ['--home', home, 'mcp', 'serve'], stderr: 'pipe',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home },
-  });
+  const transport = makeTransport();
   const client = new Client({ name: 'mend-e2e', version: '1.0.0' });
   await client.connect(transport);
   const out = {
@@ -53,6 +64,7 @@ async function main() {
   out.templates = templates.resourceTemplates.map((r) => r.uriTemplate);
   const lessons = await client.readResource({ uri: 'mend://lessons/LESSONS.md' });
   out.lessons_text = lessons.contents[0]?.text ?? null;
+  out.session_id = transport.sessionId ?? null;
   await client.close();
   process.stdout.write(JSON.stringify(out) + '\n');
 }

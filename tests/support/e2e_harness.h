@@ -95,9 +95,9 @@ class E2eTest : public ::testing::Test {
     int port = 0;
   };
   // Starts `mend args...` (MendCommand, env_) and reads its first line, which must be
-  // "listening on http://127.0.0.1:<port>/"; a non-fatal failure and port 0 otherwise. The
-  // caller owns the child (what it printed goes to TearDown's look for the key when the caller
-  // finishes it through FinishListening).
+  // "listening on http://127.0.0.1:<port>/" (a path may follow); a non-fatal failure and port 0
+  // otherwise. The caller owns the child (what it printed goes to TearDown's look for the key
+  // when the caller finishes it through FinishListening).
   Listening StartListening(const std::vector<std::string>& args);
   // Sends `signal` and waits for the child to end; what it printed (kept for TearDown).
   Result<ChildOutput> FinishListening(Listening& listening, int signal,
