@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mend/base/result.h"
@@ -60,5 +61,42 @@ struct StdioOptions {
 
 // kInvalidArgument for an empty argv. The process starts in Start().
 Result<std::unique_ptr<Transport>> MakeStdioTransport(StdioOptions options);
+
+// A server behind one URL, spoken to over MCP's Streamable HTTP (docs/mcp.md, "Streamable HTTP"):
+// each message is a POST; a request's answer is one JSON message or a stream of server-sent
+// events that ends with the response. The transport keeps the session the server assigns
+// (Mcp-Session-Id), sends the negotiated revision (MCP-Protocol-Version) once told it, resumes a
+// broken event stream (GET with Last-Event-ID) and ends the session with DELETE on Close.
+//
+// Send returns at once: each message is posted on a thread of its own, and what comes back is
+// handed to on_message one message at a time, in the order each answer carried it. A
+// notification or response is posted only after those sent before it were accepted, so the
+// server sees notifications/initialized before the requests that follow it. The transport closes
+// (on_closed) when an answer is an HTTP error: kUnauthenticated for 401 and 403, kUnavailable for
+// 5xx and for 404 to a request that carried the session (the session expired),
+// kResourceExhausted for 429 and for a message over kMaxMessageBytes, kInvalidArgument for other
+// statuses; the message names the status and the first 200 bytes of the body. It also closes
+// with kUnavailable for an unreachable server, a stream that broke off and could not be resumed,
+// a request answered with no message, or a malformed Mcp-Session-Id, and with kDeadlineExceeded
+// for a request still unanswered after request_timeout. Header values are never logged or put
+// into a message.
+struct HttpOptions {
+  std::string url;  // http:// or https://
+  // Sent with every request (Authorization, ...). Not the ones the transport sets itself
+  // (Accept, Content-Type, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, ...).
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::chrono::milliseconds connect_timeout{10'000};
+  // How long one POST may take end to end, its SSE stream included.
+  std::chrono::milliseconds request_timeout{600'000};
+  // How many times in a row a broken stream is resumed (GET with Last-Event-ID) without the
+  // server sending a new event in between; the server's "retry" delay is waited before each.
+  int max_resumptions = 3;
+};
+
+// kInvalidArgument for a URL that is not http(s), a header that is not a valid name and value
+// or one the transport sets itself, a timeout that is not positive, or negative max_resumptions.
+// Nothing is sent before Start(), which itself sends nothing: the first message (initialize)
+// makes the first connection.
+Result<std::unique_ptr<Transport>> MakeHttpTransport(HttpOptions options);
 
 }  // namespace mend::mcp
