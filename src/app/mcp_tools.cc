@@ -1,7 +1,9 @@
 #include "mend/app/mcp_tools.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 
 #include "mend/agent/json_schema.h"
@@ -45,10 +47,12 @@ void Publish(obs::EventBus* events, obs::Event event) {
 // One server for the life of an Agent: started and listed at once, restarted once if it dies.
 class McpSession {
  public:
-  McpSession(agent::McpServerSpec spec, mcp::StdioOptions stdio, mcp::ClientOptions client,
+  // `make_transport` makes a new transport for each start (the first and a restart).
+  using TransportFactory = std::function<Result<std::unique_ptr<mcp::Transport>>()>;
+  McpSession(agent::McpServerSpec spec, TransportFactory make_transport, mcp::ClientOptions client,
              obs::EventBus* events)
       : spec_(std::move(spec)),
-        stdio_(std::move(stdio)),
+        make_transport_(std::move(make_transport)),
         client_options_(std::move(client)),
         events_(events) {}
   ~McpSession() {
@@ -113,16 +117,7 @@ class McpSession {
 
  private:
   Result<std::shared_ptr<mcp::Client>> Connect() {
-    mcp::StdioOptions stdio = stdio_;
-    const std::string server = spec_.name;
-    obs::EventBus* events = events_;
-    stdio.on_stderr = [server, events](const std::string& line) {
-      obs::Event e("mcp.server_log");
-      e.AddString("server", server).AddString("line", line);
-      Publish(events, std::move(e));
-    };
-    MEND_ASSIGN_OR_RETURN(std::unique_ptr<mcp::Transport> transport,
-                          mcp::MakeStdioTransport(std::move(stdio)));
+    MEND_ASSIGN_OR_RETURN(std::unique_ptr<mcp::Transport> transport, make_transport_());
     MEND_ASSIGN_OR_RETURN(std::unique_ptr<mcp::Client> client,
                           mcp::Client::Connect(std::move(transport), client_options_));
     obs::Event e("mcp.server_started");
@@ -165,7 +160,7 @@ class McpSession {
   }
 
   const agent::McpServerSpec spec_;
-  const mcp::StdioOptions stdio_;
+  const TransportFactory make_transport_;
   const mcp::ClientOptions client_options_;
   obs::EventBus* const events_;
   mutable std::mutex mu_;
@@ -221,14 +216,27 @@ std::string Where(const agent::AgentSpec& spec, const agent::McpServerSpec& serv
   return spec.dir + "/agent.toml:" + std::to_string(server.line) + ": mcp_servers." + server.name;
 }
 
-Result<std::shared_ptr<McpSession>> StartSession(const agent::AgentSpec& spec,
-                                                 const agent::McpServerSpec& server,
-                                                 const McpToolsOptions& options) {
-  const std::string where = Where(spec, server);
+// How a server's transport is made: stdio with its stderr as events, or Streamable HTTP with its
+// headers. Variables are expanded here, once; their values live only in the factory.
+Result<McpSession::TransportFactory> TransportFor(const agent::McpServerSpec& server,
+                                                  const McpToolsOptions& options,
+                                                  const std::string& where) {
   if (!server.url.empty()) {
-    return UnimplementedError(where +
-                              ": servers reached by url (Streamable HTTP) are not "
-                              "supported yet; start the server over stdio with command");
+    mcp::HttpOptions http;
+    http.url = server.url;
+    for (const auto& [name, value] : server.headers) {
+      MEND_ASSIGN_OR_RETURN(std::string expanded,
+                            Expand(value, options.variables, where + ".headers." + name));
+      http.headers.emplace_back(name, std::move(expanded));
+    }
+    // A call may take its whole timeout; the client cancels it then, the transport only backs
+    // it up.
+    http.request_timeout = std::max<std::chrono::milliseconds>(
+        http.request_timeout, server.timeout + std::chrono::seconds(30));
+    MEND_RETURN_IF_ERROR(mcp::MakeHttpTransport(http).status());  // a bad URL fails the start
+    return McpSession::TransportFactory([http]() -> Result<std::unique_ptr<mcp::Transport>> {
+      return mcp::MakeHttpTransport(http);
+    });
   }
   mcp::StdioOptions stdio;
   stdio.argv = server.command;
@@ -239,11 +247,34 @@ Result<std::shared_ptr<McpSession>> StartSession(const agent::AgentSpec& spec,
                           Expand(value, options.variables, where + ".env." + name));
     stdio.extra_env.push_back(name + "=" + expanded);
   }
+  const std::string name = server.name;
+  obs::EventBus* events = options.events;
+  stdio.on_stderr = [name, events](const std::string& line) {
+    obs::Event e("mcp.server_log");
+    e.AddString("server", name).AddString("line", line);
+    Publish(events, std::move(e));
+  };
+  return McpSession::TransportFactory([stdio]() -> Result<std::unique_ptr<mcp::Transport>> {
+    return mcp::MakeStdioTransport(stdio);
+  });
+}
+
+Result<std::shared_ptr<McpSession>> StartSession(const agent::AgentSpec& spec,
+                                                 const agent::McpServerSpec& server,
+                                                 const McpToolsOptions& options) {
+  const std::string where = Where(spec, server);
+  Result<McpSession::TransportFactory> factory = TransportFor(server, options, where);
+  if (!factory.ok()) {
+    const Status& s = factory.status();
+    // Expand's errors already name the key; the transport's get the server's place.
+    if (std::string(s.message()).rfind(where, 0) == 0) return s;
+    return Status(s.code(), where + ": " + std::string(s.message()));
+  }
   mcp::ClientOptions client;
   client.name = server.name;
   client.client_version = options.client_version.empty() ? MEND_VERSION : options.client_version;
   auto session =
-      std::make_shared<McpSession>(server, std::move(stdio), std::move(client), options.events);
+      std::make_shared<McpSession>(server, *std::move(factory), std::move(client), options.events);
   Status started = session->Start();
   if (!started.ok()) return Status(started.code(), where + ": " + std::string(started.message()));
   return session;

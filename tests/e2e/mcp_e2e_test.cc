@@ -2,9 +2,13 @@
 // (@modelcontextprotocol/server-filesystem, tests/mcp_peers) over stdio in `mend mcp list`,
 // `mend run` and `mend run --shadow`, and a run whose process is killed with SIGKILL and resumed
 // without repeating a completed MCP call (fake_mcp_server, whose log outlives both processes).
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -313,6 +317,73 @@ TEST_F(McpE2eTest, TheConformanceSuitePassesButForItsBaseline) {
   auto stopped = FinishListening(serve, SIGTERM);
   MEND_ASSERT_OK(stopped);
   EXPECT_EQ(stopped->status.code, 0) << stopped->err;
+}
+
+// The official "everything" server over Streamable HTTP (its streamableHttp transport, PORT=): its
+// tools reach a run by URL, and a call that outlasts the server's timeout is cancelled and is a
+// tool error while the run goes on. The server binds every interface; it lives only for the test.
+TEST_F(McpE2eTest, TheEverythingServerOverHttpAndALongCallCancelledOnTimeout) {
+  const std::string everything =
+      kPeersDir + "/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+  if (std::string(MEND_NODE_EXECUTABLE).empty() || !std::filesystem::exists(everything)) {
+    GTEST_SKIP() << "node or the npm packages of tests/mcp_peers are missing (scripts/bootstrap)";
+  }
+  // A free port for the server (it takes PORT from the environment, not 0).
+  int port = 0;
+  {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    port = ntohs(addr.sin_port);
+    close(fd);
+  }
+  std::vector<std::string> server_env = env_;
+  server_env.push_back("PORT=" + std::to_string(port));
+  // Its log goes to stderr; through the shell it reaches stdout, where readiness is read.
+  ChildProcess* server = Spawn(
+      {"/bin/sh", "-c", "exec \"$0\" \"$1\" streamableHttp 2>&1", MEND_NODE_EXECUTABLE, everything},
+      &server_env);
+  ASSERT_NE(server, nullptr);
+  for (;;) {
+    auto line = server->ReadStdoutLine(kBound);
+    MEND_ASSERT_OK(line);
+    if (line->find("listening on port") != std::string::npos) break;
+  }
+  WriteAgent("agent",
+             "name = \"every\"\ntools = []\n\n[[mcp_servers]]\nname = \"every\"\nurl = "
+             "\"http://127.0.0.1:" +
+                 std::to_string(port) + "/mcp\"\ntimeout = 1\n",
+             "Use the tools.\n");
+  const json listed = MendJson({"mcp", "list", dir_->File("agent")});
+  ASSERT_TRUE(listed.is_object()) << listed;
+  std::vector<std::string> names;
+  for (const json& tool : listed["servers"][0]["tools"]) names.push_back(tool["name"]);
+  EXPECT_THAT(names,
+              AllOf(Contains("every__get-sum"), Contains("every__trigger-long-running-operation")));
+
+  const json script = json::array(
+      {{{"tool_calls",
+         {{{"id", "c1"}, {"name", "every__get-sum"}, {"arguments", {{"a", 2}, {"b", 3}}}}}}},
+       {{"tool_calls",
+         {{{"id", "c2"},
+           {"name", "every__trigger-long-running-operation"},
+           {"arguments", {{"duration", 30}, {"steps", 3}}}}}}},
+       {{"text", "done"}}});
+  StartFakeLlm({"--script", WriteTestFile("script.json", script.dump()), "--api-key", kKey});
+  const json run = MendJson(OnServer({"run", dir_->File("agent"), "add", "--id", "h1"}));
+  ASSERT_TRUE(run.is_object()) << run;
+  EXPECT_EQ(run["status"], "completed");
+  const std::vector<json> tools = ToolMessages("h1");
+  ASSERT_EQ(tools.size(), 2u);
+  EXPECT_THAT(tools[0]["content"].get<std::string>(), HasSubstr("5"));
+  EXPECT_EQ(tools[0]["is_error"], false);
+  EXPECT_EQ(tools[1]["is_error"], true);
+  EXPECT_THAT(tools[1]["content"].get<std::string>(),
+              AllOf(HasSubstr("did not answer tools/call within 1000 ms"), HasSubstr("cancelled")));
 }
 
 }  // namespace
