@@ -175,11 +175,13 @@ TEST_F(MendBinaryTest, RunThenPendingThenResumeWithTheScriptedProvider) {
   EXPECT_EQ(unknown.err, "mend: no run named nope\n");
 }
 
-TEST_F(MendBinaryTest, PlannedCommandExitsOneWithOneLine) {
-  const ChildOutput r = Mend({"mcp", "serve", "--http", "127.0.0.1:1"});
-  EXPECT_EQ(r.status.code, 1);
+TEST_F(MendBinaryTest, McpServeOnAnOpenAddressWithoutATokenExitsTwoWithOneLine) {
+  const ChildOutput r = Mend({"mcp", "serve", "--http", "0.0.0.0:0"});
+  EXPECT_EQ(r.status.code, 2);
   ExpectOneErrorLine(r);
-  EXPECT_EQ(r.err, "mend: mcp is not implemented yet\n");
+  EXPECT_EQ(r.err,
+            "mend: listening on 0.0.0.0 (not loopback) requires serve.token (MEND_SERVE_TOKEN) "
+            "(run 'mend mcp serve --help' for usage)\n");
   EXPECT_EQ(r.out, "");
 }
 
