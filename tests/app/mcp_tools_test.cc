@@ -10,11 +10,13 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <variant>
 
 #include "mend/app/runtime.h"
 #include "mend/base/config.h"
 #include "mend/llm/scripted_provider.h"
 #include "mend/obs/events.h"
+#include "mend/obs/trace.h"
 #include "tests/app/agent_home_test.h"
 #include "tests/support/status_matchers.h"
 
@@ -64,6 +66,7 @@ class McpToolsTest : public AgentHomeTest {
     RuntimeOptions options;
     options.provider = std::make_unique<llm::ScriptedProvider>(std::move(steps));
     options.event_log = EventLog::kNone;
+    options.span_processor = spans_;
     auto runtime = OpenRuntime(*config, env_, std::move(options));
     MEND_ASSERT_OK(runtime);
     runtime_ = std::move(runtime).value();
@@ -100,7 +103,15 @@ class McpToolsTest : public AgentHomeTest {
   std::unique_ptr<obs::EventBus> bus_;
   std::unique_ptr<Runtime> runtime_;
   std::shared_ptr<obs::MemorySink> events_ = std::make_shared<obs::MemorySink>();
+  std::shared_ptr<obs::MemorySpanProcessor> spans_ = std::make_shared<obs::MemorySpanProcessor>();
 };
+
+// The text of attribute `key` of `span`, or "" when it has none.
+std::string TextAttribute(const obs::SpanData& span, std::string_view key) {
+  const obs::AttributeValue* value = obs::FindAttribute(span.attributes, key);
+  if (value == nullptr || !std::holds_alternative<std::string>(*value)) return "";
+  return std::get<std::string>(*value);
+}
 
 TEST_F(McpToolsTest, EachToolIsNamedAfterItsServerWithItsFlags) {
   WriteAgent("",
@@ -253,6 +264,18 @@ TEST_F(McpToolsTest, AServerThatDiesIsRestartedOnceAndItsCallIsAToolError) {
   EXPECT_EQ(results[1], "back");
   EXPECT_THAT(results[2], HasSubstr("exited with status 3"));
   EXPECT_THAT(results[3], HasSubstr("stopped again after its restart"));
+
+  // Each call's execute_tool span names the server and the tool, and the error when there is one.
+  std::vector<obs::SpanData> calls;
+  for (const obs::SpanData& span : spans_->spans()) {
+    if (span.name.rfind("execute_tool fake__", 0) == 0) calls.push_back(span);
+  }
+  ASSERT_EQ(calls.size(), 4u);
+  for (const obs::SpanData& span : calls) EXPECT_EQ(TextAttribute(span, "mcp.server"), "fake");
+  EXPECT_EQ(TextAttribute(calls[0], "mcp.tool"), "crash");
+  EXPECT_THAT(TextAttribute(calls[0], "mcp.error"), HasSubstr("exited with status 3"));
+  EXPECT_EQ(TextAttribute(calls[1], "mcp.tool"), "echo");
+  EXPECT_EQ(TextAttribute(calls[1], "mcp.error"), "");
 }
 
 TEST_F(McpToolsTest, AResumedRunStopsWhenAToolItUsedChanged) {
