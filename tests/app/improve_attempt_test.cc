@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,6 +44,28 @@ class Editor final : public llm::LlmProvider {
     return c;
   }
   std::string_view name() const override { return "editor"; }
+};
+
+// Calls fake__write_note, then fake__echo, then answers as PromptModel does. Stateless: it goes by
+// the tool results already in the conversation.
+class McpModel final : public llm::LlmProvider {
+ public:
+  Result<llm::Completion> Complete(const llm::CompletionRequest& request) override {
+    int results = 0;
+    for (const llm::Message& m : request.messages) results += m.role == llm::Role::kTool;
+    llm::Completion c;
+    if (results == 0) {
+      c.tool_calls.push_back({"c1", "fake__write_note", R"({"name":"n.txt","text":"x"})"});
+      c.finish_reason = llm::FinishReason::kToolCalls;
+    } else if (results == 1) {
+      c.tool_calls.push_back({"c2", "fake__echo", R"({"text":"hi"})"});
+      c.finish_reason = llm::FinishReason::kToolCalls;
+    } else {
+      c.text = request.messages[0].content.find("SAY-GOOD") != std::string::npos ? "good" : "bad";
+    }
+    return c;
+  }
+  std::string_view name() const override { return "mcp-model"; }
 };
 
 class ImproveAttemptTest : public AgentHomeTest {
@@ -136,6 +159,38 @@ TEST_F(ImproveAttemptTest, InputsTheEvaluationRefusesAreMarkedBeforeAnythingIsRe
   EXPECT_THAT(attempt.status(), StatusIs(StatusCode::kInvalidArgument));
   EXPECT_EQ(attempt.status().detail_code(), kImproveInputRefusedDetail);
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/home/improve"));
+}
+
+// Improve's evaluation runs get the folder's MCP tools, a server per run, under shadow mode:
+// the read-only tool runs, the other gets a shadow result and never reaches the server.
+TEST_F(ImproveAttemptTest, EvaluationRunsGetTheMcpToolsUnderShadowMode) {
+  const std::string log = dir_ + "/mcp.log";
+  MEND_ASSERT_OK(env_.fs->CreateDirs(dir_ + "/mcp-cwd"));
+  MEND_ASSERT_OK(WriteFileAtomically(
+      *env_.fs, agent_dir_ + "/agent.toml",
+      "name = \"t\"\ntools = []\n[[mcp_servers]]\nname = \"fake\"\ncommand = "
+      "\"" FAKE_MCP_SERVER_BINARY "\"\nargs = [\"--log\", \"" +
+          log + "\"]\ncwd = \"" + dir_ + "/mcp-cwd\"\nread_only = [\"echo\"]\n"));
+  Result<agent::AgentSpec> spec = agent::LoadAgentFolder(*env_.fs, agent_dir_);
+  ASSERT_THAT(spec, IsOk());
+  McpModel model;
+  ImproveRequest request = Request();
+  request.model = &model;
+  Result<ImproveAttempt> attempt = RunImproveAttempt(*runtime_, *spec, request);
+  ASSERT_THAT(attempt, IsOk());
+  EXPECT_EQ(attempt->report.runs, 8);
+  int initializes = 0, echoes = 0, writes = 0;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"initialize\"") != std::string::npos) ++initializes;
+    if (line.find("\"tools/call\"") == std::string::npos) continue;
+    if (line.find("\"echo\"") != std::string::npos) ++echoes;
+    if (line.find("\"write_note\"") != std::string::npos) ++writes;
+  }
+  EXPECT_EQ(initializes, 8);  // one server per run
+  EXPECT_EQ(echoes, 8);
+  EXPECT_EQ(writes, 0);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/mcp-cwd/n.txt"));
 }
 
 }  // namespace
