@@ -111,6 +111,8 @@ Result<RunResult> StepLoop::Drive() {
       MEND_ASSIGN_OR_RETURN(CallOutcome outcome, NextToolCall());
       if (outcome == CallOutcome::kWaiting) return WaitingResult();
       if (outcome == CallOutcome::kStopped) return Fail(stop_error_);
+      // The call stays pending after the last checkpoint: it runs again on resume.
+      if (outcome == CallOutcome::kInterrupted) return Stopped();
       continue;
     }
     if (Status limit = CheckLimits(); !limit.ok()) return Fail(limit);
@@ -300,7 +302,9 @@ Result<StepLoop::CallOutcome> StepLoop::ToolCallTraced(const llm::ToolCall& call
         RecordResult(call, ToolResult::Error("ask_human needs arguments {\"question\": \"...\"}")));
     return CallOutcome::kRecorded;
   }
-  MEND_RETURN_IF_ERROR(RecordResult(call, Execute(call, info)));
+  ToolResult result = Execute(call, info);
+  if (result.interrupted) return CallOutcome::kInterrupted;
+  MEND_RETURN_IF_ERROR(RecordResult(call, result));
   return CallOutcome::kRecorded;
 }
 
@@ -310,6 +314,7 @@ ToolContext StepLoop::ContextFor(const llm::ToolCall& call) const {
   ctx.run_id = run_.info.run_id;
   ctx.call_id = call.id;
   ctx.env = deps_.options->env;
+  ctx.stop = deps_.options->stop;
   // A command tool's own timeout (tools/*.toml) applies unless agent.toml's tool_options sets one.
   for (const CommandToolSpec& command : deps_.spec->command_tools) {
     if (command.spec.name == call.name && command.timeout.has_value()) {
@@ -334,7 +339,11 @@ ToolResult StepLoop::Execute(const llm::ToolCall& call, const ToolCallInfo& info
       .AddString("tool", call.name)
       .AddString("call_id", call.id);
   Emit(std::move(called));
-  ToolResult result = hooks_.AfterTool(info, deps_.tools->Invoke(call, ctx));
+  ToolResult raw = deps_.tools->Invoke(call, ctx);
+  // A call given up for a stop is not a result: no hook sees it.
+  if (raw.interrupted && ctx.stop != nullptr && ctx.stop->load()) return raw;
+  raw.interrupted = false;
+  ToolResult result = hooks_.AfterTool(info, std::move(raw));
   if (result.is_error) {
     obs::Event failed("tool.failed");
     failed.AddString("run", run_.info.run_id)

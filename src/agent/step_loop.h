@@ -60,7 +60,8 @@ class StepLoop {
   Result<RunResult> Fail(const Status& error);
 
  private:
-  enum class CallOutcome { kRecorded, kWaiting, kStopped };
+  // kInterrupted: the tool gave up because the run is stopping; nothing was recorded.
+  enum class CallOutcome { kRecorded, kWaiting, kStopped, kInterrupted };
 
   // Renews the lease for lease_ttl, plus the next tool call's timeout when one is pending.
   Status Renew();

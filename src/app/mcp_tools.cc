@@ -1,6 +1,7 @@
 #include "mend/app/mcp_tools.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -96,7 +97,7 @@ class McpSession {
   // Calls `tool`. A server that died since the last call is restarted first, once in its life;
   // a tool that is gone or changed after the restart is an error of this call.
   Result<mcp::CallResult> Call(const mcp::ToolInfo& tool, const json& arguments,
-                               std::string* session_id) {
+                               const std::atomic<bool>* stop, std::string* session_id) {
     std::shared_ptr<mcp::Client> client;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -106,7 +107,7 @@ class McpSession {
       MEND_ASSIGN_OR_RETURN(client, Restart(tool));
     }
     *session_id = client->session_id();
-    return client->CallTool(tool.name, arguments, spec_.timeout);
+    return client->CallTool(tool.name, arguments, spec_.timeout, stop);
   }
 
   // Whether the server may still be restarted after dying.
@@ -178,7 +179,7 @@ class McpTool final : public agent::Tool {
   const agent::ToolSpec& spec() const override { return spec_; }
 
   Result<agent::ToolResult> Execute(std::string_view arguments,
-                                    const agent::ToolContext& /*ctx*/) override {
+                                    const agent::ToolContext& ctx) override {
     const std::string& server = session_->spec().name;
     obs::Span* span = obs::ActiveSpan();
     if (span != nullptr)
@@ -186,10 +187,18 @@ class McpTool final : public agent::Tool {
     Result<json> args = ParseJson(arguments);
     if (!args.ok()) return agent::ToolResult::Error(std::string(args.status().message()));
     std::string session_id;
-    Result<mcp::CallResult> call = session_->Call(info_, *args, &session_id);
+    Result<mcp::CallResult> call = session_->Call(info_, *args, ctx.stop, &session_id);
     if (span != nullptr && !session_id.empty()) span->SetAttribute("mcp.session.id", session_id);
     if (!call.ok()) {
       const Status& s = call.status();
+      // The run is stopping: the server got notifications/cancelled, and the call runs again
+      // when the run resumes.
+      if (s.code() == StatusCode::kCancelled && ctx.stop != nullptr && ctx.stop->load()) {
+        if (span != nullptr) span->SetAttribute("mcp.error", std::string(s.message()));
+        agent::ToolResult interrupted = agent::ToolResult::Error(std::string(s.message()));
+        interrupted.interrupted = true;
+        return interrupted;
+      }
       if (span != nullptr) span->SetAttribute("mcp.error", std::string(s.message()));
       std::string text = std::string(s.message());
       if (s.code() == StatusCode::kUnavailable && session_->can_restart()) {

@@ -49,6 +49,32 @@ class AgentStopTest : public ::testing::TestWithParam<StoreKind> {
 INSTANTIATE_TEST_SUITE_P(Stores, AgentStopTest,
                          ::testing::Values(StoreKind::kFake, StoreKind::kSqlite), StoreKindName);
 
+// A tool that gives up because the run is stopping (an MCP call cancelled) records nothing: the
+// call stays pending after the last checkpoint and runs again when the run resumes.
+TEST_P(AgentStopTest, AToolInterruptedByAStopRunsAgainOnResume) {
+  TurnProvider model({Calls({Call("c1", "touch", "{}")}), Answer("done")});
+  auto agent = MakeAgent(model, "A");
+  tool_->interrupt_on_stop = true;
+  tool_->on_call = [this] { stop_.store(true); };  // the stop comes while the call waits
+  Result<RunResult> stopped = agent->Send("touch once", {.run_id = "r1"});
+  MEND_ASSERT_OK(stopped);
+  EXPECT_EQ(stopped->status, store::RunStatus::kRunning);
+  EXPECT_FALSE(stopped->error.has_value());
+  // Checkpoints: the start and the model turn; c1 has no result.
+  ExpectStoppedAt("r1", 2);
+  EXPECT_THAT(h_.EventTypes(), Not(Contains("tool.failed")));
+
+  stop_.store(false);
+  tool_->on_call = nullptr;
+  auto later = MakeAgent(model, "B");
+  Result<RunResult> done = later->Resume("r1");
+  MEND_ASSERT_OK(done);
+  EXPECT_EQ(done->status, store::RunStatus::kCompleted);
+  EXPECT_EQ(h_.log->Count("c1"), 2);  // interrupted once, then run to the end
+  EXPECT_EQ(model.asked(0), 1);
+  EXPECT_EQ(model.asked(1), 1);
+}
+
 TEST_P(AgentStopTest, AStopDuringAToolEndsTheAttemptAtThatToolsCheckpoint) {
   TurnProvider model(
       {Calls({Call("c1", "touch", "{}")}), Calls({Call("c2", "touch", "{}")}), Answer("done")});

@@ -116,12 +116,19 @@ class RecordingTool final : public Tool {
       log_->arguments.emplace_back(arguments);
     }
     if (on_call) on_call();
+    // A tool that waits gives up when the run is stopping, as an MCP call does.
+    if (interrupt_on_stop && ctx.stop != nullptr && ctx.stop->load()) {
+      ToolResult interrupted = ToolResult::Error("cancelled: the run stopped");
+      interrupted.interrupted = true;
+      return interrupted;
+    }
     if (!output.empty()) return ToolResult::Ok(output);
     return ToolResult::Ok(spec_.name + " did " + std::string(arguments));
   }
 
   std::function<void()> on_call;
-  std::string output;  // when set, the result content
+  std::string output;              // when set, the result content
+  bool interrupt_on_stop = false;  // ToolResult::interrupted once ctx.stop reads true
 
  private:
   ToolSpec spec_;

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -298,6 +299,65 @@ TEST_F(McpToolsTest, AResumedRunStopsWhenAToolItUsedChanged) {
   EXPECT_THAT((*agent)->Approve("changed"),
               StatusIs(StatusCode::kFailedPrecondition, HasSubstr("fake__echo")));
   EXPECT_FALSE(Exists("b.txt"));
+}
+
+// Raises `stop` when a tool.called event names `tool` (the bus is synchronous: the call is
+// about to be sent).
+class StopOnCall final : public obs::EventSink {
+ public:
+  StopOnCall(std::atomic<bool>& stop, std::string tool) : stop_(stop), tool_(std::move(tool)) {}
+  Status Write(const obs::Event& event) override {
+    const std::optional<std::string_view> tool = event.Find("tool");
+    if (event.type() == "tool.called" && tool.has_value() && *tool == "\"" + tool_ + "\"") {
+      stop_.store(true);
+    }
+    return OkStatus();
+  }
+
+ private:
+  std::atomic<bool>& stop_;
+  const std::string tool_;
+};
+
+TEST_F(McpToolsTest, AStopCancelsTheCallInFlightWhichRunsAgainOnResume) {
+  const std::string log = dir_ + "/mcp.log";
+  WriteAgent("\"--log\", \"" + log + "\"", "timeout = 1\n");
+  Open({Call("c1", "fake__slow", "{}"), Text("done")});
+  std::atomic<bool> stop{false};
+  runtime_->events->Subscribe(std::make_shared<StopOnCall>(stop, "fake__slow"));
+  {
+    auto agent = OpenAgent(*runtime_, agent_dir_, ProviderUse::kDrivesRuns, &stop);
+    MEND_ASSERT_OK(agent);
+    agent::SendOptions send;
+    send.run_id = "stopped";
+    Result<agent::RunResult> run = (*agent)->Send("wait", send);
+    MEND_ASSERT_OK(run);
+    EXPECT_EQ(run->status, store::RunStatus::kRunning);
+  }
+  EXPECT_TRUE(ToolResults("stopped").empty());  // no result: the call is still pending
+  // The server was told: the call's request id came back in notifications/cancelled.
+  std::ifstream in(log);
+  std::vector<json> calls, cancels;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("pid ", 0) == 0) continue;
+    const json m = json::parse(line, nullptr, false);
+    if (m.value("method", "") == "tools/call") calls.push_back(m);
+    if (m.value("method", "") == "notifications/cancelled") cancels.push_back(m);
+  }
+  ASSERT_EQ(calls.size(), 1u);
+  ASSERT_EQ(cancels.size(), 1u);
+  EXPECT_EQ(cancels[0]["params"]["requestId"], calls[0]["id"]);
+
+  // Resumed without a stop, the call runs again; this time its timeout (1 s) ends it.
+  stop.store(false);
+  auto agent = OpenAgentForRun(*runtime_, "stopped");
+  MEND_ASSERT_OK(agent);
+  Result<agent::RunResult> resumed = (*agent)->Resume("stopped");
+  MEND_ASSERT_OK(resumed);
+  EXPECT_EQ(resumed->status, store::RunStatus::kCompleted);
+  const std::vector<std::string> results = ToolResults("stopped");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_THAT(results[0], HasSubstr("did not answer tools/call within 1000 ms"));
 }
 
 }  // namespace

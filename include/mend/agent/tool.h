@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -33,6 +34,9 @@ struct ToolResult {
   // what the model sees is the hook's text, not the tool's. Persisted with the tool message and
   // reported on the `tool.called` event; tools leave it false.
   bool replaced_by_hook = false;
+  // Set by a tool that gave up because the run is stopping (ToolContext::stop): the run records
+  // no result, the call stays pending, and it runs again when the run resumes, as after a crash.
+  bool interrupted = false;
 
   static ToolResult Ok(std::string content) { return {std::move(content), false}; }
   static ToolResult Error(std::string content) { return {std::move(content), true}; }
@@ -46,6 +50,9 @@ struct ToolContext {
   Env env;
   std::chrono::milliseconds timeout{60'000};  // run_command and external tools
   size_t max_output_bytes = 256 * 1024;       // larger outputs are cut, saying so
+  // Optional, not owned: reads true once the run is asked to stop (AgentOptions::stop). A tool
+  // that waits long may give up then with ToolResult::interrupted (an MCP call is cancelled).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // A tool. Execute() receives arguments already validated against spec().parameters (JSON text of
