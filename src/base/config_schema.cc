@@ -279,9 +279,8 @@ void AddProxyKeys(std::vector<ConfigKeySpec>& keys) {
   ConfigKeySpec kind = String("proxy.upstream_kind", "MEND_PROXY_UPSTREAM_KIND", "upstream-kind",
                               "API of the upstream: openai or anthropic; empty = provider.name");
   keys.push_back(std::move(kind));
-  ConfigKeySpec key =
-      String("proxy.upstream_api_key", "MEND_PROXY_UPSTREAM_API_KEY", "",
-             "API key sent upstream (secret); empty = provider.api_key");
+  ConfigKeySpec key = String("proxy.upstream_api_key", "MEND_PROXY_UPSTREAM_API_KEY", "",
+                             "API key sent upstream (secret); empty = provider.api_key");
   key.sensitivity = Sensitivity::kSecret;
   keys.push_back(std::move(key));
   keys.push_back(Bool("proxy.forward_client_key", false, "MEND_PROXY_FORWARD_CLIENT_KEY",

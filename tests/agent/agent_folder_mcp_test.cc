@@ -82,8 +82,8 @@ requires_approval = "destructive"
   EXPECT_THAT(files.command,
               ElementsAre("npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv"));
   // Variables stay as written; they are expanded when the server starts.
-  EXPECT_THAT(files.env, ElementsAre(Pair("HOME_DIR", "/home/${USER}"),
-                                     Pair("TOKEN", "${GITHUB_TOKEN}")));
+  EXPECT_THAT(files.env,
+              ElementsAre(Pair("HOME_DIR", "/home/${USER}"), Pair("TOKEN", "${GITHUB_TOKEN}")));
   EXPECT_EQ(files.cwd, "agents/x/srv");
   ASSERT_TRUE(files.tools.has_value());
   EXPECT_THAT(*files.tools, ElementsAre("read_file", "write_file", "list_directory"));
@@ -135,8 +135,9 @@ TEST_F(AgentFolderMcpTest, MistakesNameTheFileAndLine) {
                     "read_only = [\"raed\"]\n"),
               HasSubstr("agent.toml:7: mcp_servers.s.read_only names \"raed\", which "
                         "mcp_servers.s.tools leaves out (did you mean read?)"));
-  EXPECT_THAT(Error("[[mcp_servers]]\nname = \"s\"\ncommand = \"x\"\nrequires_approval = \"all\"\n"),
-              HasSubstr("requires_approval must be \"destructive\" or an array of tool names"));
+  EXPECT_THAT(
+      Error("[[mcp_servers]]\nname = \"s\"\ncommand = \"x\"\nrequires_approval = \"all\"\n"),
+      HasSubstr("requires_approval must be \"destructive\" or an array of tool names"));
   EXPECT_THAT(Error("[[mcp_servers]]\nname = \"s\"\ncommand = \"x\"\ntimeout = 0\n"),
               HasSubstr("mcp_servers.s.timeout must be an integer between 1 and 3600, got 0"));
   EXPECT_THAT(Error("[[mcp_servers]]\nname = \"s\"\ncommand = \"x\"\ntimeot = 5\n"),

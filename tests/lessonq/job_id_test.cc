@@ -11,7 +11,8 @@ LessonRequest Base() {
   return {"Edit main.go", "used full rewrite", "ERROR: file too large", "error"};
 }
 
-TEST(JobIdTest, KnownVectorFromTheDesign) { EXPECT_EQ(JobIdFor(Base()), "bba86ebf380b9dbc"); }
+// The example of docs/wal_format.md, "Job ids".
+TEST(JobIdTest, KnownVectorFromTheWalFormat) { EXPECT_EQ(JobIdFor(Base()), "bba86ebf380b9dbc"); }
 
 TEST(JobIdTest, TaskCaseAndWhiteSpaceDoNotMatter) {
   LessonRequest r = Base();
