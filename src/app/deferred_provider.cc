@@ -1,4 +1,4 @@
-#include "mend/app/deferred_provider.h"
+#include "app/deferred_provider.h"
 
 namespace mend::app {
 

@@ -6,9 +6,9 @@
 #include <system_error>
 #include <utility>
 
+#include "app/deferred_provider.h"
 #include "app/runtime_metrics_internal.h"
 #include "app/runtime_parts.h"
-#include "mend/app/deferred_provider.h"
 #include "mend/app/runtime.h"
 
 namespace mend::app {

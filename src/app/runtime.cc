@@ -7,6 +7,7 @@
 #include <system_error>
 #include <utility>
 
+#include "app/deferred_provider.h"
 #include "app/event_log.h"
 #include "app/lessons_internal.h"
 #include "app/runtime_metrics_internal.h"
@@ -14,7 +15,6 @@
 #include "app/unavailable_fact_store.h"
 #include "mend/agent/agent_spec.h"
 #include "mend/app/check_hooks.h"
-#include "mend/app/deferred_provider.h"
 #include "mend/app/mcp_tools.h"
 #include "mend/app/memory_hooks.h"
 #include "mend/app/run_model.h"

@@ -159,12 +159,16 @@ Result<FileEntries> ParseTomlFile(const std::vector<ConfigKeySpec>& schema, cons
   return entries;
 }
 
+// `named`: the path was given (MEND_CONFIG), so a missing file is an error rather than no file.
 Result<FileEntries> ReadConfigFile(const std::vector<ConfigKeySpec>& schema, FileSystem& fs,
-                                   const std::string& home) {
-  const std::string path = home::ConfigFile(home);
+                                   const std::string& path, bool named) {
   Result<std::string> text = ReadFileToString(fs, path);
   if (!text.ok()) {
-    if (text.status().code() == StatusCode::kNotFound) return FileEntries{};
+    if (text.status().code() == StatusCode::kNotFound && !named) return FileEntries{};
+    if (text.status().code() == StatusCode::kNotFound) {
+      return FailedPreconditionError("the configuration file " + path +
+                                     " named by MEND_CONFIG does not exist");
+    }
     return text.status().Annotate("reading configuration");
   }
   return ParseTomlFile(schema, *text, path);
@@ -261,8 +265,18 @@ Result<Config> LoadConfig(const ConfigSources& sources, FileSystem& fs,
   // `home` decides where config.toml is, so it is resolved from flags, env and default first.
   FileEntries file;
   if (const ConfigKeySpec* home_spec = FindSpec(schema, "home")) {
-    MEND_ASSIGN_OR_RETURN(ConfigValue home, Resolver(sources, file).Resolve(*home_spec));
-    MEND_ASSIGN_OR_RETURN(file, ReadConfigFile(schema, fs, home.text));
+    Resolver early(sources, file);
+    MEND_ASSIGN_OR_RETURN(ConfigValue home, early.Resolve(*home_spec));
+    std::string path = home::ConfigFile(home.text);
+    bool named = false;
+    // `config` names the file elsewhere (MEND_CONFIG); its default is <home>/config.toml.
+    if (const ConfigKeySpec* config_spec = FindSpec(schema, "config")) {
+      early.Remember(home);
+      MEND_ASSIGN_OR_RETURN(ConfigValue config, early.Resolve(*config_spec));
+      path = config.text;
+      named = config.source != ConfigSource::kDefault;
+    }
+    MEND_ASSIGN_OR_RETURN(file, ReadConfigFile(schema, fs, path, named));
   }
   Resolver resolver(sources, file);
   std::vector<ConfigValue> values;

@@ -59,6 +59,13 @@ void AddGeneralKeys(std::vector<ConfigKeySpec>& keys) {
   home.file_allowed = false;
   keys.push_back(std::move(home));
 
+  ConfigKeySpec file = String("config", "MEND_CONFIG", "",
+                              "path of the configuration file; a file named here must exist "
+                              "(the service's is /etc/mend/config.toml, docs/install.md)");
+  file.default_value = "{home}/config.toml";
+  file.file_allowed = false;
+  keys.push_back(std::move(file));
+
   ConfigKeySpec store = String("store.url", "MEND_STORE", "",
                                "runs store: empty for SQLite in home, or postgres://...");
   store.sensitivity = Sensitivity::kUrl;
@@ -98,7 +105,7 @@ void AddProviderKeys(std::vector<ConfigKeySpec>& keys) {
                           "total time allowed for one model request"));
   keys.push_back(Int("provider.retries", 2, 0, 10, "MEND_PROVIDER_RETRIES",
                      "times a run asks the model again after a transient error, before it "
-                     "fails and waits for recovery"));
+                     "fails and waits for recovery (docs/runs.md, \"Model errors\")"));
   keys.push_back(Duration("provider.retry_delay", "1s", milliseconds(10), minutes(1),
                           "MEND_PROVIDER_RETRY_DELAY", "",
                           "pause before a run's first retry; doubles for each further one"));
@@ -107,9 +114,10 @@ void AddProviderKeys(std::vector<ConfigKeySpec>& keys) {
                           "longest pause between a run's retries; a longer Retry-After leaves the "
                           "run to recovery"));
   keys.push_back(String("provider.prices_file", "MEND_PRICES_FILE", "prices-file",
-                        "JSON price table overriding the built-in prices"));
+                        "path of a JSON price table overriding the built-in prices "
+                        "(docs/prices_format.md)"));
   keys.push_back(String("provider.script_file", "MEND_SCRIPT_FILE", "script-file",
-                        "JSON script of responses for the scripted provider"));
+                        "path of the JSON script of responses for the scripted provider"));
 }
 
 // The reflexion keys mirror the seed's CHATCLI_QUALITY_REFLEXION_* variables
@@ -207,7 +215,8 @@ void AddHealKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(Bool("heal.progress_guard", true, "MEND_HEAL_PROGRESS_GUARD",
                       "hint, deny, then stop a tool that keeps failing the same way"));
   keys.push_back(Int("heal.progress.hint_after", 2, 1, 100, "MEND_HEAL_PROGRESS_HINT_AFTER",
-                     "the same failure this many times in a row gets the progress hint"));
+                     "the same failure this many times in a row gets the progress hint, in "
+                     "runs and in `mend proxy`'s conversations"));
   keys.push_back(Int("heal.max_denials", 3, 1, 100, "MEND_HEAL_MAX_DENIALS",
                      "denied repeats before the run stops with MEND_RUN_NO_PROGRESS"));
   ConfigKeySpec shadow =
@@ -245,15 +254,18 @@ void AddImproveKeys(std::vector<ConfigKeySpec>& keys) {
 void AddServeKeys(std::vector<ConfigKeySpec>& keys) {
   ConfigKeySpec listen =
       String("serve.listen", "MEND_SERVE_LISTEN", "listen",
-             "address:port `mend serve` listens on; not loopback needs serve.token");
+             "address and port `mend serve` listens on (host:port, [v6]:port or :port); not "
+             "loopback needs serve.token");
   listen.default_value = "127.0.0.1:7070";
   keys.push_back(std::move(listen));
   ConfigKeySpec token = String("serve.token", "MEND_SERVE_TOKEN", "",
-                               "bearer token every request to `mend serve` must carry (secret)");
+                               "bearer token every request to `mend serve` must carry (secret); "
+                               "required when serve.listen is not loopback");
   token.sensitivity = Sensitivity::kSecret;
   keys.push_back(std::move(token));
   keys.push_back(String("serve.agents_dir", "MEND_SERVE_AGENTS_DIR", "agents-dir",
-                        "folder whose subfolders are the agents the API may start; empty = none"));
+                        "folder whose subfolders are the agents the API may start; empty = the "
+                        "API starts no new runs"));
   keys.push_back(Int("serve.max_body_bytes", 1 << 20, 1024, 1 << 30, "MEND_SERVE_MAX_BODY_BYTES",
                      "largest request body accepted, in bytes (larger: 413)"));
   keys.push_back(Int("serve.threads", 64, 2, 1024, "MEND_SERVE_THREADS",
@@ -267,13 +279,15 @@ void AddServeKeys(std::vector<ConfigKeySpec>& keys) {
 void AddProxyKeys(std::vector<ConfigKeySpec>& keys) {
   ConfigKeySpec listen =
       String("proxy.listen", "MEND_PROXY_LISTEN", "listen",
-             "address:port `mend proxy` listens on; not loopback needs proxy.token");
+             "address and port `mend proxy` listens on (host:port, [v6]:port or :port); not "
+             "loopback needs proxy.token or proxy.tokens");
   listen.default_value = "127.0.0.1:7071";
   keys.push_back(std::move(listen));
   ConfigKeySpec upstream =
       String("proxy.upstream", "MEND_PROXY_UPSTREAM", "upstream",
              "base URL of the upstream API as its SDK takes it (e.g. ending in /v1); empty = "
-             "provider.base_url, or the provider's public endpoint");
+             "provider.base_url, or the provider's public endpoint; when set, `mend serve` "
+             "mounts the proxy too");
   upstream.sensitivity = Sensitivity::kUrl;
   keys.push_back(std::move(upstream));
   ConfigKeySpec kind = String("proxy.upstream_kind", "MEND_PROXY_UPSTREAM_KIND", "upstream-kind",
@@ -286,7 +300,8 @@ void AddProxyKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(Bool("proxy.forward_client_key", false, "MEND_PROXY_FORWARD_CLIENT_KEY",
                       "send the client's own Authorization / x-api-key upstream"));
   ConfigKeySpec token = String("proxy.token", "MEND_PROXY_TOKEN", "",
-                               "bearer token every proxy client must present (secret)");
+                               "bearer token every proxy client must present (secret); required "
+                               "when proxy.listen is not loopback, unless proxy.tokens is set");
   token.sensitivity = Sensitivity::kSecret;
   keys.push_back(std::move(token));
   ConfigKeySpec tokens =

@@ -12,10 +12,6 @@
 
 #include "cli/command.h"
 
-#ifndef MEND_VERSION
-#error "MEND_VERSION must be defined by the build"
-#endif
-
 namespace mend::cli {
 namespace {
 
@@ -34,26 +30,7 @@ bool WantsJson(int argc, char** argv) {
   return false;
 }
 
-std::string VersionText() { return std::string("mend ") + MEND_VERSION; }
-
-// `mend version`: what --version prints, for those who type it as a command.
-void AddVersionCommand(CLI::App& app, CliContext& ctx) {
-  CLI::App* version = app.add_subcommand("version", "print the version (as --version and -V)");
-  version->group("Commands");
-  version->callback([&ctx] {
-    ctx.action = [&ctx] {
-      if (ctx.json) {
-        ctx.out << "{\"version\":\"" << MEND_VERSION << "\"}\n";
-      } else {
-        ctx.out << VersionText() << "\n";
-      }
-      return OkStatus();
-    };
-  });
-}
-
 void ConfigureApp(CLI::App& app, CliContext& ctx) {
-  app.set_version_flag("--version,-V", VersionText(), "print the version");
   app.add_option("--home", ctx.home, "state directory (default $MEND_HOME, else ~/.mend)");
   app.add_flag("--json", ctx.json, "machine-readable output on stdout");
   app.footer(kFooter);
@@ -65,6 +42,8 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   app.require_subcommand(0, 1);
   AddConfigCommand(app, ctx);
   AddDemoCommand(app, ctx);
+  AddInitCommand(app, ctx);
+  AddDoctorCommand(app, ctx);
   AddRunCommand(app, ctx);
   AddChatCommand(app, ctx);
   AddPendingCommand(app, ctx);
@@ -84,8 +63,10 @@ void ConfigureApp(CLI::App& app, CliContext& ctx) {
   AddReflectCommand(app, ctx);
   AddTracesCommand(app, ctx);
   AddMigrateCommand(app, ctx);
+  AddBackupCommand(app, ctx);
   AddVersionCommand(app, ctx);
   AddToolReferenceCommand(app, ctx);
+  AddCompletionCommands(app, ctx);
   AddPlannedCommands(app, ctx);
 }
 
@@ -127,8 +108,6 @@ int Run(int argc, char** argv, CliContext& ctx) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e, ctx.out, ctx.err);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e, ctx.out, ctx.err);
-  } catch (const CLI::CallForVersion& e) {
     return app.exit(e, ctx.out, ctx.err);
   } catch (const CLI::ParseError& e) {
     // CLI11 records the commands it entered before the error, so the hint names the help of the

@@ -117,6 +117,8 @@ int ReportError(const CliContext& ctx, const Status& status);
 // The commands; each adds its subcommand(s) to `app`.
 void AddConfigCommand(CLI::App& app, CliContext& ctx);
 void AddDemoCommand(CLI::App& app, CliContext& ctx);
+void AddDoctorCommand(CLI::App& app, CliContext& ctx);
+void AddInitCommand(CLI::App& app, CliContext& ctx);
 // The commands of docs/cli.md not built yet: listed in --help under "Not yet implemented";
 // running one fails with kUnimplemented (exit 1).
 void AddPlannedCommands(CLI::App& app, CliContext& ctx);
@@ -139,6 +141,15 @@ void AddMemoryCommand(CLI::App& app, CliContext& ctx);
 void AddMigrateCommand(CLI::App& app, CliContext& ctx);
 void AddReflectCommand(CLI::App& app, CliContext& ctx);
 void AddTracesCommand(CLI::App& app, CliContext& ctx);
+// `mend version` and the top level's --version, -V and --verbose (version_command.cc).
+void AddVersionCommand(CLI::App& app, CliContext& ctx);
+// `mend backup DEST_DIR` (backup_command.cc).
+void AddBackupCommand(CLI::App& app, CliContext& ctx);
+// `mend completion bash|zsh` and `mend manpages DIR`, generated from `app`'s own commands and
+// flags (completion_command.cc).
+void AddCompletionCommands(CLI::App& app, CliContext& ctx);
+// The completion script for `shell` ("bash" or "zsh") of the command line `root`.
+std::string CompletionScript(const CLI::App& root, const std::string& shell);
 // `mend tool-reference`, left out of --help: prints docs/tools.md (tool_reference.h).
 void AddToolReferenceCommand(CLI::App& app, CliContext& ctx);
 // Prints the span tree of `run_id`'s trace from <home>/observe.db as `mend traces RUN_ID` does

@@ -1,4 +1,5 @@
 // `mend config show`: the effective configuration, where each value came from, secrets masked.
+// `mend config reference`: the schema's keys as docs/configuration.md's table.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iomanip>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/config_reference.h"
 #include "mend/base/home_layout.h"
 #include "mend/base/json.h"
 
@@ -77,6 +79,14 @@ void AddConfigCommand(CLI::App& app, CliContext& ctx) {
       config->add_subcommand("show", "effective configuration and where each value came from");
   AddProviderFlags(*show, ctx);
   show->callback([&ctx] { ctx.action = [&ctx] { return ShowConfig(ctx); }; });
+  CLI::App* reference = config->add_subcommand(
+      "reference", "every configuration key as the Markdown table of docs/configuration.md");
+  reference->callback([&ctx] {
+    ctx.action = [&ctx] {
+      ctx.out << RenderConfigReference(DefaultConfigSchema());
+      return OkStatus();
+    };
+  });
 }
 
 }  // namespace mend::cli

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "improve/untrusted.h"
 #include "mend/base/json.h"
 #include "mend/improve/improve.h"
-#include "mend/improve/untrusted.h"
 
 namespace mend::improve {
 namespace {

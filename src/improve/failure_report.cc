@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "mend/improve/untrusted.h"
+#include "improve/untrusted.h"
 #include "mend/llm/types.h"
 
 namespace mend::improve::internal {

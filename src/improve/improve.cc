@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "improve/attempt_stages.h"
+#include "improve/untrusted.h"
 #include "mend/base/hash.h"
 #include "mend/base/json.h"
 #include "mend/improve/editor_protocol.h"
 #include "mend/improve/proposal_diff.h"
 #include "mend/improve/split.h"
-#include "mend/improve/untrusted.h"
 
 namespace mend::improve {
 

@@ -1,4 +1,4 @@
-#include "mend/memory/fusion.h"
+#include "memory/fusion.h"
 
 #include <algorithm>
 #include <limits>

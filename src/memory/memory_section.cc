@@ -1,4 +1,4 @@
-#include "mend/memory/memory_section.h"
+#include "memory/memory_section.h"
 
 #include <string_view>
 

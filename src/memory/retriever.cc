@@ -6,12 +6,12 @@
 #include <unordered_map>
 #include <utility>
 
+#include "memory/fusion.h"
+#include "memory/memory_section.h"
 #include "memory/trigram_set.h"
+#include "memory/vector_index.h"
 #include "mend/base/utf8.h"
-#include "mend/memory/fusion.h"
 #include "mend/memory/lexical.h"
-#include "mend/memory/memory_section.h"
-#include "mend/memory/vector_index.h"
 
 namespace mend::memory {
 namespace {

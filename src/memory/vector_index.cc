@@ -1,4 +1,4 @@
-#include "mend/memory/vector_index.h"
+#include "memory/vector_index.h"
 
 // hnswlib's SSE code prefetches one neighbour id past the end of a link list: harmless, since a
 // prefetch cannot fault, but AddressSanitizer reports the read, so sanitizer builds take the

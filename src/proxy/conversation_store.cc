@@ -8,6 +8,7 @@
 
 #include "mend/base/json.h"
 #include "mend/db/sqlite.h"
+#include "mend/proxy/schema_version.h"
 #include "proxy/conversation.h"
 
 namespace mend::proxy {
@@ -17,7 +18,7 @@ using Json = nlohmann::json;
 using db::SqliteConn;
 using db::SqliteStmt;
 
-constexpr int64_t kSchemaVersion = 1;
+constexpr int64_t kSchemaVersion = kProxySchemaVersion;
 
 constexpr char kCreateMeta[] =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

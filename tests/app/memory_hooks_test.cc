@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "memory/memory_section.h"
 #include "mend/app/runtime.h"
 #include "mend/llm/scripted_provider.h"
-#include "mend/memory/memory_section.h"
 #include "mend/obs/events.h"
 #include "tests/app/agent_home_test.h"
 #include "tests/support/status_matchers.h"

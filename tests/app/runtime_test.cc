@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "app/deferred_provider.h"
 #include "app/runtime_parts.h"
-#include "mend/app/deferred_provider.h"
 #include "mend/llm/scripted_provider.h"
 #include "tests/support/status_matchers.h"
 

@@ -136,6 +136,42 @@ TEST_F(ConfigTest, HomeFromFlagDecidesWhichConfigFileIsRead) {
   EXPECT_EQ(config->GetString("reflexion.queue.base_dir"), "/other/reflexion");
 }
 
+TEST_F(ConfigTest, MendConfigNamesTheFileElsewhere) {
+  MEND_ASSERT_OK(fs_.CreateDirs("/etc/mend"));
+  MEND_ASSERT_OK(fs_.CreateDirs("/var/lib/mend"));
+  MEND_ASSERT_OK(
+      WriteFileAtomically(fs_, "/etc/mend/config.toml", "[provider]\nmodel = \"etc-model\"\n"));
+  MEND_ASSERT_OK(WriteFileAtomically(fs_, "/var/lib/mend/config.toml",
+                                     "[provider]\nmodel = \"home-model\"\n"));
+  sources_.env = {{"MEND_HOME", "/var/lib/mend"}, {"MEND_CONFIG", "/etc/mend/config.toml"}};
+  Result<Config> config = Load();
+  MEND_ASSERT_OK(config);
+  EXPECT_EQ(config->GetString("provider.model"), "etc-model");
+  EXPECT_EQ(config->GetString("config"), "/etc/mend/config.toml");
+  EXPECT_EQ(config->Find("config")->origin, "env MEND_CONFIG");
+
+  // Without it, the home's file; the key shows where that is.
+  sources_.env = {{"MEND_HOME", "/var/lib/mend"}};
+  config = Load();
+  MEND_ASSERT_OK(config);
+  EXPECT_EQ(config->GetString("provider.model"), "home-model");
+  EXPECT_EQ(config->GetString("config"), "/var/lib/mend/config.toml");
+  EXPECT_EQ(config->Find("config")->source, ConfigSource::kDefault);
+}
+
+TEST_F(ConfigTest, AFileNamedByMendConfigMustExist) {
+  sources_.env = {{"MEND_HOME", "/h"}, {"MEND_CONFIG", "/etc/mend/missing.toml"}};
+  EXPECT_THAT(Load(), StatusIs(StatusCode::kFailedPrecondition,
+                               HasSubstr("/etc/mend/missing.toml named by MEND_CONFIG")));
+}
+
+TEST_F(ConfigTest, ConfigCannotBeSetInTheFile) {
+  MEND_ASSERT_OK(fs_.CreateDirs("/h"));
+  MEND_ASSERT_OK(WriteFileAtomically(fs_, "/h/config.toml", "config = \"/elsewhere.toml\"\n"));
+  sources_.env = {{"MEND_HOME", "/h"}};
+  EXPECT_THAT(Load(), StatusIs(StatusCode::kInvalidArgument, HasSubstr("config")));
+}
+
 TEST_F(ConfigTest, MissingUserHomeIsFailedPreconditionUnlessHomeIsGiven) {
   sources_.user_home.clear();
   EXPECT_THAT(Load(), StatusIs(StatusCode::kFailedPrecondition, HasSubstr("MEND_HOME")));

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "memory/memory_section.h"
 #include "mend/base/file_system.h"
-#include "mend/memory/memory_section.h"
 #include "tests/cli/cli_home_test.h"
 #include "tests/support/status_matchers.h"
 

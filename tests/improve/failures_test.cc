@@ -17,12 +17,12 @@
 #include <utility>
 #include <vector>
 
+#include "improve/untrusted.h"
 #include "mend/agent/agent.h"
 #include "mend/base/hash.h"
 #include "mend/base/manual_clock.h"
 #include "mend/base/random.h"
 #include "mend/heal/progress_guard.h"
-#include "mend/improve/untrusted.h"
 #include "mend/llm/scripted_provider.h"
 #include "mend/obs/span_store.h"
 #include "mend/obs/trace.h"

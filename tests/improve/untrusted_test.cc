@@ -1,4 +1,4 @@
-#include "mend/improve/untrusted.h"
+#include "improve/untrusted.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

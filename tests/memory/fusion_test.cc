@@ -1,4 +1,4 @@
-#include "mend/memory/fusion.h"
+#include "memory/fusion.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "mend/memory/vector_index.h"
+#include "memory/vector_index.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "memory/memory_section.h"
 #include "mend/app/memory_hooks.h"
 #include "mend/base/manual_clock.h"
-#include "mend/memory/memory_section.h"
 #include "tests/server/server_fixture.h"
 #include "tests/support/fake_llm_server.h"
 

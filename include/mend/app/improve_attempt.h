@@ -1,5 +1,8 @@
 #pragma once
 
+// RunImproveAttempt, one improve attempt with the runtime's wiring (docs/improve.md): an
+// ImproveRequest in, an ImproveAttempt out, for `mend improve`, `mend demo` and the server.
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -20,74 +23,76 @@ namespace mend::app {
 
 struct Runtime;
 
-// The detail code of an attempt refused for its inputs before anything was recorded (a case's
-// workspace that is not a folder, an agent.toml whose workspace no copy can resolve): input the
-// caller must fix, kInvalidArgument.
+/// The detail code of an attempt refused for its inputs before anything was recorded (a case's
+/// workspace that is not a folder, an agent.toml whose workspace no copy can resolve): input the
+/// caller must fix, kInvalidArgument.
 inline constexpr std::string_view kImproveInputRefusedDetail = "MEND_IMPROVE_INPUT_REFUSED";
 
-// What becomes of a proposal once the gates made one (docs/improve.md).
+/// What becomes of a proposal once the gates made one (docs/improve.md).
 enum class ProposalMode {
-  kManual,  // queued for `mend improve apply`
-  kAuto,    // applied when the folder's files are unchanged since the attempt started
+  kManual,  ///< queued for `mend improve apply`
+  kAuto,    ///< applied when the folder's files are unchanged since the attempt started
 };
 
-// Which hooks the evaluation runs get besides heal's ShadowHook and the folder's [[checks]]
-// (which every evaluation run has; improve::EvaluateArm).
+/// Which hooks the evaluation runs get besides heal's ShadowHook and the folder's [[checks]]
+/// (which every evaluation run has; improve::EvaluateArm).
 enum class EvaluationHooks {
-  // The progress guard when heal.progress_guard is set, as `mend run` has it; not long-term
-  // memory or the quality hooks, whose state changes between runs.
+  /// The progress guard when heal.progress_guard is set, as `mend run` has it; not long-term
+  /// memory or the quality hooks, whose state changes between runs.
   kAsRun,
-  kNone,  // nothing more (a scripted scenario that judges the agent's own behaviour)
+  kNone,  ///< nothing more (a scripted scenario that judges the agent's own behaviour)
 };
 
-// One improve attempt as a command asks for it (`mend improve AGENT_DIR`, `mend demo`).
+/// One improve attempt as a command asks for it (`mend improve AGENT_DIR`, `mend demo`).
 struct ImproveRequest {
-  std::string agent_dir;  // absolute
-  std::vector<improve::Case> cases;
-  // Case id -> what the failed run showed (improve::ImproveOptions::failure_reports).
+  std::string agent_dir;             ///< absolute
+  std::vector<improve::Case> cases;  ///< the tasks to rerun (improve/cases.h)
+  /// Case id -> what the failed run showed (improve::ImproveOptions::failure_reports).
   std::map<std::string, std::string> failure_reports;
-  double held_out_fraction = 0.25;
-  std::optional<std::uint64_t> seed;  // unset: drawn from the runtime's randomness
-  int candidates = 2;
-  int rounds = 2;
-  int repeats = 3;
-  int concurrency = 4;
-  double max_cost_increase = 0.5;
-  // argv prefix of the check; a case's check_args are appended (ShellCheckCommand for a shell
-  // command line).
+  double held_out_fraction = 0.25;    ///< share of cases only the gates see
+  std::optional<std::uint64_t> seed;  ///< unset: drawn from the runtime's randomness
+  int candidates = 2;                 ///< candidates the editor writes per round
+  int rounds = 2;                     ///< editor rounds
+  int repeats = 3;                    ///< runs of every case per arm (K)
+  int concurrency = 4;                ///< evaluation runs at a time
+  double max_cost_increase = 0.5;     ///< cost gate: relative increase allowed
+  /// argv prefix of the check; a case's check_args are appended (ShellCheckCommand for a shell
+  /// command line).
   std::vector<std::string> check_command;
-  std::chrono::milliseconds check_timeout{60'000};
-  ProposalMode mode = ProposalMode::kManual;
-  EvaluationHooks hooks = EvaluationHooks::kAsRun;
-  // The model of the evaluation runs and the editor; null: the runtime's provider. Not owned.
+  std::chrono::milliseconds check_timeout{60'000};  ///< per check command
+  ProposalMode mode = ProposalMode::kManual;        ///< what becomes of a proposal
+  EvaluationHooks hooks = EvaluationHooks::kAsRun;  ///< extra hooks of evaluation runs
+  ///@{
+  /// The model of the evaluation runs and the editor; null: the runtime's provider. Not owned.
   llm::LlmProvider* model = nullptr;
   llm::LlmProvider* editor = nullptr;
-  // Optional: one line of progress at a time ("improve: baseline 3/12 runs; ..."), for a display
-  // that overwrites its last line. Called from the evaluation's threads, one call at a time.
+  ///@}
+  /// Optional: one line of progress at a time ("improve: baseline 3/12 runs; ..."), for a display
+  /// that overwrites its last line. Called from the evaluation's threads, one call at a time.
   std::function<void(const std::string& line)> on_progress;
 };
 
-// One finished attempt and what became of its proposal.
+/// One finished attempt and what became of its proposal.
 struct ImproveAttempt {
-  improve::ImproveReport report;
-  std::optional<improve::Proposal> proposal;  // set when the gates made one
+  improve::ImproveReport report;              ///< ImproveAgent's report
+  std::optional<improve::Proposal> proposal;  ///< set when the gates made one
 };
 
-// The argv that runs the shell command line `command` with a case's check_args as "$1"...
+/// The argv that runs the shell command line `command` with a case's check_args as "$1"...
 std::vector<std::string> ShellCheckCommand(const std::string& command);
 
-// Runs one improve attempt on the agent folder `request.agent_dir` (whose spec is `spec`) with the
-// runtime's wiring: the editor model (improve.editor_model, else the folder's), the evaluation
-// runs in a private scratch folder under the home (improve-scratch-<pid>, removed as each arm
-// ends; those that killed attempts left behind are removed first), their hooks, and the runtime's
-// attempt store, which records the attempt (also one that fails) and its proposal; in kAuto the
-// proposal is applied when it can be (otherwise its note says why not).
-//
-// Errors: kInvalidArgument with kImproveInputRefusedDetail for inputs the evaluation refuses,
-// before anything is recorded; the attempt store's errors; ImproveAgent's errors, "improve attempt
-// <id> failed: ..." once the attempt was recorded; the errors of ApplyProposal other than
-// kFailedPrecondition. The runtime must outlive the call; not for concurrent calls on one
-// runtime (the scratch folder is the process's).
+/// Runs one improve attempt on the agent folder `request.agent_dir` (whose spec is `spec`) with the
+/// runtime's wiring: the editor model (improve.editor_model, else the folder's), the evaluation
+/// runs in a private scratch folder under the home (`improve-scratch-<pid>`, removed as each arm
+/// ends; those that killed attempts left behind are removed first), their hooks, and the runtime's
+/// attempt store, which records the attempt (also one that fails) and its proposal; in kAuto the
+/// proposal is applied when it can be (otherwise its note says why not).
+///
+/// Errors: kInvalidArgument with kImproveInputRefusedDetail for inputs the evaluation refuses,
+/// before anything is recorded; the attempt store's errors; ImproveAgent's errors, "improve attempt
+/// <id> failed: ..." once the attempt was recorded; the errors of ApplyProposal other than
+/// kFailedPrecondition. The runtime must outlive the call; not for concurrent calls on one
+/// runtime (the scratch folder is the process's).
 Result<ImproveAttempt> RunImproveAttempt(Runtime& runtime, const agent::AgentSpec& spec,
                                          const ImproveRequest& request);
 

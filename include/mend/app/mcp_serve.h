@@ -13,8 +13,8 @@ namespace mend::app {
 
 struct Runtime;
 
-// The server for `runtime` (borrowed; it must outlive the server). `version` is mend's, sent as
-// the server's version.
+/// The server for `runtime` (borrowed; it must outlive the server). `version` is mend's, sent as
+/// the server's version.
 std::unique_ptr<mcp::McpServer> MakeMendMcpServer(Runtime& runtime, const std::string& version);
 
 }  // namespace mend::app

@@ -23,52 +23,57 @@ class EventBus;
 
 namespace mend::app {
 
-// Looks up an environment variable for ${VAR} in env and headers; nullopt when unset.
+/// Looks up an environment variable for ${VAR} in env and headers; nullopt when unset.
 using VariableLookup = std::function<std::optional<std::string>(const std::string& name)>;
-// The process environment.
+/// The process environment.
 VariableLookup ProcessVariables();
 
+/// How StartMcpTools starts the servers.
 struct McpToolsOptions {
-  std::string workspace;  // a stdio server's working directory when it names none
-  obs::EventBus* events =
-      nullptr;  // optional: mcp.server_started, mcp.server_log, mcp.server_exited
-  VariableLookup variables = ProcessVariables();
-  std::string client_version;  // sent in initialize; empty: mend's version
+  std::string workspace;  ///< a stdio server's working directory when it names none
+  /// Optional: where mcp.server_started, mcp.server_log and mcp.server_exited go.
+  obs::EventBus* events = nullptr;
+  VariableLookup variables = ProcessVariables();  ///< resolves ${VAR} in env and headers
+  std::string client_version;                     ///< sent in initialize; empty: mend's version
 };
 
-// One server's tool as the agent sees it, for `mend mcp list` and tests.
+/// One server's tool as the agent sees it, for `mend mcp list` and tests.
 struct McpToolView {
-  std::string server;
-  std::string name;  // `<server>__<tool>`
-  mcp::ToolInfo info;
-  bool read_only = false;          // runs in shadow mode
-  bool requires_approval = false;  // a person approves each call
-  bool schema_checked = true;      // false: passed through, the checker cannot use it
+  std::string server;              ///< the [[mcp_servers]] name
+  std::string name;                ///< `<server>__<tool>`
+  mcp::ToolInfo info;              ///< the tool as the server lists it
+  bool read_only = false;          ///< runs in shadow mode
+  bool requires_approval = false;  ///< a person approves each call
+  bool schema_checked = true;      ///< false: passed through, the checker cannot use it
 };
 
-// What StartMcpTools gives an agent. The servers live as long as any of `tools` does.
+/// What StartMcpTools gives an agent. The servers live as long as any of `tools` does.
 struct McpTools {
-  std::vector<std::shared_ptr<agent::Tool>> tools;
-  std::vector<std::string> read_only;  // names of `tools` that run in shadow mode
-  std::vector<McpToolView> views;
-  // Each started server: its name, protocol revision and server info.
+  std::vector<std::shared_ptr<agent::Tool>> tools;  ///< for AgentOptions::extra_tools
+  std::vector<std::string> read_only;               ///< names of `tools` that run in shadow mode
+  std::vector<McpToolView> views;                   ///< one per tool of `tools`
+  /// Each started server: its name, protocol revision and server info.
   struct Server {
+    ///@{
+    /// The [[mcp_servers]] name, the protocol revision agreed on, and the serverInfo the server
+    /// sent.
     std::string name;
     std::string protocol_version;
     nlohmann::json server_info;
+    ///@}
   };
-  std::vector<Server> servers;
+  std::vector<Server> servers;  ///< in start order
 };
 
-// Starts the servers of `spec.mcp_servers` in order, each initialized and its tools listed.
-// Errors name the server and the agent.toml line: a ${VAR} that is not set (kInvalidArgument), a
-// program that cannot be started (kNotFound / kPermissionDenied), a server that does not answer,
-// speaks another revision or lists malformed tools, a tool of the allow-list the server does not
-// have. Servers started before the error are shut down. No servers: an empty McpTools.
+/// Starts the servers of `spec.mcp_servers` in order, each initialized and its tools listed.
+/// Errors name the server and the agent.toml line: a ${VAR} that is not set (kInvalidArgument), a
+/// program that cannot be started (kNotFound / kPermissionDenied), a server that does not answer,
+/// speaks another revision or lists malformed tools, a tool of the allow-list the server does not
+/// have. Servers started before the error are shut down. No servers: an empty McpTools.
 Result<McpTools> StartMcpTools(const agent::AgentSpec& spec, McpToolsOptions options);
 
-// `<server>__<tool>` with every character outside [A-Za-z0-9_-] replaced by '_'; nullopt when
-// the name would be longer than 64 characters (the limit of tool names for the model APIs).
+/// `<server>__<tool>` with every character outside [A-Za-z0-9_-] replaced by '_'; nullopt when
+/// the name would be longer than 64 characters (the limit of tool names for the model APIs).
 std::optional<std::string> McpToolName(const std::string& server, const std::string& tool);
 
 }  // namespace mend::app

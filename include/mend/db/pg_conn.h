@@ -1,5 +1,10 @@
 #pragma once
 
+// The PostgreSQL layer the stores share: PgConn (one libpq connection, SQLSTATE mapped to Status,
+// prepared statements), PgPool, PgTransact with retries on serialization failures and deadlocks,
+// and helpers that keep passwords out of messages. A PgConn serves one user at a time; the pool is
+// thread-safe.
+
 #include <libpq-fe.h>
 
 #include <chrono>
@@ -19,84 +24,93 @@
 
 namespace mend::db {
 
-// `url` with its password replaced by "***" (URI userinfo and `password=` parameters), for logs
-// and error messages.
+/// `url` with its password replaced by "***" (URI userinfo and `password=` parameters), for logs
+/// and error messages.
 std::string MaskPostgresUrl(const std::string& url);
 
-// One statement parameter: text, raw bytes (sent in binary, for bytea columns) or NULL.
+/// One statement parameter: text, raw bytes (sent in binary, for bytea columns) or NULL.
 struct PgParam {
+  ///@{
+  /// A parameter of each kind: text, an integer as text, bytes, NULL.
   static PgParam Text(std::string_view v) { return PgParam{std::string(v), false}; }
   static PgParam Int(int64_t v) { return PgParam{std::to_string(v), false}; }
   static PgParam Bytes(std::string_view v) { return PgParam{std::string(v), true}; }
   static PgParam Null() { return PgParam{std::nullopt, false}; }
+  ///@}
 
-  std::optional<std::string> value;
-  bool binary = false;
+  std::optional<std::string> value;  ///< nullopt: NULL
+  bool binary = false;               ///< sent as bytes (bytea)
 };
 
-// The rows of one statement, in text format. Owns the libpq result. Move-only.
+/// The rows of one statement, in text format. Owns the libpq result. Move-only.
 class PgResult {
  public:
+  /// Takes ownership of `res`.
   explicit PgResult(PGresult* res) : res_(res, &PQclear) {}
 
+  /// How many rows.
   int rows() const { return PQntuples(res_.get()); }
+  /// The name of column `col`.
   const char* ColumnName(int col) const { return PQfname(res_.get(), col); }
+  /// Whether the value is NULL.
   bool IsNull(int row, int col) const { return PQgetisnull(res_.get(), row, col) != 0; }
+  /// The value as text; "" for NULL.
   std::string Text(int row, int col) const;
-  // An integer column; nullopt when NULL or not an integer.
+  /// An integer column; nullopt when NULL or not an integer.
   std::optional<int64_t> Int(int row, int col) const;
-  // A bytea column decoded from its text form; nullopt when NULL or malformed.
+  /// A bytea column decoded from its text form; nullopt when NULL or malformed.
   std::optional<std::string> Bytes(int row, int col) const;
-  // Rows changed by an INSERT, UPDATE or DELETE.
+  /// Rows changed by an INSERT, UPDATE or DELETE.
   int64_t affected() const;
 
  private:
   std::unique_ptr<PGresult, void (*)(PGresult*)> res_;
 };
 
-// The detail code (Status::detail_code) of an error carrying SQLSTATE `state`, e.g.
-// "postgres_40001". Transactions retry on serialization failures and deadlocks.
+/// The detail code (Status::detail_code) of an error carrying SQLSTATE `state`, e.g.
+/// "postgres_40001". Transactions retry on serialization failures and deadlocks.
 std::string SqlStateDetail(std::string_view state);
+/// Whether `s` is a serialization failure or a deadlock (SQLSTATE 40001, 40P01).
 bool IsRetryableConflict(const Status& s);
 
-// `message` with every occurrence of the password of `url` replaced by "***".
+/// `message` with every occurrence of the password of `url` replaced by "***".
 std::string ScrubPassword(std::string message, const std::string& url);
 
-// `name` as a quoted SQL identifier.
+/// `name` as a quoted SQL identifier.
 std::string QuoteIdentifier(const std::string& name);
 
-// A text[] parameter's value: `items` as an array literal, each element quoted (so commas,
-// braces, quotes, backslashes and NULL are data).
+/// A text[] parameter's value: `items` as an array literal, each element quoted (so commas,
+/// braces, quotes, backslashes and NULL are data).
 std::string PgTextArray(const std::vector<std::string>& items);
 
-// One libpq connection. Not thread-safe: the pool hands it to one user at a time.
+/// One libpq connection. Not thread-safe: the pool hands it to one user at a time.
 class PgConn {
  public:
-  // kInvalidArgument when libpq cannot parse `url`, kUnavailable when the server cannot be reached
-  // or refuses us. Messages never contain the password.
+  /// kInvalidArgument when libpq cannot parse `url`, kUnavailable when the server cannot be reached
+  /// or refuses us. Messages never contain the password.
   static Result<std::unique_ptr<PgConn>> Connect(const std::string& url, Duration timeout);
   ~PgConn();
   PgConn(const PgConn&) = delete;
   PgConn& operator=(const PgConn&) = delete;
 
-  // How the server plans a statement. kPerCall: parsed and planned at every call, for the values
-  // given (an unnamed statement). kPrepared: prepared once per connection as a named statement,
-  // whose parse and plan later calls reuse (PostgreSQL may keep a generic plan after five calls);
-  // for the fixed statements of the save path, whose plan does not depend on the values
-  // (primary-key lookups, inserts, updates and deletes by key).
+  /// How the server plans a statement. kPerCall: parsed and planned at every call, for the values
+  /// given (an unnamed statement). kPrepared: prepared once per connection as a named statement,
+  /// whose parse and plan later calls reuse (PostgreSQL may keep a generic plan after five calls);
+  /// for the fixed statements of the save path, whose plan does not depend on the values
+  /// (primary-key lookups, inserts, updates and deletes by key).
   enum class Plan { kPerCall, kPrepared };
 
-  // Runs one statement. Errors map SQLSTATE classes: 08 (connection), 57P (shutdown), 53
-  // (resources: kResourceExhausted), 40001/40P01 and 55P03 (kUnavailable once retries are spent),
-  // XX001/XX002 (kDataLoss); anything else kInternal. The detail code carries the SQLSTATE.
+  /// Runs one statement. Errors map SQLSTATE classes: 08 (connection), 57P (shutdown), 53
+  /// (resources: kResourceExhausted), 40001/40P01 and 55P03 (kUnavailable once retries are spent),
+  /// XX001/XX002 (kDataLoss); anything else kInternal. The detail code carries the SQLSTATE.
   Result<PgResult> Exec(const char* sql, const std::vector<PgParam>& params = {},
                         Plan plan = Plan::kPerCall);
-  // Runs one or more statements without parameters, e.g. "BEGIN" or a schema script.
+  /// Runs one or more statements without parameters, e.g. "BEGIN" or a schema script.
   Status Run(const char* sql);
 
-  // False once the connection is lost; the pool then drops it.
+  /// False once the connection is lost; the pool then drops it.
   bool healthy() const { return PQstatus(conn_) == CONNECTION_OK; }
-  // Whether the connection is outside any transaction (a failed one left open is rolled back).
+  /// Whether the connection is outside any transaction (a failed one left open is rolled back).
   bool idle() const { return PQtransactionStatus(conn_) == PQTRANS_IDLE; }
 
  private:
@@ -114,30 +128,35 @@ class PgConn {
   std::unordered_map<std::string, std::string> prepared_;
 };
 
-// A pool of up to `size` connections, opened on demand. Thread-safe.
+/// A pool of up to `size` connections, opened on demand. Thread-safe.
 class PgPool {
  public:
-  // `setup` runs on every new connection before its first use (e.g. setting search_path).
+  /// `setup` runs on every new connection before its first use (e.g. setting search_path).
   PgPool(std::string url, Duration timeout, int size, std::function<Status(PgConn&)> setup);
 
-  // A connection for the caller alone, returned to the pool when the handle is destroyed (or
-  // dropped when it is broken or left inside a transaction).
+  /// A connection for the caller alone, returned to the pool when the handle is destroyed (or
+  /// dropped when it is broken or left inside a transaction).
   class Handle {
    public:
+    /// A connection of `pool` (Acquire makes them).
     Handle(PgPool* pool, std::unique_ptr<PgConn> conn) : pool_(pool), conn_(std::move(conn)) {}
+    /// Moves the connection; the moved-from handle returns nothing.
     Handle(Handle&&) = default;
     Handle& operator=(Handle&&) = delete;
     ~Handle();
+    ///@{
+    /// The connection.
     PgConn& operator*() { return *conn_; }
     PgConn* operator->() { return conn_.get(); }
+    ///@}
 
    private:
     PgPool* pool_;
     std::unique_ptr<PgConn> conn_;
   };
 
-  // Waits while every connection is in use; connects when the pool is not full (errors as
-  // PgConn::Connect).
+  /// Waits while every connection is in use; connects when the pool is not full (errors as
+  /// PgConn::Connect).
   Result<Handle> Acquire();
 
  private:
@@ -153,16 +172,16 @@ class PgPool {
   int open_ = 0;                               // connections in use or idle; guarded by mu_
 };
 
-// Runs `body` in one transaction begun by `begin` (e.g. "BEGIN" or "BEGIN ISOLATION LEVEL
-// REPEATABLE READ READ ONLY") on a connection of `pool`: COMMIT when it returns OK, ROLLBACK
-// otherwise. A serialization failure or deadlock (IsRetryableConflict) runs it again, up to
-// `max_attempts` times in all; so does, once, a connection found closed before COMMIT.
+/// Runs `body` in one transaction begun by `begin` (e.g. "BEGIN" or "BEGIN ISOLATION LEVEL
+/// REPEATABLE READ READ ONLY") on a connection of `pool`: COMMIT when it returns OK, ROLLBACK
+/// otherwise. A serialization failure or deadlock (IsRetryableConflict) runs it again, up to
+/// `max_attempts` times in all; so does, once, a connection found closed before COMMIT.
 Status PgTransact(PgPool& pool, const char* begin, const std::function<Status(PgConn&)>& body,
                   int max_attempts = 5);
 
-// The same on one connection of the caller's (e.g. a store's first, which creates its tables
-// before its pool's connections can be set up): `body` runs in BEGIN ... COMMIT, again after a
-// serialization failure or deadlock, up to `max_attempts` times in all.
+/// The same on one connection of the caller's (e.g. a store's first, which creates its tables
+/// before its pool's connections can be set up): `body` runs in BEGIN ... COMMIT, again after a
+/// serialization failure or deadlock, up to `max_attempts` times in all.
 Status PgTransactOn(PgConn& conn, const std::function<Status(PgConn&)>& body, int max_attempts = 5);
 
 }  // namespace mend::db

@@ -17,17 +17,19 @@
 
 namespace mend::server {
 
+/// MCP over Streamable HTTP: an McpServer on the endpoint /mcp.
 class McpHttpServer {
  public:
-  // `mcp` is borrowed and must outlive the server. kInvalidArgument for a non-loopback host
-  // without a token. Uses options.host, port, token, max_body_bytes and threads.
+  /// `mcp` is borrowed and must outlive the server. kInvalidArgument for a non-loopback host
+  /// without a token. Uses options.host, port, token, max_body_bytes and threads.
   static Result<std::unique_ptr<McpHttpServer>> Create(mcp::McpServer& mcp, ServerOptions options);
   virtual ~McpHttpServer() = default;
 
-  // Binds and serves on background threads; kUnavailable when the address cannot be bound.
+  /// Binds and serves on background threads; kUnavailable when the address cannot be bound.
   virtual Status Start() = 0;
+  /// The bound port (after Start).
   virtual int port() const = 0;
-  // Stops accepting and waits for requests in flight. Idempotent.
+  /// Stops accepting and waits for requests in flight. Idempotent.
   virtual void Stop() = 0;
 };
 

@@ -1,5 +1,9 @@
 #pragma once
 
+// OpenPostgresStore, the CheckpointStore on PostgreSQL, shared by processes and hosts
+// (docs/store_schema.md, "PostgreSQL"), and the store.url helpers IsPostgresUrl and
+// MaskPostgresUrl. The store is thread-safe.
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -14,50 +18,51 @@
 
 namespace mend::store {
 
+/// Where and how OpenPostgresStore connects.
 struct PostgresStoreOptions {
-  // A libpq connection URI or keyword/value string, e.g.
-  // "postgres://mend:secret@db.example:5432/mend". The password never appears in an error.
+  /// A libpq connection URI or keyword/value string, e.g.
+  /// "postgres://mend:secret@db.example:5432/mend". The password never appears in an error.
   std::string url;
-  // The schema that holds the store's tables, created when missing; empty: the connection's
-  // default (normally `public`). Several stores can share one database in different schemas.
+  /// The schema that holds the store's tables, created when missing; empty: the connection's
+  /// default (normally `public`). Several stores can share one database in different schemas.
   std::string schema;
-  // How many checkpoints each run keeps (the newest ones); at least 1.
+  /// How many checkpoints each run keeps (the newest ones); at least 1.
   size_t history_limit = 50;
-  // How long opening one connection may take, rounded up to whole seconds (libpq waits at least
-  // 2 s); the URL's own connect_timeout wins when set.
+  /// How long opening one connection may take, rounded up to whole seconds (libpq waits at least
+  /// 2 s); the URL's own connect_timeout wins when set.
   Duration connect_timeout = std::chrono::seconds(5);
-  // At most this many connections, opened on demand; at least 1. Operations beyond it wait.
+  /// At most this many connections, opened on demand; at least 1. Operations beyond it wait.
   int pool_size = 4;
-  // This process's identity on this host. A lease whose holder has the same host and boot id as
-  // `local` but whose pid is not alive is free at once. Leave boot_id empty to never decide that.
+  /// This process's identity on this host. A lease whose holder has the same host and boot id as
+  /// `local` but whose pid is not alive is free at once. Leave boot_id empty to never decide that.
   LeaseHolder local;
-  // Whether process `pid` on this host is alive. Default: ProcessAlive (sqlite_store.h).
+  /// Whether process `pid` on this host is alive. Default: ProcessAlive (sqlite_store.h).
   std::function<bool(int64_t pid)> process_alive;
 };
 
-// Opens the PostgreSQL checkpoint store in the database named by `options.url`, creating its
-// schema and tables when missing (docs/store_schema.md, "PostgreSQL"). `clock` must outlive the
-// store; every time the store records or compares (leases, created_at) comes from it, never from
-// the server's clock.
-//
-// Errors: kInvalidArgument for a URL libpq cannot parse; kUnavailable when the server cannot be
-// reached or refuses the connection; kFailedPrecondition when the tables were written by a newer
-// mend (schema N > M) or the options are invalid; kDataLoss for an unreadable schema version;
-// kInternal for any other database failure.
-//
-// The store is thread-safe (a pool of `pool_size` connections, each used by one operation at a
-// time) and safe to share with other processes and hosts using the same database: every write is
-// one transaction that locks the run's row, and is retried a few times on a serialization failure
-// or deadlock. Destroying the store closes its connections.
+/// Opens the PostgreSQL checkpoint store in the database named by `options.url`, creating its
+/// schema and tables when missing (docs/store_schema.md, "PostgreSQL"). `clock` must outlive the
+/// store; every time the store records or compares (leases, created_at) comes from it, never from
+/// the server's clock.
+///
+/// Errors: kInvalidArgument for a URL libpq cannot parse; kUnavailable when the server cannot be
+/// reached or refuses the connection; kFailedPrecondition when the tables were written by a newer
+/// mend (schema N > M) or the options are invalid; kDataLoss for an unreadable schema version;
+/// kInternal for any other database failure.
+///
+/// The store is thread-safe (a pool of `pool_size` connections, each used by one operation at a
+/// time) and safe to share with other processes and hosts using the same database: every write is
+/// one transaction that locks the run's row, and is retried a few times on a serialization failure
+/// or deadlock. Destroying the store closes its connections.
 Result<std::unique_ptr<CheckpointStore>> OpenPostgresStore(const PostgresStoreOptions& options,
                                                            Clock& clock);
 
-// Whether `url` names a PostgreSQL database (postgres:// or postgresql://), as store.url does
-// when the runs, memory and optionally the lesson queue live there.
+/// Whether `url` names a PostgreSQL database (postgres:// or postgresql://), as store.url does
+/// when the runs, memory and optionally the lesson queue live there.
 bool IsPostgresUrl(std::string_view url);
 
-// `url` with its password replaced by "***" (URI userinfo and `password=` parameters), for logs
-// and error messages.
+/// `url` with its password replaced by "***" (URI userinfo and `password=` parameters), for logs
+/// and error messages.
 std::string MaskPostgresUrl(const std::string& url);
 
 }  // namespace mend::store
