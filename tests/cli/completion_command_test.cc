@@ -70,7 +70,7 @@ class CompletionTest : public ::testing::Test {
                           << "[[ $1 == *' ' ]] && COMP_WORDS+=('')\n"
                           << "COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n"
                           << "_mend\n"
-                          << "printf '%s\\n' \"${COMPREPLY[@]}\"\n";
+                          << "(( ${#COMPREPLY[@]} == 0 )) || printf '%s\\n' \"${COMPREPLY[@]}\"\n";
     auto [out, status] = Shell("bash '" + driver + "' '" + line + "'");
     EXPECT_EQ(status, 0) << out;
     return Lines(out);
