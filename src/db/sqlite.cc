@@ -139,6 +139,21 @@ SqliteConn::~SqliteConn() {
   sqlite3_close_v2(db_);
 }
 
+void SqliteConn::SetWalHook(std::function<void(int64_t wal_pages)> hook) {
+  wal_hook_ = std::move(hook);
+  if (!wal_hook_) {
+    sqlite3_wal_autocheckpoint(db_, 1000);
+    return;
+  }
+  sqlite3_wal_hook(
+      db_,
+      [](void* self, sqlite3*, const char*, int pages) {
+        static_cast<SqliteConn*>(self)->wal_hook_(pages);
+        return SQLITE_OK;
+      },
+      this);
+}
+
 Status SqliteConn::Exec(const char* sql) {
   int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) return SqliteError(db_, rc, sql);

@@ -114,6 +114,17 @@ constexpr char kListUnfinished[] = "SELECT " MEND_STORE_RUN_COLUMNS
                                    " FROM runs WHERE status <> 'completed' "
                                    "ORDER BY created_at, id LIMIT ?1";
 constexpr char kDeleteRun[] = "DELETE FROM runs WHERE id = ?1";
+// Claim, Renew and Release change the lease alone: nothing indexed, nothing else rewritten.
+constexpr char kUpdateLease[] =
+    "UPDATE runs SET epoch = ?2, lease_id = ?3, lease_host = ?4, lease_boot_id = ?5, "
+    "lease_pid = ?6, lease_expires_at = ?7, updated_at = ?8 WHERE id = ?1";
+
+// When the WAL reaches this many times SqliteStoreOptions::wal_checkpoint_pages, the checkpointer
+// thread is behind (or its checkpoints fail) and the committing write checkpoints itself.
+constexpr int64_t kInlineCheckpointFactor = 4;
+// A commit finishes the thread's checkpoint when at most 1/kFinishFraction of
+// wal_checkpoint_pages frames are left uncopied.
+constexpr int64_t kFinishFraction = 4;
 
 }  // namespace
 
@@ -144,6 +155,48 @@ Status SqliteStore::Init() {
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA temp_store = MEMORY"));
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA foreign_keys = ON"));
   return db_->InTransaction(SqliteConn::TxKind::kWrite, [&] { return CreateOrMigrateSchema(); });
+}
+
+void SqliteStore::StartCheckpointer(std::unique_ptr<SqliteConn> conn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  checkpointer_ = std::make_unique<WalCheckpointer>(std::move(conn));
+  next_checkpoint_at_ = options_.wal_checkpoint_pages;
+  // Runs inside every COMMIT of db_, with mu_ held by the committing thread. The checkpointer is
+  // asked once per wal_checkpoint_pages new pages, not at every commit past the threshold: under a
+  // steady load a passive checkpoint rarely copies the whole WAL (commits keep adding frames while
+  // it copies), and asking again at every commit would keep its fsyncs competing with theirs.
+  db_->SetWalHook([this](int64_t pages) {
+    if (pages < wal_pages_) {
+      // The WAL started over: everything before was copied.
+      next_checkpoint_at_ = options_.wal_checkpoint_pages;
+      checkpointer_->Forget();
+    }
+    wal_pages_ = pages;
+    if (pages >= next_checkpoint_at_) {
+      checkpointer_->Request();
+      next_checkpoint_at_ = pages + options_.wal_checkpoint_pages;
+    }
+  });
+}
+
+void SqliteStore::FinishCheckpointIfDue() {
+  if (checkpointer_ == nullptr || wal_pages_ < options_.wal_checkpoint_pages) return;
+  bool due = wal_pages_ >= kInlineCheckpointFactor * options_.wal_checkpoint_pages;
+  if (!due) {
+    // The WAL starts over only after a checkpoint copied all of it, which one running beside
+    // the commits rarely does. Once the thread has copied all but a few frames, this commit
+    // copies the rest: a short write and one fsync, instead of the whole WAL's.
+    std::optional<int64_t> copied = checkpointer_->CopiedIfIdle();
+    // (Nothing left means the thread copied everything: the next write starts the WAL over.)
+    due = copied.has_value() && wal_pages_ > *copied &&
+          wal_pages_ - *copied <= options_.wal_checkpoint_pages / kFinishFraction;
+  }
+  if (!due) return;
+  // Its outcome does not change the commit's: a checkpoint that fails or cannot copy everything
+  // (another process reads an older snapshot) leaves the WAL as it was, for a later one.
+  db_->Exec("PRAGMA wal_checkpoint(PASSIVE)").IgnoreError();
+  stats_.inline_checkpoints += 1;
+  checkpointer_->Forget();
 }
 
 Status SqliteStore::CreateOrMigrateSchema() {
@@ -192,6 +245,19 @@ Result<StoredRun> SqliteStore::ReadRun(const std::string& run_id) {
   MEND_ASSIGN_OR_RETURN(bool found, stmt.Step());
   if (!found) return NotFoundError("no run " + Quote(run_id));
   return ParseRunRow(stmt);
+}
+
+Status SqliteStore::WriteLease(const RunRecord& run) {
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kUpdateLease));
+  stmt.BindText(1, run.id).Bind(2, run.epoch);
+  if (run.lease_holder.has_value() && run.lease_expires_at.has_value()) {
+    stmt.BindText(3, run.lease_holder->id).BindText(4, run.lease_holder->host);
+    stmt.BindText(5, run.lease_holder->boot_id).Bind(6, run.lease_holder->pid);
+    stmt.Bind(7, ToNanos(*run.lease_expires_at));
+  } else {
+    for (int i = 3; i <= 7; ++i) stmt.BindNull(i);
+  }
+  return stmt.Bind(8, ToNanos(run.updated_at)).Run();
 }
 
 Result<bool> SqliteStore::RunExists(const std::string& run_id) {
@@ -288,7 +354,7 @@ Result<Lease> SqliteStore::Claim(const std::string& run_id, const LeaseHolder& h
     MEND_ASSIGN_OR_RETURN(StoredRun run, ReadRun(run_id));
     MEND_ASSIGN_OR_RETURN(
         lease, GrantLease(run.record, LeaseIsLive(run.record), holder, ttl, clock_.Now()));
-    return WriteRun(run);
+    return WriteLease(run.record);
   }));
   return lease;
 }
@@ -302,7 +368,7 @@ Result<Lease> SqliteStore::Renew(const Lease& lease, Duration ttl) {
     run.record.lease_expires_at = clock_.Now() + ttl;
     renewed.expires_at = *run.record.lease_expires_at;
     renewed.holder = *run.record.lease_holder;
-    return WriteRun(run);
+    return WriteLease(run.record);
   }));
   return renewed;
 }
@@ -314,7 +380,7 @@ Status SqliteStore::Release(const Lease& lease) {
     // Releasing an expired lease nobody has taken over is harmless and keeps shutdown simple.
     run.record.lease_holder.reset();
     run.record.lease_expires_at.reset();
-    return WriteRun(run);
+    return WriteLease(run.record);
   });
 }
 
@@ -348,12 +414,22 @@ Result<std::unique_ptr<CheckpointStore>> OpenSqliteStore(const SqliteStoreOption
   if (options.max_write_batch < 1) {
     return FailedPreconditionError("max_write_batch must be at least 1");
   }
+  if (options.wal_checkpoint_pages < 0) {
+    return FailedPreconditionError("wal_checkpoint_pages must not be negative");
+  }
   db::SqliteOptions db_options;
   db_options.busy_timeout = options.busy_timeout;
   db_options.vfs = options.vfs;
   MEND_ASSIGN_OR_RETURN(auto db, db::SqliteConn::Open(options.path, db_options));
   auto store = std::make_unique<internal::SqliteStore>(options, clock, std::move(db));
   MEND_RETURN_IF_ERROR(store->Init());
+  if (options.wal_checkpoint_pages > 0) {
+    db::SqliteOptions checkpointer_options = db_options;
+    checkpointer_options.access = db::SqliteOptions::Access::kExisting;
+    MEND_ASSIGN_OR_RETURN(auto checkpointer_db,
+                          db::SqliteConn::Open(options.path, checkpointer_options));
+    store->StartCheckpointer(std::move(checkpointer_db));
+  }
   return std::unique_ptr<CheckpointStore>(std::move(store));
 }
 

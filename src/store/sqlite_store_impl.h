@@ -13,19 +13,25 @@
 #include "store/group_commit.h"
 #include "store/pending_plan.h"
 #include "store/sqlite_rows.h"
+#include "store/wal_checkpointer.h"
 
 namespace mend::store::internal {
 
 // The SQLite CheckpointStore (docs/store_schema.md). One connection serialised by `mu_`. Reads are
-// one transaction each; writes go through the group commit `writes_`, which runs every write in
-// its own savepoint inside a shared transaction, so each is still atomic towards other threads
-// and processes and fails alone.
+// one transaction each; writes go through the group commit `writes_`, which runs the writes of a
+// batch in one transaction and runs it again without a write that failed, so each is still atomic
+// towards other threads and processes and fails alone. A thread of its own checkpoints the WAL.
 class SqliteStore final : public CheckpointStore {
  public:
   SqliteStore(const SqliteStoreOptions& options, Clock& clock, std::unique_ptr<SqliteConn> db);
 
   // Applies the connection settings and creates or checks the schema.
   Status Init();
+  // Hands the WAL's checkpoints to a thread with `conn`, its own connection to the file (see
+  // SqliteStoreOptions::wal_checkpoint_pages).
+  void StartCheckpointer(std::unique_ptr<SqliteConn> conn);
+  // The checkpointer, or null when SQLite checkpoints inside commits; for tests.
+  WalCheckpointer* checkpointer() { return checkpointer_.get(); }
 
   Status CreateRun(const RunRecord& run) override;
   Result<RunRecord> GetRun(const std::string& run_id) override;
@@ -50,15 +56,17 @@ class SqliteStore final : public CheckpointStore {
   // The body of a Save, for running in a batch; it refers to the arguments, which must outlive it.
   std::function<Status()> SaveBody(const Lease& lease, const Checkpoint& checkpoint,
                                    const RunUpdate& update);
-  // Runs `batch` in one write transaction, each write in its own savepoint, then COMMITs and sets
-  // every write's result: its own error when its body failed (its changes are rolled back, the
-  // others' kept), the COMMIT's error when that failed, OK otherwise. Takes `mu_`.
+  // Runs `batch` in one write transaction, then COMMITs and sets every write's result: its own
+  // error when its body failed (the batch then runs again without it, so the others' changes are
+  // kept), the COMMIT's error when that failed, OK otherwise. Takes `mu_`.
   void RunBatch(std::span<PendingWrite* const> batch);
 
   struct WriteStats {
     int64_t transactions = 0;  // write transactions committed (or whose COMMIT failed)
     int64_t writes = 0;        // writes handed to them
     int64_t retries = 0;       // batches run again without a write that failed
+    int64_t slow_saves = 0;    // saves whose one-statement fence did not hold (SaveLocked's path)
+    int64_t inline_checkpoints = 0;  // WAL checkpoints run by a commit (FinishCheckpointIfDue)
   };
   WriteStats write_stats();
 
@@ -91,6 +99,14 @@ class SqliteStore final : public CheckpointStore {
   Result<RunSnapshot> LoadLocked(const std::string& run_id, std::optional<int64_t> step);
   Status LoadMessages(const std::string& run_id, int64_t count, std::vector<std::string>& out);
   Status SaveLocked(const Lease& lease, const Checkpoint& checkpoint, const RunUpdate& update);
+  // The common save (no RunUpdate): one UPDATE checks the fence and advances the run. False when
+  // its conditions did not hold (nothing written); SaveLocked then says why.
+  Result<bool> FastSave(const Lease& lease, const Checkpoint& checkpoint);
+  // The lease columns (epoch, lease_*, updated_at) of `run`, written alone.
+  Status WriteLease(const RunRecord& run);
+  // After a COMMIT: checkpoints the WAL on this connection when the checkpointer left only a few
+  // frames uncopied (finishing its work, so the WAL can start over) or fell far behind.
+  void FinishCheckpointIfDue();
   // Prunes one run Prune chose and adds what it removed (or would remove) to `report`.
   Status PruneRun(const std::string& run_id, const PruneRequest& request, PruneReport& report);
   // Gives the database's free pages back to the file system (outside any transaction; takes mu_).
@@ -101,6 +117,10 @@ class SqliteStore final : public CheckpointStore {
   std::mutex mu_;
   std::unique_ptr<SqliteConn> db_;  // guarded by mu_
   WriteStats stats_;                // guarded by mu_
+  int64_t wal_pages_ = 0;           // the WAL's size after the newest commit; guarded by mu_
+  int64_t next_checkpoint_at_ = 0;  // the WAL size that asks the checkpointer again; by mu_
+  // Destroyed before db_, so that db_ is the file's last connection and, closing, removes the WAL.
+  std::unique_ptr<WalCheckpointer> checkpointer_;
   GroupCommit writes_;
 };
 

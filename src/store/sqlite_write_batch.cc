@@ -60,7 +60,10 @@ void SqliteStore::RunBatch(std::span<PendingWrite* const> batch) {
     }
     stats_.transactions += 1;
     Status commit = db_->Exec("COMMIT");
-    if (commit.ok()) return;
+    if (commit.ok()) {
+      FinishCheckpointIfDue();
+      return;
+    }
     // A failed COMMIT may leave the transaction open (SQLITE_BUSY) or already rolled back.
     db_->Exec("ROLLBACK").IgnoreError();
     FailSurvivors(live, commit);

@@ -130,11 +130,19 @@ class SqliteConn {
   /// SqliteError for this connection.
   Status ErrorStatus(int rc, std::string_view context) const;
 
+  /// Calls `hook` after every commit of this connection in WAL mode, with the number of pages the
+  /// WAL file then holds, on the committing thread (inside the COMMIT). It replaces SQLite's
+  /// automatic checkpoint on this connection: whoever sets a hook copies the WAL into the database
+  /// file itself (e.g. `PRAGMA wal_checkpoint` on another connection). An empty `hook` restores
+  /// the automatic checkpoint at SQLite's default of 1000 pages.
+  void SetWalHook(std::function<void(int64_t wal_pages)> hook);
+
  private:
   explicit SqliteConn(sqlite3* db) : db_(db) {}
 
   sqlite3* db_;
   std::unordered_map<const char*, sqlite3_stmt*> cache_;
+  std::function<void(int64_t)> wal_hook_;
 };
 
 /// Maps a result code of `db` (primary or extended) to a Status: BUSY/LOCKED → kUnavailable,

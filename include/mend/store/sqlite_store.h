@@ -31,6 +31,12 @@ struct SqliteStoreOptions {
   /// and the rest run again, so each write has its own outcome. A write still returns only after
   /// the COMMIT containing it succeeded.
   size_t max_write_batch = 256;
+  /// Once a commit leaves the WAL with at least this many pages, a thread of the store copies the
+  /// WAL into the database file (a passive checkpoint on a connection of its own), so no save waits
+  /// for that copy and its fsync. Should the WAL still reach four times as many (the thread cannot
+  /// keep up, or its checkpoints fail), the committing write checkpoints itself. 0: no thread;
+  /// SQLite's automatic checkpoint at 1000 pages, inside the COMMIT that crosses it.
+  int64_t wal_checkpoint_pages = 1000;
   /// This process's identity on this host. A lease whose holder has the same host and boot id as
   /// `local` but whose pid is not alive is free at once. Leave boot_id empty to never decide that.
   LeaseHolder local;
