@@ -3,8 +3,8 @@
 #include <chrono>
 #include <utility>
 
+#include "lessonq/pg_schema.h"
 #include "mend/base/utf8.h"
-#include "mend/db/schema_read.h"
 #include "mend/lessonq/postgres_queue.h"
 #include "mend/store/postgres_store.h"
 
@@ -16,53 +16,6 @@ using db::PgParam;
 using db::PgPool;
 using db::PgResult;
 using db::QuoteIdentifier;
-
-constexpr int64_t kSchemaVersion = 2;
-
-// Held while the tables are created or checked, so that queues opening at once do not race on
-// CREATE ... IF NOT EXISTS (which is not safe against concurrent creators).
-constexpr char kLockSchema[] = "SELECT pg_advisory_xact_lock(7230188513270843395)";
-constexpr char kCreateMeta[] =
-    "CREATE TABLE IF NOT EXISTS lesson_queue_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
-constexpr char kSelectVersion[] =
-    "SELECT value FROM lesson_queue_meta WHERE key = 'lessonq.schema_version'";
-constexpr char kInsertVersion[] =
-    "INSERT INTO lesson_queue_meta (key, value) VALUES ('lessonq.schema_version', $1)";
-constexpr char kUpdateVersion[] =
-    "UPDATE lesson_queue_meta SET value = $1 WHERE key = 'lessonq.schema_version'";
-
-// Version 1. Times are nanoseconds since the Unix epoch on the clock of the process that wrote
-// them. While a job is claimed, next_attempt_at = locked_until, so lesson_jobs_due finds due jobs
-// and expired claims alike and a claim reads only the rows it takes.
-constexpr char kSchemaV1[] = R"sql(
-CREATE TABLE lesson_jobs (
-  id TEXT NOT NULL,
-  state TEXT NOT NULL CHECK (state IN ('pending', 'dead')),
-  task TEXT NOT NULL,
-  attempt TEXT NOT NULL,
-  outcome TEXT NOT NULL,
-  trigger TEXT NOT NULL,
-  run_id TEXT NOT NULL,
-  traceparent TEXT NOT NULL,
-  enqueued_at BIGINT NOT NULL,
-  next_attempt_at BIGINT NOT NULL,
-  attempts BIGINT NOT NULL,
-  last_error TEXT NOT NULL,
-  locked_until BIGINT,
-  claim_token BIGINT,
-  PRIMARY KEY (id, state)
-);
-CREATE INDEX lesson_jobs_due ON lesson_jobs (next_attempt_at, enqueued_at) WHERE state = 'pending';
-CREATE SEQUENCE lesson_claim_tokens;
-)sql";
-
-// Version 2: the provider a job is generated with (docs/lesson_queue.md). Rows of version 1 get
-// empty values: "not recorded". IF NOT EXISTS keeps the step harmless when repeated.
-constexpr char kSchemaV2[] = R"sql(
-ALTER TABLE lesson_jobs ADD COLUMN IF NOT EXISTS provider TEXT NOT NULL DEFAULT '';
-ALTER TABLE lesson_jobs ADD COLUMN IF NOT EXISTS base_url TEXT NOT NULL DEFAULT '';
-ALTER TABLE lesson_jobs ADD COLUMN IF NOT EXISTS model TEXT NOT NULL DEFAULT '';
-)sql";
 
 #define MEND_LESSONQ_JOB_COLUMNS                                                             \
   "id, task, attempt, outcome, trigger, run_id, traceparent, enqueued_at, next_attempt_at, " \
@@ -80,33 +33,38 @@ constexpr char kInsert[] =
     "INSERT INTO lesson_jobs (" MEND_LESSONQ_JOB_COLUMNS
     ", state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) "
     "ON CONFLICT (id, state) DO NOTHING";
-// One statement and one commit: the job the worker finished last ($5, $6; NULL when none) is
-// deleted, and due rows are locked and taken, skipping rows another worker is taking at the same
-// moment. The token comes from a sequence, so it never repeats, not even for a job enqueued again
-// after it was done.
+// The jobs a claim holds, as the pair of parameters ($P text[] of ids, $P+1 bigint[] of their
+// tokens) these statements take. A token is never given twice, so a row matches only when its
+// token is the one claimed with its id: the two lists need not be paired.
+#define MEND_LESSONQ_HELD(p, t) \
+  "id = ANY(" p "::text[]) AND state = 'pending' AND claim_token = ANY(" t "::bigint[])"
+
+// One statement and one commit: the jobs the workers finished since the previous claim ($5, $6;
+// empty arrays when none) are deleted, and up to $3 due rows are locked and taken, skipping rows
+// another worker is taking at the same moment. The due rows come from lesson_jobs_due in its
+// order, so the claim reads only the rows it takes, and are returned in that order. The token
+// comes from a sequence, so it never repeats, not even for a job enqueued again after it was done.
 constexpr char kClaim[] =
-    "WITH done AS (DELETE FROM lesson_jobs WHERE id = $5 AND state = 'pending' AND "
-    "claim_token = $6), "
-    "due AS MATERIALIZED (SELECT id FROM lesson_jobs WHERE state = 'pending' AND "
+    "WITH done AS (DELETE FROM lesson_jobs WHERE " MEND_LESSONQ_HELD("$5", "$6")
+    "), "
+    "due AS MATERIALIZED (SELECT id, next_attempt_at FROM lesson_jobs WHERE state = 'pending' AND "
     "next_attempt_at <= $1::bigint" MEND_LESSONQ_SCOPE("$7", "$8", "$9")
-    " ORDER BY next_attempt_at, enqueued_at LIMIT $3 FOR UPDATE SKIP LOCKED) "
-    "UPDATE lesson_jobs AS j SET claim_token = nextval('lesson_claim_tokens'), "
+    " ORDER BY next_attempt_at, enqueued_at LIMIT $3 FOR UPDATE SKIP LOCKED), "
+    "taken AS (UPDATE lesson_jobs AS j SET claim_token = nextval('lesson_claim_tokens'), "
     "locked_until = $2::bigint, next_attempt_at = $2::bigint, "
     "attempts = j.attempts + CASE WHEN j.claim_token IS NULL THEN 0 ELSE 1 END, "
     "last_error = CASE WHEN j.claim_token IS NULL THEN j.last_error ELSE $4::text END "
     "FROM due WHERE j.id = due.id AND j.state = 'pending' "
-    "RETURNING j.id, j.task, j.attempt, j.outcome, j.trigger, j.run_id, j.traceparent, "
-    "j.enqueued_at, j.next_attempt_at, j.attempts, j.last_error, j.provider, j.base_url, j.model, "
-    "j.claim_token";
-constexpr char kComplete[] =
-    "DELETE FROM lesson_jobs WHERE id = $1 AND state = 'pending' AND claim_token = $2";
+    "RETURNING due.next_attempt_at AS due_at, j.*) "
+    "SELECT " MEND_LESSONQ_JOB_COLUMNS ", claim_token FROM taken ORDER BY due_at, enqueued_at, id";
+constexpr char kComplete[] = "DELETE FROM lesson_jobs WHERE " MEND_LESSONQ_HELD("$1", "$2");
 constexpr char kReschedule[] =
     "UPDATE lesson_jobs SET attempts = $3, next_attempt_at = $4, last_error = $5, "
     "locked_until = NULL, claim_token = NULL "
     "WHERE id = $1 AND state = 'pending' AND claim_token = $2";
 constexpr char kRelease[] =
     "UPDATE lesson_jobs SET next_attempt_at = $3, locked_until = NULL, claim_token = NULL "
-    "WHERE id = $1 AND state = 'pending' AND claim_token = $2";
+    "WHERE " MEND_LESSONQ_HELD("$1", "$2");
 // The claimed row leaves and its dead letter replaces any earlier one of the same id, in one
 // statement: nothing happens unless the claim is still ours.
 constexpr char kBury[] =
@@ -147,9 +105,9 @@ constexpr char kMakeAllDue[] =
 constexpr char kEarliestDue[] =
     "SELECT min(next_attempt_at) FROM lesson_jobs WHERE state = 'pending'" MEND_LESSONQ_SCOPE(
         "$1", "$2", "$3");
+// The triggers of schema version 3 keep these sums (pg_schema.cc): no scan of lesson_jobs.
 constexpr char kCount[] =
-    "SELECT count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'dead') "
-    "FROM lesson_jobs";
+    "SELECT coalesce(sum(pending), 0), coalesce(sum(dead), 0) FROM lesson_queue_counts";
 constexpr char kList[] = "SELECT " MEND_LESSONQ_JOB_COLUMNS
                          " FROM lesson_jobs WHERE state = $1 ORDER BY enqueued_at, id";
 
@@ -212,6 +170,21 @@ std::vector<PgParam> ScopeParams(const ClaimFilter& filter) {
   return params;
 }
 
+// The two parameters of MEND_LESSONQ_HELD for `jobs`.
+void AddHeld(const std::vector<ClaimedJob>& jobs, std::vector<PgParam>& params) {
+  std::vector<std::string> ids;
+  std::string tokens = "{";
+  ids.reserve(jobs.size());
+  for (const ClaimedJob& held : jobs) {
+    ids.push_back(held.job.id);
+    if (tokens.size() > 1) tokens.push_back(',');
+    tokens += std::to_string(held.token);
+  }
+  tokens.push_back('}');
+  params.push_back(PgParam::Text(db::PgTextArray(ids)));
+  params.push_back(PgParam::Text(tokens));
+}
+
 }  // namespace
 
 PgJobTable::PgJobTable(const PgQueueOptions& options, int pool_size)
@@ -249,40 +222,7 @@ std::string PgJobTable::location() const {
 
 Status PgJobTable::Init() {
   MEND_ASSIGN_OR_RETURN(PgPool::Handle conn, pool_.Acquire());
-  MEND_RETURN_IF_ERROR(conn->Run("BEGIN"));
-  Status s = [&]() -> Status {
-    MEND_RETURN_IF_ERROR(conn->Run(kLockSchema));
-    if (!options_.schema.empty()) {
-      const std::string create = "CREATE SCHEMA IF NOT EXISTS " + QuoteIdentifier(options_.schema);
-      MEND_RETURN_IF_ERROR(conn->Run(create.c_str()));
-    }
-    MEND_RETURN_IF_ERROR(conn->Run(kCreateMeta));
-    MEND_ASSIGN_OR_RETURN(PgResult version, conn->Exec(kSelectVersion));
-    if (version.rows() > 0) {
-      const int64_t v = version.Int(0, 0).value_or(0);
-      if (v < 1) return DataLossError(location() + ": unreadable lesson queue schema version");
-      if (v > kSchemaVersion) {
-        return FailedPreconditionError(location() +
-                                       ": the lesson queue's tables were written by a newer mend "
-                                       "(schema " +
-                                       std::to_string(v) + " > " + std::to_string(kSchemaVersion) +
-                                       "); upgrade mend");
-      }
-      if (v == kSchemaVersion) return OkStatus();
-    }
-    if (version.rows() == 0) {
-      MEND_RETURN_IF_ERROR(conn->Run(kSchemaV1));
-      MEND_RETURN_IF_ERROR(conn->Exec(kInsertVersion, {PgParam::Int(1)}).status());
-    }
-    // Every step from the version found; all of them commit together.
-    MEND_RETURN_IF_ERROR(conn->Run(kSchemaV2));
-    return conn->Exec(kUpdateVersion, {PgParam::Int(kSchemaVersion)}).status();
-  }();
-  if (!s.ok()) {
-    conn->Run("ROLLBACK").IgnoreError();
-    return s;
-  }
-  return conn->Run("COMMIT");
+  return CreateOrMigrateQueueTables(*conn, options_.schema, location());
 }
 
 Result<PgResult> PgJobTable::Exec(const char* sql, const std::vector<PgParam>& params, Pool pool) {
@@ -306,29 +246,32 @@ Result<bool> PgJobTable::Insert(const Job& job, JobState state) {
 Result<std::vector<ClaimedJob>> PgJobTable::Claim(Time now, Time locked_until, int limit,
                                                   const std::string& expired_error,
                                                   const ClaimFilter& filter,
-                                                  const ClaimedJob* completed) {
-  std::vector<PgParam> params = {
-      At(now),
-      At(locked_until),
-      PgParam::Int(limit),
-      Text(expired_error),
-      completed != nullptr ? PgParam::Text(completed->job.id) : PgParam::Null(),
-      completed != nullptr ? PgParam::Int(completed->token) : PgParam::Null()};
+                                                  const std::vector<ClaimedJob>& completed) {
+  std::vector<PgParam> params = {At(now), At(locked_until), PgParam::Int(limit),
+                                 Text(expired_error)};
+  AddHeld(completed, params);
   for (PgParam& p : ScopeParams(filter)) params.push_back(std::move(p));
   MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kClaim, params, Pool::kClaims));
   std::vector<ClaimedJob> out;
   out.reserve(static_cast<size_t>(res.rows()));
   for (int i = 0; i < res.rows(); ++i) {
     MEND_ASSIGN_OR_RETURN(Job job, JobOfRow(res, i));
-    out.push_back(ClaimedJob{std::move(job), res.Int(i, 14).value_or(0)});
+    const Time until = job.next_attempt_at;
+    out.push_back(ClaimedJob{std::move(job), res.Int(i, 14).value_or(0), until});
   }
   return out;
 }
 
 Result<bool> PgJobTable::Complete(const ClaimedJob& claimed) {
-  MEND_ASSIGN_OR_RETURN(
-      PgResult res, Exec(kComplete, {PgParam::Text(claimed.job.id), PgParam::Int(claimed.token)}));
-  return res.affected() > 0;
+  MEND_ASSIGN_OR_RETURN(int64_t deleted, CompleteAll({claimed}));
+  return deleted > 0;
+}
+
+Result<int64_t> PgJobTable::CompleteAll(const std::vector<ClaimedJob>& claimed) {
+  std::vector<PgParam> params;
+  AddHeld(claimed, params);
+  MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kComplete, params, Pool::kClaims));
+  return res.affected();
 }
 
 Result<bool> PgJobTable::Reschedule(const ClaimedJob& claimed) {
@@ -350,9 +293,16 @@ Result<bool> PgJobTable::Bury(const ClaimedJob& claimed) {
 }
 
 Result<bool> PgJobTable::Release(const ClaimedJob& claimed, Time due) {
-  MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kRelease, {PgParam::Text(claimed.job.id),
-                                                      PgParam::Int(claimed.token), At(due)}));
-  return res.affected() > 0;
+  MEND_ASSIGN_OR_RETURN(int64_t released, ReleaseAll({claimed}, due));
+  return released > 0;
+}
+
+Result<int64_t> PgJobTable::ReleaseAll(const std::vector<ClaimedJob>& claimed, Time due) {
+  std::vector<PgParam> params;
+  AddHeld(claimed, params);
+  params.push_back(At(due));
+  MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kRelease, params, Pool::kClaims));
+  return res.affected();
 }
 
 Result<int64_t> PgJobTable::DiscardStale(Time cutoff, Time now) {
@@ -399,15 +349,6 @@ Status PgJobTable::Purge(const std::string& id) {
   MEND_ASSIGN_OR_RETURN(PgResult res, Exec(kPurge, {PgParam::Text(id)}));
   if (res.affected() == 0) return NotFoundError("no dead-lettered lesson job " + id);
   return OkStatus();
-}
-
-int64_t PostgresLessonQueueSchemaVersion() { return kSchemaVersion; }
-
-Result<int64_t> ReadPostgresLessonQueueSchemaVersion(const std::string& url,
-                                                     const std::string& schema,
-                                                     Duration connect_timeout) {
-  return db::ReadPostgresMetaVersion(url, schema, connect_timeout, "lessonq.schema_version",
-                                     "lesson_queue_meta");
 }
 
 }  // namespace mend::lessonq

@@ -1,5 +1,7 @@
 #include "lessonq/pg_queue.h"
 
+#include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "lessonq/queue_options.h"
@@ -7,6 +9,17 @@
 
 namespace mend::lessonq {
 namespace {
+
+// The most one claim takes: enough that the statement's own cost is small beside that of its
+// rows, few enough that the claim stays short.
+constexpr int kMaxClaimBatch = 64;
+
+// How soon a job claimed ahead must be expected to start (ClaimSizer): a quarter of the claim's
+// margin, so that its claim still outlasts a whole attempt, and at most a second, so that one
+// process does not hold back jobs other processes' idle workers could take.
+Duration ClaimAheadHorizon(Duration claim_margin) {
+  return std::min<Duration>(claim_margin / 4, std::chrono::seconds(1));
+}
 
 Status CheckId(const std::string& id) {
   if (!IsJobId(id)) return InvalidArgumentError("not a lesson job id: \"" + id + "\"");
@@ -37,7 +50,8 @@ PgLessonQueue::PgLessonQueue(Env env, QueueOptions options, PgQueueOptions pg,
       owned_metrics_(metrics == nullptr ? std::make_unique<obs::MetricsRegistry>() : nullptr),
       metrics_(metrics == nullptr ? *owned_metrics_ : *metrics),
       table_(std::move(table)),
-      runner_(*env.clock, options_.job_timeout) {}
+      runner_(*env.clock, options_.job_timeout),
+      sizer_(ClaimAheadHorizon(pg_.claim_margin), kMaxClaimBatch) {}
 
 PgLessonQueue::~PgLessonQueue() { Shutdown(Duration::zero()).IgnoreError(); }
 

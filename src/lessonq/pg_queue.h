@@ -3,6 +3,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "lessonq/attempt_runner.h"
+#include "lessonq/claim_sizer.h"
 #include "lessonq/pg_job_table.h"
 #include "lessonq/queue_metrics.h"
 #include "mend/base/env.h"
@@ -21,8 +23,10 @@ namespace mend::lessonq {
 
 // The PostgreSQL lesson queue (postgres_queue.h). pg_queue.cc holds the producer side, start,
 // inspection and the operator actions; pg_queue_workers.cc the workers, the poller, drain and
-// shutdown. Each worker claims one job at a time when it is idle and waits on the Clock (woken by
-// this process's enqueues) when nothing is due.
+// shutdown. A worker with nothing to do claims a batch of due jobs (ClaimSizer says how many) and
+// completes, in the same statement, the jobs this process's workers finished since; the jobs it
+// claimed wait in memory until a worker of this process starts them. When nothing is due, workers
+// wait on the Clock (woken by this process's enqueues).
 class PgLessonQueue final : public DurableLessonQueue {
  public:
   PgLessonQueue(Env env, QueueOptions options, PgQueueOptions pg, obs::MetricsRegistry* metrics,
@@ -46,15 +50,38 @@ class PgLessonQueue final : public DurableLessonQueue {
 
  private:
   // pg_queue_workers.cc
+  // A claim a worker is about to make: the finished jobs it completes and how many it may take.
+  struct ClaimTicket {
+    std::vector<ClaimedJob> completed;
+    int limit = 1;
+    int64_t seen = 0;     // wake_seq_ before the claim
+    int64_t started = 0;  // seq_ at its start
+  };
+  // What an attempt left for the worker to record.
+  struct Outcome {
+    std::optional<ClaimedJob> finished;  // to be completed by the next claim
+    std::optional<Duration> took;        // how long the attempt ran
+  };
   void WorkerLoop();
   void PollerLoop();
-  // Claims one job and processes it, completing `done` (the worker's previous job) in the same
-  // statement; false when nothing was due (or the server failed). A job that succeeds becomes
-  // `done`.
-  // `started` is the seq_ taken when the claim began (with in_flight_ counting it).
-  bool ClaimAndProcess(std::optional<ClaimedJob>& done, int64_t started);
-  void Process(ClaimedJob claimed, std::optional<ClaimedJob>& done);
-  void Finish(const ClaimedJob& claimed, Verdict verdict, std::optional<ClaimedJob>& done);
+  // Runs the claim (with in_flight_ counting it) and returns the first job it took, for the
+  // calling worker; the others wait in held_ for any worker. nullopt when nothing was due (or the
+  // server failed: the completions then wait for the next claim).
+  std::optional<ClaimedJob> ClaimBatch(ClaimTicket& ticket);
+  // Where a worker's job comes from: its own claim, or held_.
+  enum class Source { kOwnClaim, kHeld };
+  // Processes a claimed job (with in_flight_ counting it), then takes it off in_flight_. A job
+  // that waited in held_ until its claim no longer covers a whole attempt goes back instead, due
+  // at once: another process may already have taken it over.
+  void RunJob(ClaimedJob claimed, Source source);
+  Outcome Process(ClaimedJob claimed);
+  Outcome Finish(const ClaimedJob& claimed, Verdict verdict);
+  // Waits until something may be due (an enqueue here, the earliest due time, poll_interval) or
+  // jobs are held for the workers; `seen` as in ClaimTicket.
+  void WaitForWork(int64_t seen);
+  // A stopping worker completes the finished jobs and hands back the held ones, due at once, so
+  // that any process may take them up without waiting for their claims to end.
+  void ReturnHeld();
   void Wake();
   void RefreshGauges();
   // Waits until this process holds no job and a claim that began after `since` (a value of seq_)
@@ -89,10 +116,14 @@ class PgLessonQueue final : public DurableLessonQueue {
   bool stop_claims_ = false;    // shutdown: no more claims
   bool stopping_ = false;       // shutdown: the poller stops too
   int64_t wake_seq_ = 0;        // bumped by enqueues and drains
-  int64_t in_flight_ = 0;       // claims under way and jobs being processed
-  int64_t seq_ = 0;             // orders the events below
-  int64_t last_empty_ = 0;      // seq_ at the start of the latest claim that found nothing due
-  int64_t last_finish_ = 0;     // seq_ of the latest job finished
+  // Claims under way, jobs held for the workers and jobs being processed.
+  int64_t in_flight_ = 0;
+  std::deque<ClaimedJob> held_;       // claimed, waiting for a worker, oldest first
+  std::vector<ClaimedJob> finished_;  // succeeded or skipped; deleted by the next claim
+  ClaimSizer sizer_;
+  int64_t seq_ = 0;          // orders the events below
+  int64_t last_empty_ = 0;   // seq_ at the start of the latest claim that found nothing due
+  int64_t last_finish_ = 0;  // seq_ of the latest job finished
 
   // Totals since start, so that DrainNow can report what happened during it.
   std::atomic<int64_t> succeeded_{0};

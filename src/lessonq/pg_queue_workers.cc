@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,70 +19,97 @@ constexpr char kExpiredClaim[] =
 }  // namespace
 
 void PgLessonQueue::WorkerLoop() {
-  // The job this worker finished last: its row is deleted by the worker's next claim, in the same
-  // commit, so that a job costs one commit rather than two.
-  std::optional<ClaimedJob> done;
   for (;;) {
-    int64_t seen = 0;
-    int64_t started = 0;
+    std::optional<ClaimedJob> job;
+    ClaimTicket ticket;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stop_claims_) break;
-      // Read before the claim: an enqueue after it then still wakes this worker.
-      seen = wake_seq_;
-      started = ++seq_;
-      ++in_flight_;
-      metrics_.queue_depth.Set(static_cast<double>(in_flight_));
+      if (!held_.empty()) {
+        job.emplace(std::move(held_.front()));
+        held_.pop_front();
+      } else {
+        // Read before the claim: an enqueue after it then still wakes this worker.
+        ticket.seen = wake_seq_;
+        ticket.started = ++seq_;
+        ticket.completed.swap(finished_);
+        ticket.limit = sizer_.Limit();
+        ++in_flight_;
+        metrics_.queue_depth.Set(static_cast<double>(in_flight_));
+      }
     }
-    if (ClaimAndProcess(done, started)) continue;
+    if (job.has_value()) {
+      RunJob(std::move(*job), Source::kHeld);
+      continue;
+    }
+    job = ClaimBatch(ticket);
+    if (job.has_value()) {
+      RunJob(std::move(*job), Source::kOwnClaim);
+      continue;
+    }
     // Nothing due: wait for the next due time, an enqueue here or the poll interval. An error of
     // the server waits the poll interval too, and the claim is tried again.
-    const Time now = env_.clock->Now();
-    Time deadline = now + options_.poll_interval;
-    Result<std::optional<Time>> earliest = table_->EarliestDue(Filter());
-    if (earliest.ok() && earliest->has_value()) deadline = std::min(deadline, **earliest);
-    std::unique_lock<std::mutex> lock(mu_);
-    env_.clock->WaitUntil(cv_, lock, deadline, [&] { return stop_claims_ || wake_seq_ != seen; });
+    WaitForWork(ticket.seen);
   }
+  ReturnHeld();
 }
 
-// Called with in_flight_ counting this claim; takes it off when done.
-bool PgLessonQueue::ClaimAndProcess(std::optional<ClaimedJob>& done, int64_t started) {
+std::optional<ClaimedJob> PgLessonQueue::ClaimBatch(ClaimTicket& ticket) {
   const Time now = env_.clock->Now();
-  Result<std::vector<ClaimedJob>> claimed = table_->Claim(
-      now, now + claim_for_, 1, kExpiredClaim, Filter(), done.has_value() ? &*done : nullptr);
-  // On failure nothing was committed: the completion is tried again with the next claim.
-  if (claimed.ok()) done.reset();
-  bool stop = false;
+  Result<std::vector<ClaimedJob>> claimed =
+      table_->Claim(now, now + claim_for_, ticket.limit, kExpiredClaim, Filter(), ticket.completed);
+  std::optional<ClaimedJob> first;
+  std::vector<ClaimedJob> back;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const bool got = claimed.ok() && !claimed->empty();
-    if (!got) {
-      --in_flight_;
+    if (!claimed.ok()) {
+      // Nothing was committed: the completions go with the next claim.
+      for (ClaimedJob& done : ticket.completed) finished_.push_back(std::move(done));
+    } else if (claimed->empty()) {
       // Only as of the claim's start: a claim that began before a drain may have read the table
       // before the drain's jobs were due, so its empty answer says nothing about them.
-      if (claimed.ok()) last_empty_ = std::max(last_empty_, started);
-      metrics_.queue_depth.Set(static_cast<double>(in_flight_));
-      cv_.notify_all();
-      return false;
+      last_empty_ = std::max(last_empty_, ticket.started);
+    } else if (stop_claims_) {
+      back = std::move(*claimed);
+    } else {
+      // The claim's place in in_flight_ passes to the first job; the others join it.
+      first.emplace(std::move(claimed->front()));
+      for (size_t i = 1; i < claimed->size(); ++i) held_.push_back(std::move((*claimed)[i]));
+      in_flight_ += static_cast<int64_t>(claimed->size()) - 1;
     }
-    stop = stop_claims_;
+    if (!first.has_value() && back.empty()) --in_flight_;
+    metrics_.queue_depth.Set(static_cast<double>(in_flight_));
   }
-  if (stop) {
-    // Shutdown began during the claim: the job goes back, due at once, for any worker.
-    table_->Release(claimed->front(), now).status().IgnoreError();
+  cv_.notify_all();
+  if (!back.empty()) {
+    // Shutdown began during the claim: the jobs go back, due at once, for any worker.
+    table_->ReleaseAll(back, now).status().IgnoreError();
+    std::lock_guard<std::mutex> lock(mu_);
+    --in_flight_;
+    metrics_.queue_depth.Set(static_cast<double>(in_flight_));
+    cv_.notify_all();
+  }
+  return first;
+}
+
+void PgLessonQueue::RunJob(ClaimedJob claimed, Source source) {
+  Outcome outcome;
+  const Time now = env_.clock->Now();
+  if (source == Source::kHeld && now + options_.job_timeout > claimed.locked_until) {
+    table_->Release(claimed, now).status().IgnoreError();
   } else {
-    Process(std::move(claimed->front()), done);
+    outcome = Process(std::move(claimed));
   }
   std::lock_guard<std::mutex> lock(mu_);
+  if (outcome.finished.has_value()) finished_.push_back(std::move(*outcome.finished));
+  if (outcome.took.has_value()) sizer_.Record(*outcome.took);
   --in_flight_;
   last_finish_ = ++seq_;
   metrics_.queue_depth.Set(static_cast<double>(in_flight_));
   cv_.notify_all();
-  return true;
 }
 
-void PgLessonQueue::Process(ClaimedJob claimed, std::optional<ClaimedJob>& done) {
+PgLessonQueue::Outcome PgLessonQueue::Process(ClaimedJob claimed) {
   Job& job = claimed.job;
   const Time start = env_.clock->Now();
   if (job.attempts >= options_.max_attempts) {
@@ -89,27 +117,29 @@ void PgLessonQueue::Process(ClaimedJob claimed, std::optional<ClaimedJob>& done)
     job.next_attempt_at = start;
     if (Result<bool> buried = table_->Bury(claimed); buried.ok() && *buried) ++dead_lettered_;
     RefreshGauges();
-    return;
+    return {};
   }
   if (job.enqueued_at < start - options_.stale_after) {
     if (Result<bool> gone = table_->Complete(claimed); gone.ok() && *gone) {
       metrics_.stale_discarded_total.Inc();
     }
-    return;
+    return {};
   }
   job.attempts += 1;
   const Verdict verdict = runner_.Run(processor_, job, start, &job.last_error);
-  Finish(claimed, verdict, done);
+  Outcome outcome = Finish(claimed, verdict);
   const std::string label(VerdictLabel(verdict));
   metrics_.attempts_total.WithLabels({label}).Inc();
-  const std::chrono::duration<double> took = env_.clock->Now() - start;
-  metrics_.processing_duration_seconds.WithLabels({label}).Observe(took.count());
+  const Duration took = env_.clock->Now() - start;
+  metrics_.processing_duration_seconds.WithLabels({label}).Observe(
+      std::chrono::duration<double>(took).count());
+  outcome.took = took;
+  return outcome;
 }
 
 // A change that fails (the server went away) or finds the claim taken over leaves the row to the
 // claim's expiry: the job is then attempted again, at least once in all.
-void PgLessonQueue::Finish(const ClaimedJob& claimed, Verdict verdict,
-                           std::optional<ClaimedJob>& done) {
+PgLessonQueue::Outcome PgLessonQueue::Finish(const ClaimedJob& claimed, Verdict verdict) {
   ClaimedJob next = claimed;
   Job& job = next.job;
   const Time now = env_.clock->Now();
@@ -117,10 +147,11 @@ void PgLessonQueue::Finish(const ClaimedJob& claimed, Verdict verdict,
   if (verdict == Verdict::kTransient && job.attempts >= options_.max_attempts) {
     verdict = Verdict::kPermanent;
   }
+  Outcome outcome;
   switch (verdict) {
     case Verdict::kSuccess:
     case Verdict::kSkipped:
-      done = next;  // deleted by the next claim
+      outcome.finished = std::move(next);  // deleted by the next claim
       ++(verdict == Verdict::kSkipped ? skipped_ : succeeded_);
       break;
     case Verdict::kTransient: {
@@ -137,11 +168,39 @@ void PgLessonQueue::Finish(const ClaimedJob& claimed, Verdict verdict,
       RefreshGauges();
       break;
     case Verdict::kAbandoned:
-      table_->Release(claimed, now)
-          .status()
-          .IgnoreError();  // unchanged but for the claim; due at once
+      // Unchanged but for the claim; due at once.
+      table_->Release(claimed, now).status().IgnoreError();
       break;
   }
+  return outcome;
+}
+
+void PgLessonQueue::WaitForWork(int64_t seen) {
+  const Time now = env_.clock->Now();
+  Time deadline = now + options_.poll_interval;
+  Result<std::optional<Time>> earliest = table_->EarliestDue(Filter());
+  if (earliest.ok() && earliest->has_value()) deadline = std::min(deadline, **earliest);
+  std::unique_lock<std::mutex> lock(mu_);
+  env_.clock->WaitUntil(cv_, lock, deadline,
+                        [&] { return stop_claims_ || wake_seq_ != seen || !held_.empty(); });
+}
+
+void PgLessonQueue::ReturnHeld() {
+  std::vector<ClaimedJob> held;
+  std::vector<ClaimedJob> finished;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held.assign(std::make_move_iterator(held_.begin()), std::make_move_iterator(held_.end()));
+    held_.clear();
+    finished.swap(finished_);
+  }
+  if (!finished.empty()) table_->CompleteAll(finished).status().IgnoreError();
+  if (held.empty()) return;
+  table_->ReleaseAll(held, env_.clock->Now()).status().IgnoreError();
+  std::lock_guard<std::mutex> lock(mu_);
+  in_flight_ -= static_cast<int64_t>(held.size());
+  metrics_.queue_depth.Set(static_cast<double>(in_flight_));
+  cv_.notify_all();
 }
 
 void PgLessonQueue::Wake() {
@@ -223,7 +282,9 @@ Status PgLessonQueue::Shutdown(Duration timeout) {
     stop_claims_ = true;
     stopping_ = true;
     cv_.notify_all();
-    finished = env_.clock->WaitUntil(cv_, lock, deadline, [this] { return in_flight_ == 0; });
+    // Jobs held for the workers are not in flight: the stopping workers hand them back.
+    finished = env_.clock->WaitUntil(
+        cv_, lock, deadline, [this] { return in_flight_ == static_cast<int64_t>(held_.size()); });
   }
   runner_.CancelAll();
   for (std::thread& worker : workers_) worker.join();

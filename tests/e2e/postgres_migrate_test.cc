@@ -137,15 +137,15 @@ TEST_F(PostgresMigrateTest, ThePostgresLessonQueueIsOneOfTheStores) {
   const std::vector<std::string> queue = {"MEND_QUALITY_REFLEXION_QUEUE_BACKEND=postgres"};
   nlohmann::json done = Migrate({}, 0, queue);
   EXPECT_THAT(Stores(done), ElementsAre("runs postgres 0 4 true", "memory postgres 0 1 true",
-                                        "lessons postgres 0 2 true", "improve postgres 0 1 true"));
+                                        "lessons postgres 0 3 true", "improve postgres 0 1 true"));
   EXPECT_THAT(QueryPostgres(db_.url(),
                             "SELECT value FROM lesson_queue_meta WHERE key = "
                             "'lessonq.schema_version'"),
-              ElementsAre("2"));
+              ElementsAre("3"));
   nlohmann::json again = Migrate({}, 0, queue);
   EXPECT_THAT(Stores(again),
               ElementsAre("runs postgres 4 4 false", "memory postgres 1 1 false",
-                          "lessons postgres 2 2 false", "improve postgres 1 1 false"));
+                          "lessons postgres 3 3 false", "improve postgres 1 1 false"));
   // The WAL backend has no tables to migrate.
   EXPECT_THAT(Stores(Migrate({})),
               ElementsAre("runs postgres 4 4 false", "memory postgres 1 1 false",

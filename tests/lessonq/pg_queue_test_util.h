@@ -37,6 +37,22 @@ inline void RawExec(const std::string& sql) {
   PQfinish(conn);
 }
 
+// The first column of the first row `sql` returns, run on a connection of its own; "" when it
+// returns no row.
+inline std::string RawQuery(const std::string& sql) {
+  PGconn* conn = PQconnectdb(ServerUrl().c_str());
+  EXPECT_EQ(PQstatus(conn), CONNECTION_OK) << PQerrorMessage(conn);
+  PGresult* res = PQexec(conn, sql.c_str());
+  EXPECT_EQ(PQresultStatus(res), PGRES_TUPLES_OK) << PQerrorMessage(conn);
+  std::string value;
+  if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) > 0 && PQnfields(res) > 0) {
+    value = PQgetvalue(res, 0, 0);
+  }
+  PQclear(res);
+  PQfinish(conn);
+  return value;
+}
+
 // A schema no other test uses. A leftover of an earlier process with the same pid is dropped.
 inline std::string FreshSchema() {
   static std::atomic<int> next{0};

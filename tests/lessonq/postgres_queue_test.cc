@@ -230,8 +230,9 @@ TEST_F(PgQueueTest, AJobThatTurnsStaleWhileWaitingForItsRetryIsDiscardedWhenClai
 
 TEST_F(PgQueueTest, TablesOfANewerMendAreRefused) {
   ASSERT_NE(Open(), nullptr);
-  RawExec("UPDATE \"" + schema_ +
-          "\".lesson_queue_meta SET value = '3' WHERE key = 'lessonq.schema_version'");
+  RawExec("UPDATE \"" + schema_ + "\".lesson_queue_meta SET value = '" +
+          std::to_string(PostgresLessonQueueSchemaVersion() + 1) +
+          "' WHERE key = 'lessonq.schema_version'");
   auto queue = OpenPostgresLessonQueue(world_.env(), TestOptions(), PgOptions(schema_), nullptr);
   EXPECT_THAT(queue, StatusIs(StatusCode::kFailedPrecondition, HasSubstr("newer mend")));
 }

@@ -97,8 +97,11 @@ TEST_F(PgQueueTest, OwnScopeClaimsOnlyTheJobsEnqueuedThroughIt) {
   MEND_ASSERT_OK(drained);
   EXPECT_EQ(drained->succeeded, 0);
   EXPECT_EQ(drained->remaining, 2);
+  // Deduped onto the earlier job, first, while the worker is parked: a worker may claim the job as
+  // soon as its id is the queue's, and must not finish it before the dedupe.
+  world_.clock.BlockUntilWaiters(TestOptions().workers + 1);
+  MEND_ASSERT_OK(run->Enqueue(On(2, kLocal)).status());
   MEND_ASSERT_OK(run->Enqueue(On(3, kLocal)).status());
-  MEND_ASSERT_OK(run->Enqueue(On(2, kLocal)).status());  // deduped onto the earlier job
   drained = run->DrainNow(seconds(5));
   MEND_ASSERT_OK(drained);
   EXPECT_EQ(drained->succeeded, 2);
@@ -144,7 +147,7 @@ TEST_F(PgQueueTest, VersionOneTablesGainTheProviderColumnsOnce) {
     EXPECT_EQ((*pending)[0].request, expected);  // no provider recorded
     EXPECT_EQ((*pending)[0].attempts, 2);
   }
-  EXPECT_EQ(PostgresLessonQueueSchemaVersion(), 2);
+  EXPECT_EQ(PostgresLessonQueueSchemaVersion(), 3);
 }
 
 }  // namespace
