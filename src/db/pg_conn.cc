@@ -1,5 +1,7 @@
 #include "mend/db/pg_conn.h"
 
+#include <poll.h>
+
 #include <algorithm>
 #include <charconv>
 #include <utility>
@@ -85,6 +87,39 @@ bool PortsValid(const PQconninfoOption* options) {
   return true;
 }
 
+// The OID of bytea, the element type a binary bytea[] names (pg_type.dat).
+constexpr uint32_t kByteaOid = 17;
+constexpr char kPipelineAbortedState[] = "pipeline_aborted";
+// Results a statement may leave after its first before the null that ends them; libpq gives one.
+constexpr int kMaxExtraResults = 16;
+
+void AppendInt32(std::string& out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out.push_back(static_cast<char>((v >> shift) & 0xff));
+}
+
+// Whether the connection's socket has something to read now (data or the end of the stream).
+bool ReadableNow(int socket) {
+  if (socket < 0) return false;
+  pollfd p{socket, POLLIN, 0};
+  return poll(&p, 1, 0) > 0;
+}
+
+// The values, lengths and formats libpq takes for `params`; they point into `params`.
+struct ParamArrays {
+  explicit ParamArrays(const std::vector<PgParam>& params) {
+    for (const PgParam& p : params) {
+      values.push_back(p.value ? p.value->data() : nullptr);
+      lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
+      formats.push_back(p.binary ? 1 : 0);
+    }
+  }
+  int size() const { return static_cast<int>(values.size()); }
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+};
+
 Status StatusForState(std::string_view state, const std::string& message) {
   Status s;
   if (state.substr(0, 2) == "08" || state.substr(0, 3) == "57P" || state == "40001" ||
@@ -105,6 +140,24 @@ Status StatusForState(std::string_view state, const std::string& message) {
 }  // namespace
 
 std::string SqlStateDetail(std::string_view state) { return "postgres_" + std::string(state); }
+
+PgParam PgParam::BytesArray(const std::vector<std::string>& items) {
+  // The binary form array_recv reads: dimensions, a has-nulls flag, the element type, each
+  // dimension's length and lower bound, then every element as its length and bytes.
+  std::string out;
+  AppendInt32(out, items.empty() ? 0 : 1);
+  AppendInt32(out, 0);
+  AppendInt32(out, kByteaOid);
+  if (!items.empty()) {
+    AppendInt32(out, static_cast<uint32_t>(items.size()));
+    AppendInt32(out, 1);
+  }
+  for (const std::string& item : items) {
+    AppendInt32(out, static_cast<uint32_t>(item.size()));
+    out += item;
+  }
+  return PgParam{std::move(out), true};
+}
 
 bool IsRetryableConflict(const Status& s) {
   return s.detail_code() == SqlStateDetail("40001") || s.detail_code() == SqlStateDetail("40P01");
@@ -221,7 +274,7 @@ Result<PgResult> PgConn::Finish(PGresult* res, const char* sql) const {
   return error;
 }
 
-Result<const std::string*> PgConn::Prepare(const char* sql, int params) {
+Result<const std::string*> PgConn::PreparedName(const char* sql, int params) {
   auto it = prepared_.find(sql);
   if (it != prepared_.end()) return &it->second;
   std::string name = "mend_" + std::to_string(prepared_.size());
@@ -229,24 +282,18 @@ Result<const std::string*> PgConn::Prepare(const char* sql, int params) {
   return &prepared_.emplace(sql, std::move(name)).first->second;
 }
 
+Status PgConn::Prepare(const char* sql, int params) { return PreparedName(sql, params).status(); }
+
 Result<PgResult> PgConn::Exec(const char* sql, const std::vector<PgParam>& params, Plan plan) {
-  std::vector<const char*> values;
-  std::vector<int> lengths;
-  std::vector<int> formats;
-  for (const PgParam& p : params) {
-    values.push_back(p.value ? p.value->data() : nullptr);
-    lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
-    formats.push_back(p.binary ? 1 : 0);
-  }
-  const int n = static_cast<int>(params.size());
+  ParamArrays a(params);
   if (plan == Plan::kPrepared) {
-    MEND_ASSIGN_OR_RETURN(const std::string* name, Prepare(sql, n));
-    return Finish(PQexecPrepared(conn_, name->c_str(), n, values.data(), lengths.data(),
-                                 formats.data(), /*resultFormat=*/0),
+    MEND_ASSIGN_OR_RETURN(const std::string* name, PreparedName(sql, a.size()));
+    return Finish(PQexecPrepared(conn_, name->c_str(), a.size(), a.values.data(), a.lengths.data(),
+                                 a.formats.data(), /*resultFormat=*/0),
                   sql);
   }
-  return Finish(PQexecParams(conn_, sql, n, nullptr, values.data(), lengths.data(), formats.data(),
-                             /*resultFormat=*/0),
+  return Finish(PQexecParams(conn_, sql, a.size(), nullptr, a.values.data(), a.lengths.data(),
+                             a.formats.data(), /*resultFormat=*/0),
                 sql);
 }
 
@@ -257,6 +304,82 @@ Status PgConn::Run(const char* sql) {
       status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK ? OkStatus() : ErrorOf(res, sql);
   if (res != nullptr) PQclear(res);
   return out;
+}
+
+Status PgConn::EnterPipeline() {
+  // Whatever is there (the server's last error, the end of the stream) is read without waiting,
+  // so that a caller can tell this failure, before anything was sent, from one after sending,
+  // when a COMMIT may have been applied.
+  if (healthy() && ReadableNow(PQsocket(conn_))) {
+    PQconsumeInput(conn_);
+    ended_ = true;
+    return UnavailableError(
+        "PostgreSQL: the server ended the connection while it was idle (in: pipeline)");
+  }
+  if (!healthy()) return ErrorOf(nullptr, "(pipeline)");
+  if (PQenterPipelineMode(conn_) != 1) return ErrorOf(nullptr, "(pipeline)");
+  return OkStatus();
+}
+
+Status PgConn::Send(const char* sql, const std::vector<PgParam>& params, Plan plan) {
+  ParamArrays a(params);
+  int sent = 0;
+  if (plan == Plan::kPrepared) {
+    auto it = prepared_.find(sql);
+    if (it == prepared_.end()) {
+      return FailedPreconditionError("PostgreSQL: statement not prepared before the pipeline: " +
+                                     std::string(sql));
+    }
+    sent = PQsendQueryPrepared(conn_, it->second.c_str(), a.size(), a.values.data(),
+                               a.lengths.data(), a.formats.data(), /*resultFormat=*/0);
+  } else {
+    sent = PQsendQueryParams(conn_, sql, a.size(), nullptr, a.values.data(), a.lengths.data(),
+                             a.formats.data(), /*resultFormat=*/0);
+  }
+  return sent == 1 ? OkStatus() : ErrorOf(nullptr, sql);
+}
+
+Status PgConn::Sync() {
+  return PQpipelineSync(conn_) == 1 ? OkStatus() : ErrorOf(nullptr, "(pipeline sync)");
+}
+
+Result<PgResult> PgConn::Receive(const char* sql) {
+  PGresult* res = healthy() ? PQgetResult(conn_) : nullptr;
+  if (res == nullptr) return ErrorOf(nullptr, sql);
+  // A statement's results end with a null; the next call then moves on to the next statement.
+  for (int extra = 0; extra < kMaxExtraResults; ++extra) {
+    PGresult* more = PQgetResult(conn_);
+    if (more == nullptr) break;
+    PQclear(more);
+  }
+  if (PQresultStatus(res) == PGRES_PIPELINE_ABORTED) {
+    PQclear(res);
+    return AbortedError("PostgreSQL: not run: an earlier statement of the pipeline failed (in: " +
+                        std::string(sql) + ")")
+        .WithDetailCode(SqlStateDetail(kPipelineAbortedState));
+  }
+  if (PQresultStatus(res) == PGRES_PIPELINE_SYNC) {
+    PQclear(res);
+    return InternalError("PostgreSQL: the pipeline ended before the result of: " +
+                         std::string(sql));
+  }
+  return Finish(res, sql);
+}
+
+Status PgConn::AwaitSync() {
+  PGresult* res = healthy() ? PQgetResult(conn_) : nullptr;
+  if (res == nullptr) return ErrorOf(nullptr, "(pipeline sync)");
+  ExecStatusType status = PQresultStatus(res);
+  PQclear(res);
+  if (status != PGRES_PIPELINE_SYNC) {
+    return InternalError(std::string("PostgreSQL: expected the end of the pipeline, got ") +
+                         PQresStatus(status));
+  }
+  return OkStatus();
+}
+
+Status PgConn::ExitPipeline() {
+  return PQexitPipelineMode(conn_) == 1 ? OkStatus() : ErrorOf(nullptr, "(exit pipeline mode)");
 }
 
 PgPool::PgPool(std::string url, Duration timeout, int size, std::function<Status(PgConn&)> setup)

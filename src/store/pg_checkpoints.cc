@@ -71,8 +71,17 @@ Status PgStore::InsertCheckpoint(PgConn& conn, const std::string& run_id, int64_
 }
 
 Status PgStore::Save(const Lease& lease, const Checkpoint& checkpoint, const RunUpdate& update) {
-  return Transact(TxKind::kWrite,
-                  [&](PgConn& conn) { return SaveIn(conn, lease, checkpoint, update); });
+  std::function<Status()> body = SaveBody(lease, checkpoint, update);
+  PgSaveWork work(lease, checkpoint, update);
+  return writes_.Submit(body, &work);
+}
+
+std::function<Status()> PgStore::SaveBody(const Lease& lease, const Checkpoint& checkpoint,
+                                          const RunUpdate& update) {
+  return [this, &lease, &checkpoint, &update] {
+    return Transact(TxKind::kWrite,
+                    [&](PgConn& conn) { return SaveIn(conn, lease, checkpoint, update); });
+  };
 }
 
 Status PgStore::SaveIn(PgConn& conn, const Lease& lease, const Checkpoint& checkpoint,

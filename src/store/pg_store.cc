@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cstddef>
 #include <string>
 #include <utility>
 
@@ -15,6 +17,9 @@ namespace {
 constexpr int64_t kSchemaVersion = kPostgresStoreSchemaVersion;
 // Serialization failures and deadlocks are retried this many times in all.
 constexpr int kMaxAttempts = 5;
+// Save batches that may run at once, each on a connection of its own (at most pool_size): while
+// one waits for its COMMIT's WAL flush, the server executes the next, on another core.
+constexpr size_t kBatchesInFlight = 2;
 
 // Taken while creating or checking the tables, so that stores opening at once do not race on
 // CREATE ... IF NOT EXISTS (which is not safe against concurrent creators).
@@ -142,7 +147,11 @@ PgStore::PgStore(const PostgresStoreOptions& options, Clock& clock)
     : options_(options),
       clock_(clock),
       pool_(options.url, options.connect_timeout, options.pool_size,
-            [this](PgConn& conn) { return SetUpConnection(conn); }) {
+            [this](PgConn& conn) { return SetUpConnection(conn); }),
+      writes_(
+          options.max_write_batch,
+          [this](std::span<PendingWrite* const> batch) { RunBatch(batch); },
+          std::min<size_t>(kBatchesInFlight, static_cast<size_t>(std::max(1, options.pool_size)))) {
   if (!options_.process_alive) options_.process_alive = ProcessAlive;
 }
 
@@ -364,6 +373,9 @@ Result<std::unique_ptr<CheckpointStore>> OpenPostgresStore(const PostgresStoreOp
     return FailedPreconditionError("history_limit must be at least 1");
   }
   if (options.pool_size < 1) return FailedPreconditionError("pool_size must be at least 1");
+  if (options.max_write_batch < 1) {
+    return FailedPreconditionError("max_write_batch must be at least 1");
+  }
   auto store = std::make_unique<internal::PgStore>(options, clock);
   MEND_RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<CheckpointStore>(std::move(store));

@@ -116,5 +116,22 @@ TEST(GroupCommitTest, BatchSizeIsBounded) {
   EXPECT_EQ(order, (std::vector<int>{1, 2, 3, 4, 5}));
 }
 
+TEST(GroupCommitTest, WithTwoRunningASecondBatchStartsWhileTheFirstIsHeld) {
+  RecordingRunner runner;
+  GroupCommit commit(
+      8, [&](std::span<PendingWrite* const> b) { runner.Run(b); }, /*max_running=*/2);
+  std::thread first([&] {
+    std::function<Status()> body = [] { return OkStatus(); };
+    EXPECT_THAT(commit.Submit(body), IsOk());
+  });
+  while (runner.sizes().empty()) std::this_thread::yield();
+  // The first batch is held; this write leads a batch of its own and returns.
+  std::function<Status()> body = [] { return AbortedError("stale"); };
+  EXPECT_THAT(commit.Submit(body), StatusIs(StatusCode::kAborted));
+  EXPECT_EQ(runner.sizes(), (std::vector<size_t>{1, 1}));
+  runner.Release();
+  first.join();
+}
+
 }  // namespace
 }  // namespace mend::store::internal

@@ -37,6 +37,9 @@ struct PgParam {
   static PgParam Bytes(std::string_view v) { return PgParam{std::string(v), true}; }
   static PgParam Null() { return PgParam{std::nullopt, false}; }
   ///@}
+  /// A bytea[] parameter (one dimension, no NULL element) in PostgreSQL's binary array format, so
+  /// the bytes travel as they are; the statement must give it that type, e.g. `$1::bytea[]`.
+  static PgParam BytesArray(const std::vector<std::string>& items);
 
   std::optional<std::string> value;  ///< nullopt: NULL
   bool binary = false;               ///< sent as bytes (bytea)
@@ -108,10 +111,42 @@ class PgConn {
   /// Runs one or more statements without parameters, e.g. "BEGIN" or a schema script.
   Status Run(const char* sql);
 
+  /// Prepares `sql` (with `params` parameters) as Exec's kPrepared does, unless it already is: for
+  /// statements sent later in pipeline mode, where preparing is not possible. Errors as Exec.
+  Status Prepare(const char* sql, int params);
+
+  ///@{
+  /// Pipeline mode (libpq's): statements are sent without waiting for each other's results, so a
+  /// batch of them costs one round trip. The sequence, on a connection outside any transaction:
+  /// Prepare every statement to be sent as kPrepared; EnterPipeline; Send each statement in order;
+  /// Sync; Receive once per Send, in the same order; AwaitSync; ExitPipeline. Exec and Run fail
+  /// while the connection is in pipeline mode.
+  ///
+  /// The server runs the statements in order. Once one fails, it skips the rest up to the Sync:
+  /// Receive returns the failing statement's error (mapped as Exec maps it) and, for every
+  /// statement skipped, kAborted with detail code "postgres_pipeline_aborted". Inside an explicit
+  /// BEGIN, the transaction is then left failed: ROLLBACK after ExitPipeline. When the connection
+  /// breaks, every call that needs the server returns kUnavailable and healthy() is false.
+  ///
+  /// EnterPipeline first looks, without waiting, for anything the server sent while the
+  /// connection was idle: a server says nothing to an idle connection unless it is ending it (a
+  /// restart, a terminated backend, an idle timeout), so such a connection is kUnavailable there,
+  /// before anything was sent, and no longer healthy().
+  Status EnterPipeline();
+  Status Send(const char* sql, const std::vector<PgParam>& params = {}, Plan plan = Plan::kPerCall);
+  Status Sync();
+  Result<PgResult> Receive(const char* sql);
+  Status AwaitSync();
+  Status ExitPipeline();
+  ///@}
+
   /// False once the connection is lost; the pool then drops it.
-  bool healthy() const { return PQstatus(conn_) == CONNECTION_OK; }
-  /// Whether the connection is outside any transaction (a failed one left open is rolled back).
-  bool idle() const { return PQtransactionStatus(conn_) == PQTRANS_IDLE; }
+  bool healthy() const { return !ended_ && PQstatus(conn_) == CONNECTION_OK; }
+  /// Whether the connection is outside any transaction and pipeline (a failed transaction left
+  /// open is rolled back).
+  bool idle() const {
+    return PQtransactionStatus(conn_) == PQTRANS_IDLE && PQpipelineStatus(conn_) == PQ_PIPELINE_OFF;
+  }
 
  private:
   PgConn(PGconn* conn, std::string url) : conn_(conn), url_(std::move(url)) {}
@@ -119,10 +154,11 @@ class PgConn {
   // Takes ownership of `res`: the result, or the error it carries.
   Result<PgResult> Finish(PGresult* res, const char* sql) const;
   // The name of `sql` prepared on this connection, preparing it on first use.
-  Result<const std::string*> Prepare(const char* sql, int params);
+  Result<const std::string*> PreparedName(const char* sql, int params);
 
   PGconn* conn_;
-  std::string url_;  // for scrubbing messages only
+  std::string url_;     // for scrubbing messages only
+  bool ended_ = false;  // the server spoke while the connection was idle: it is ending it
   // Statement text -> its prepared name. Prepared statements belong to the session: they outlive
   // a rolled-back transaction and go with the connection.
   std::unordered_map<std::string, std::string> prepared_;

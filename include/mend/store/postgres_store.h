@@ -33,6 +33,11 @@ struct PostgresStoreOptions {
   Duration connect_timeout = std::chrono::seconds(5);
   /// At most this many connections, opened on demand; at least 1. Operations beyond it wait.
   int pool_size = 4;
+  /// Group commit: saves that arrive while another batch commits are committed together, in one
+  /// transaction sent in one round trip on one connection (one WAL flush); at most this many per
+  /// transaction (at least 1). Each save still has its own outcome, and returns only after the
+  /// COMMIT containing it succeeded (docs/store_schema.md, "PostgreSQL").
+  size_t max_write_batch = 256;
   /// This process's identity on this host. A lease whose holder has the same host and boot id as
   /// `local` but whose pid is not alive is free at once. Leave boot_id empty to never decide that.
   LeaseHolder local;
@@ -51,9 +56,10 @@ struct PostgresStoreOptions {
 /// kInternal for any other database failure.
 ///
 /// The store is thread-safe (a pool of `pool_size` connections, each used by one operation at a
-/// time) and safe to share with other processes and hosts using the same database: every write is
-/// one transaction that locks the run's row, and is retried a few times on a serialization failure
-/// or deadlock. Destroying the store closes its connections.
+/// time) and safe to share with other processes and hosts using the same database: every write
+/// checks the lease on the run's locked row in the transaction that writes, and is retried a few
+/// times on a serialization failure or deadlock. Concurrent saves share transactions (group
+/// commit, `max_write_batch`). Destroying the store closes its connections.
 Result<std::unique_ptr<CheckpointStore>> OpenPostgresStore(const PostgresStoreOptions& options,
                                                            Clock& clock);
 
