@@ -2,6 +2,11 @@
 // data in the same run, and memory use. Prints one JSON object (bench/run_memory_bench formats it).
 //
 // usage: mend_memory_bench DATA_DIR [FACTS] [QUERIES] [ADDS]
+//
+// With MEND_BENCH_EMBED_DIMENSION=N (N > 0), the import is followed by what `mend memory import`
+// does next: every part of the imported facts embedded (EmbedMissing, its default batches and
+// concurrency) by an embedder that answers at once with vectors of N floats, so the figure is the
+// store's; "import_embed_seconds" is that step's time.
 
 #include <libpq-fe.h>
 #include <malloc.h>
@@ -16,10 +21,13 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "memory/pg_fact_store.h"
 #include "mend/base/clock.h"
+#include "mend/llm/embedder.h"
+#include "mend/memory/backfill.h"
 #include "mend/memory/fact_store.h"
 #include "mend/memory/lexical.h"
 #include "mend/memory/postgres_fact_store.h"
@@ -74,6 +82,26 @@ class Corpus {
  private:
   std::mt19937 rng_;
   std::vector<std::string> words_;
+};
+
+// Vectors at once: what is measured is storing them, not computing them.
+class InstantEmbedder final : public llm::Embedder {
+ public:
+  explicit InstantEmbedder(int dimension) : dimension_(dimension) {}
+  Result<std::vector<std::vector<float>>> Embed(const std::vector<std::string>& texts) override {
+    std::vector<std::vector<float>> out;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      std::vector<float> v(static_cast<size_t>(dimension_));
+      for (size_t d = 0; d < v.size(); ++d) v[d] = static_cast<float>((i + d) % 17) / 17.0f;
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
+  int dimension() const override { return dimension_; }
+  std::string model_id() const override { return "bench-instant"; }
+
+ private:
+  int dimension_;
 };
 
 long RssKiB() {
@@ -217,6 +245,20 @@ int Main(int argc, char** argv) {
                  imported->unusable[0].reason.c_str());
     return 1;
   }
+  double embed_s = 0;
+  const char* dimension = std::getenv("MEND_BENCH_EMBED_DIMENSION");
+  if (dimension != nullptr && std::atoi(dimension) > 0) {
+    std::vector<std::string> ids;
+    for (const Fact& f : facts) ids.push_back(f.id);
+    InstantEmbedder embedder(std::atoi(dimension));
+    auto e0 = std::chrono::steady_clock::now();
+    EmbedReport report = EmbedMissing(*store, embedder, clock, &ids, EmbedOptions{});
+    embed_s = Seconds(std::chrono::steady_clock::now() - e0).count();
+    if (!report.error.ok()) {
+      std::fprintf(stderr, "embed: %s\n", report.error.ToString().c_str());
+      return 1;
+    }
+  }
   facts.clear();
   facts.shrink_to_fit();
 
@@ -325,7 +367,7 @@ int Main(int argc, char** argv) {
 
   std::printf(
       "{\"store\": \"%s\", \"facts\": %d, \"queries\": %d, \"import_seconds\": %.3f, "
-      "\"import_facts_per_s\": %.0f, "
+      "\"import_facts_per_s\": %.0f, \"import_embed_seconds\": %.3f, "
       "\"add_p50_ms\": %.3f, \"add_p99_ms\": %.3f, \"first_retrieval_s\": %.3f, "
       "\"retrieve_p50_ms\": %.3f, \"retrieve_p99_ms\": %.3f, \"raw_fts_p50_ms\": %.3f, "
       "\"raw_fts_p99_ms\": %.3f, \"rss_start_kib\": %ld, \"rss_before_index_kib\": %ld, "
@@ -333,7 +375,7 @@ int Main(int argc, char** argv) {
       "\"unbounded_p50_ms\": %.3f, \"unbounded_p99_ms\": %.3f, \"top10_overlap\": %.3f, "
       "\"counts_p50_ms\": %.3f, \"fts_p50_ms\": %.3f, \"fts_p99_ms\": %.3f, "
       "\"tags_p50_ms\": %.3f, \"tags_p99_ms\": %.3f}\n",
-      pg ? "postgres" : "sqlite", n_facts, n_queries, import_s, n_facts / import_s,
+      pg ? "postgres" : "sqlite", n_facts, n_queries, import_s, n_facts / import_s, embed_s,
       Percentile(add_ms, 0.5), Percentile(add_ms, 0.99), first_s, Percentile(mend_ms, 0.5),
       Percentile(mend_ms, 0.99), Percentile(raw_ms, 0.5), Percentile(raw_ms, 0.99), rss_start,
       rss_before_index, rss_after_index, rss_after_queries, Percentile(unbounded_ms, 0.5),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bitset>
 #include <string>
 #include <unordered_set>
 
@@ -51,9 +52,33 @@ const std::unordered_set<std::string_view>& StopWordSet() {
   return *set;
 }
 
+// A bit per stop word, at a hash of its length and its first and last bytes: most words are ruled
+// out with one look at a 512-byte table, before the set hashes all of them (retrieval asks for
+// every token of every candidate).
+constexpr size_t kMaxStopWordBytes = 10;
+constexpr size_t kShapeBits = 4096;
+
+size_t ShapeOf(std::string_view term) {
+  return (term.size() * 131 + static_cast<unsigned char>(term.front())) * 131 +
+         static_cast<unsigned char>(term.back());
+}
+
+const std::bitset<kShapeBits>& StopWordShapes() {
+  static const auto* const shapes = [] {
+    auto* bits = new std::bitset<kShapeBits>();
+    for (std::string_view w : kStopWords) bits->set(ShapeOf(w) % kShapeBits);
+    return bits;
+  }();
+  return *shapes;
+}
+
 }  // namespace
 
-bool IsStopWord(std::string_view term) { return StopWordSet().count(term) > 0; }
+bool IsStopWord(std::string_view term) {
+  if (term.empty() || term.size() > kMaxStopWordBytes) return false;
+  if (!StopWordShapes().test(ShapeOf(term) % kShapeBits)) return false;
+  return StopWordSet().count(term) > 0;
+}
 
 std::vector<std::string> QueryTerms(std::string_view text, size_t max_terms) {
   std::vector<std::string> terms;

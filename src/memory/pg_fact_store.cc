@@ -1,4 +1,5 @@
-// PgFactStore: opening, the schema and every write (pg_fact_search.cc holds the reads).
+// PgFactStore: opening, the schema and every write but imports (pg_fact_import.cc); the reads are
+// in pg_fact_search.cc.
 
 #include "memory/pg_fact_store.h"
 
@@ -83,13 +84,13 @@ Result<int64_t> ParseVersion(const std::string& text) {
 
 std::string Millis(Time t) { return std::to_string(ToMillis(t)); }
 
-std::string DoubleText(double v) {
+}  // namespace
+
+std::string PgDoubleText(double v) {
   char buf[32];
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
   return ec == std::errc() ? std::string(buf, end) : "1";
 }
-
-}  // namespace
 
 std::string PgSearchText(std::string_view content, std::string_view tags,
                          std::string_view provenance) {
@@ -203,7 +204,7 @@ Status PgFactStore::Init() {
   // known.
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<PgConn> conn,
                         PgConn::Connect(options_.url, options_.connect_timeout));
-  return db::PgTransactOn(*conn, [&](PgConn& c) -> Status {
+  MEND_RETURN_IF_ERROR(db::PgTransactOn(*conn, [&](PgConn& c) -> Status {
     MEND_RETURN_IF_ERROR(c.Run(kPgLockSchema));
     MEND_RETURN_IF_ERROR(PrepareExtension(c));
     if (!options_.schema.empty()) {
@@ -212,7 +213,10 @@ Status PgFactStore::Init() {
     }
     MEND_RETURN_IF_ERROR(SetUpConnection(c));
     return CreateOrCheckSchema(c);
-  });
+  }));
+  // Searches are only slower while it is left on, so the store opens whether or not this works.
+  db::PgTransactOn(*conn, [&](PgConn& c) { return RestoreSearchIndex(c); }).IgnoreError();
+  return OkStatus();
 }
 
 Status PgFactStore::CreateOrCheckSchema(PgConn& conn) {
@@ -346,7 +350,7 @@ Result<bool> PgFactStore::Insert(PgConn& conn, const Fact& f, TermDeltas& deltas
       conn.Exec(kInsert,
                 {PgParam::Text(f.id), PgParam::Text(f.content), PgParam::Text(f.category),
                  PgParam::Text(tags), PgParam::Text(f.workspace), PgParam::Text(f.source),
-                 PgParam::Text(DoubleText(f.confidence)), PgParam::Text(Millis(f.created_at)),
+                 PgParam::Text(PgDoubleText(f.confidence)), PgParam::Text(Millis(f.created_at)),
                  PgParam::Text(Millis(f.last_accessed)), PgParam::Int(f.access_count),
                  PgParam::Int(f.helped), PgParam::Int(f.hurt),
                  f.superseded_by.empty() ? PgParam::Null() : PgParam::Text(f.superseded_by),
@@ -489,24 +493,6 @@ Status PgFactStore::Supersede(const std::string& old_id, const std::string& new_
     MEND_RETURN_IF_ERROR(Bump(conn, "memory.vector_generation"));
     return Bump(conn, "memory.generation");
   });
-}
-
-Result<FactStore::ImportCounts> PgFactStore::Import(const std::vector<Fact>& facts) {
-  ImportCounts counts;
-  ImportSelection selection = SelectImported(facts);
-  counts.unusable = std::move(selection.unusable);
-  MEND_RETURN_IF_ERROR(WriteTx([&](PgConn& conn) -> Status {
-    counts.imported = counts.skipped = 0;
-    TermDeltas deltas;
-    for (const Fact* in : selection.usable) {
-      MEND_ASSIGN_OR_RETURN(bool inserted, Insert(conn, PrepareImported(*in), deltas));
-      ++(inserted ? counts.imported : counts.skipped);
-    }
-    if (counts.imported == 0) return OkStatus();
-    MEND_RETURN_IF_ERROR(WriteTermDeltas(conn, deltas));
-    return Bump(conn, "memory.generation");
-  }));
-  return counts;
 }
 
 Status PgFactStore::RecordInjection(const std::string& run_id,

@@ -27,6 +27,9 @@ inline std::string PgOrQuery(const std::vector<std::string>& words) {
   return PgWordQuery(words, '|');
 }
 
+// `v` as the shortest text that reads back as the same double.
+std::string PgDoubleText(double v);
+
 // The columns every fact query selects, in the order PgFactFromRow reads them.
 #define MEND_PG_FACT_COLUMNS                                                        \
   "rowid, id, content, category, tags, workspace, source, confidence, created_at, " \
@@ -101,6 +104,16 @@ class PgFactStore final : public FactStore {
   Status Unindex(PgConn& conn, const Row& row);
   Status IndexTags(PgConn& conn, int64_t rowid, const Fact& fact,
                    const std::vector<std::string>& tags, bool fresh);
+  // Import's parts (pg_fact_import.cc). OpenPendingList turns the search index's pending list on
+  // in a transaction of its own and says whether it did; ClosePendingList turns it off and
+  // flushes it, in `conn`'s transaction. MergeStaged stores the staged `rows` whose ids are not
+  // taken, with their index rows and term statistics, and returns how many it stored; `pending`:
+  // it flushes the list before returning.
+  bool OpenPendingList();
+  Status ClosePendingList(PgConn& conn);
+  Result<int64_t> MergeStaged(PgConn& conn, const std::vector<Fact>& rows, bool pending);
+  // Turns the pending list off when an import left it on (its process ended first).
+  Status RestoreSearchIndex(PgConn& conn);
   Status Bump(PgConn& conn, const char* key);
   Result<int64_t> MetaInt(const char* key);
 

@@ -1,7 +1,10 @@
 // PgFactStore: the vectors of facts, per embedding model, and what they cover.
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "memory/fact_rows.h"
@@ -16,11 +19,19 @@ using db::PgResult;
 using db::PgTextArray;
 
 constexpr char kSnapshot[] = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
-constexpr char kPutVector[] =
-    "INSERT INTO fact_vectors (fact_rowid, part, model, dimension, vector) "
-    "SELECT rowid, $2, $3, $4, $5 FROM facts WHERE id = $1 "
-    "ON CONFLICT (fact_rowid, part, model) DO UPDATE SET "
-    "dimension = excluded.dimension, vector = excluded.vector";
+// A batch of vectors in one statement: their facts' ids, parts and dimensions as arrays, the
+// vectors one after another in one bytea ($4), each found by its start and length there. Returns
+// the ids of the facts that exist (a vector of another fact is not stored). One (id, part) appears
+// once: an upsert may not change a row twice.
+constexpr char kPutVectors[] =
+    "WITH given AS (SELECT f.rowid, f.id, g.part, g.dimension, g.start, g.bytes "
+    "FROM unnest($1::text[], $2::int[], $3::int[], $5::int[], $6::int[]) "
+    "AS g(id, part, dimension, start, bytes) JOIN facts f ON f.id = g.id), "
+    "put AS (INSERT INTO fact_vectors (fact_rowid, part, model, dimension, vector) "
+    "SELECT rowid, part, $7, dimension, substring($4::bytea FROM start FOR bytes) FROM given "
+    "ORDER BY rowid, part ON CONFLICT (fact_rowid, part, model) DO UPDATE SET "
+    "dimension = excluded.dimension, vector = excluded.vector) "
+    "SELECT DISTINCT id FROM given";
 constexpr char kVectors[] =
     "SELECT f.id, v.part, v.vector, f.workspace FROM fact_vectors v JOIN facts f "
     "ON f.rowid = v.fact_rowid "
@@ -64,6 +75,34 @@ Status AppendRow(const PgResult& res, int r, size_t limit, std::vector<Embedding
   return OkStatus();
 }
 
+// kPutVectors' parameters for `vectors`. Of vectors for one part of one fact, the last is stored,
+// as one upsert after another would leave it.
+std::vector<PgParam> VectorBatch(const std::vector<FactVector>& vectors,
+                                 const std::string& model_id) {
+  std::map<std::pair<std::string, int>, size_t> last;  // id and part -> index in `vectors`
+  for (size_t i = 0; i < vectors.size(); ++i) last[{vectors[i].id, vectors[i].part}] = i;
+  std::vector<std::string> ids, parts, dimensions, starts, lengths;
+  std::string blob;
+  for (size_t i = 0; i < vectors.size(); ++i) {
+    const FactVector& v = vectors[i];
+    if (last[{v.id, v.part}] != i) continue;
+    const std::string bytes = EncodeVector(v.vector);
+    ids.push_back(v.id);
+    parts.push_back(std::to_string(v.part));
+    dimensions.push_back(std::to_string(v.vector.size()));
+    starts.push_back(std::to_string(blob.size() + 1));  // substring counts from 1
+    lengths.push_back(std::to_string(bytes.size()));
+    blob += bytes;
+  }
+  return {PgParam::Text(PgTextArray(ids)),
+          PgParam::Text(PgTextArray(parts)),
+          PgParam::Text(PgTextArray(dimensions)),
+          PgParam::Bytes(blob),
+          PgParam::Text(PgTextArray(starts)),
+          PgParam::Text(PgTextArray(lengths)),
+          PgParam::Text(model_id)};
+}
+
 }  // namespace
 
 Result<int64_t> PgFactStore::PutEmbeddings(const std::vector<FactVector>& vectors,
@@ -71,18 +110,14 @@ Result<int64_t> PgFactStore::PutEmbeddings(const std::vector<FactVector>& vector
   MEND_RETURN_IF_ERROR(CheckVectors(vectors));
   int64_t stored = 0;
   if (vectors.empty()) return stored;
+  const std::vector<PgParam> params = VectorBatch(vectors, model_id);
   MEND_RETURN_IF_ERROR(db::PgTransact(pool_, "BEGIN", [&](PgConn& conn) -> Status {
     stored = 0;
-    for (const FactVector& v : vectors) {
-      MEND_ASSIGN_OR_RETURN(
-          PgResult put,
-          conn.Exec(kPutVector,
-                    {PgParam::Text(v.id), PgParam::Int(v.part), PgParam::Text(model_id),
-                     PgParam::Int(static_cast<int64_t>(v.vector.size())),
-                     PgParam::Bytes(EncodeVector(v.vector))},
-                    PgConn::Plan::kPrepared));
-      stored += put.affected() > 0 ? 1 : 0;
-    }
+    MEND_ASSIGN_OR_RETURN(PgResult found, conn.Exec(kPutVectors, params, PgConn::Plan::kPrepared));
+    // Every vector of a fact that exists counts as stored, a repeated one too.
+    std::unordered_set<std::string> existing;
+    for (int r = 0; r < found.rows(); ++r) existing.insert(found.Text(r, 0));
+    for (const FactVector& v : vectors) stored += existing.contains(v.id) ? 1 : 0;
     if (stored == 0) return OkStatus();
     return Bump(conn, "memory.vector_generation");
   }));

@@ -1,14 +1,17 @@
 #include "mend/memory/retriever.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "memory/fusion.h"
 #include "memory/memory_section.h"
-#include "memory/trigram_set.h"
 #include "memory/vector_index.h"
 #include "mend/base/utf8.h"
 #include "mend/memory/lexical.h"
@@ -24,6 +27,66 @@ constexpr size_t kHydeMaxBytes = 2000;
 // The trigram index reads the head of each text: the situation line of a lesson, the start of a
 // task. It bounds the index to a few hundred postings per text.
 constexpr size_t kTrigramTextBytes = 600;
+
+// The content trigram sets of the facts the diversification compares (internal::TrigramSet's),
+// as bitsets over the trigrams they hold between them: a Jaccard is then a few dozen word
+// operations rather than a merge of two sorted sets, and the sets need no sorting (a trigram is
+// numbered through an open-addressing table).
+class TrigramSets {
+ public:
+  explicit TrigramSets(const std::vector<ScoredFact>& facts) : sizes_(facts.size()) {
+    std::vector<std::vector<uint32_t>> grams(facts.size());
+    size_t total = 0;
+    for (size_t i = 0; i < facts.size(); ++i) {
+      const std::string norm =
+          " " + ToLowerAscii(CollapseWhitespace(Trim(facts[i].fact.content))) + " ";
+      for (size_t k = 0; k + 3 <= norm.size(); ++k) {
+        grams[i].push_back(Byte(norm[k]) << 16 | Byte(norm[k + 1]) << 8 | Byte(norm[k + 2]));
+      }
+      total += grams[i].size();
+    }
+    size_t slots = 64;
+    while (slots < 2 * total) slots *= 2;
+    std::vector<uint32_t> keys(slots, kEmpty);  // no packed trigram has its top byte set
+    std::vector<uint32_t> numbers(slots);
+    uint32_t next = 0;
+    for (std::vector<uint32_t>& g : grams) {
+      for (uint32_t& gram : g) {
+        size_t slot = (gram * 2654435761u >> 8) & (slots - 1);
+        while (keys[slot] != kEmpty && keys[slot] != gram) slot = (slot + 1) & (slots - 1);
+        if (keys[slot] == kEmpty) {
+          keys[slot] = gram;
+          numbers[slot] = next++;
+        }
+        gram = numbers[slot];
+      }
+    }
+    words_ = (next + 63) / 64;
+    bits_.assign(facts.size() * words_, 0);
+    for (size_t i = 0; i < facts.size(); ++i) {
+      uint64_t* set = &bits_[i * words_];
+      for (uint32_t n : grams[i]) set[n / 64] |= uint64_t{1} << (n % 64);
+      for (size_t w = 0; w < words_; ++w) sizes_[i] += std::popcount(set[w]);
+    }
+  }
+  // internal::JaccardOfSets of facts a's and b's sets.
+  double Jaccard(size_t a, size_t b) const {
+    if (sizes_[a] == 0 && sizes_[b] == 0) return 1.0;
+    size_t common = 0;
+    for (size_t w = 0; w < words_; ++w) {
+      common += std::popcount(bits_[a * words_ + w] & bits_[b * words_ + w]);
+    }
+    return static_cast<double>(common) / static_cast<double>(sizes_[a] + sizes_[b] - common);
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  static uint32_t Byte(char c) { return static_cast<unsigned char>(c); }
+
+  size_t words_ = 0;            // bitset words per fact
+  std::vector<uint64_t> bits_;  // fact i's set: [i * words_, (i + 1) * words_)
+  std::vector<size_t> sizes_;   // trigrams in each set
+};
 
 }  // namespace
 
@@ -114,27 +177,38 @@ Result<RankedList> Retriever::Impl::HintRanking(const std::vector<std::string>& 
   // tag is (log N / df), so "python" counts less than "asyncio".
   MEND_ASSIGN_OR_RETURN(std::vector<TagMatch> matches,
                         store_->MatchTags(terms, workspace, options_.max_postings));
-  std::unordered_map<int64_t, std::pair<double, const std::string*>> score;  // by rowid
+  struct Vote {
+    int64_t rowid = 0;
+    double weight = 0;
+    const std::string* id = nullptr;
+  };
+  std::vector<Vote> votes;
   const double n = static_cast<double>(documents) + 1;
   for (const TagMatch& m : matches) {
     if (m.facts <= 0 || m.ids.empty()) continue;
     const double weight = std::log(n / static_cast<double>(m.facts));
     if (weight <= 0) continue;
-    for (size_t i = 0; i < m.ids.size(); ++i) {
-      auto& entry = score[m.rowids[i]];
-      entry.first += weight;
-      entry.second = &m.ids[i];
+    for (size_t i = 0; i < m.ids.size(); ++i) votes.push_back({m.rowids[i], weight, &m.ids[i]});
+  }
+  // A fact's votes side by side, in the order of the keys, so its score sums as the keys come.
+  std::stable_sort(votes.begin(), votes.end(),
+                   [](const Vote& a, const Vote& b) { return a.rowid < b.rowid; });
+  std::vector<Vote> scored;
+  for (const Vote& v : votes) {
+    if (!scored.empty() && scored.back().rowid == v.rowid) {
+      scored.back().weight += v.weight;
+    } else {
+      scored.push_back(v);
     }
   }
   // Best first; among equals, the fact added first.
-  std::vector<std::pair<double, int64_t>> order;
-  order.reserve(score.size());
-  for (const auto& [rowid, s] : score) order.push_back({-s.first, rowid});
-  std::sort(order.begin(), order.end());
+  const size_t kept = std::min(scored.size(), options_.candidates);
+  std::partial_sort(scored.begin(), scored.begin() + static_cast<ptrdiff_t>(kept), scored.end(),
+                    [](const Vote& a, const Vote& b) {
+                      return a.weight != b.weight ? a.weight > b.weight : a.rowid < b.rowid;
+                    });
   RankedList hint{{}, options_.hint_weight};
-  for (size_t i = 0; i < order.size() && i < options_.candidates; ++i) {
-    hint.ids.push_back(*score[order[i].second].second);
-  }
+  for (size_t i = 0; i < kept; ++i) hint.ids.push_back(*scored[i].id);
   return hint;
 }
 
@@ -142,9 +216,9 @@ RankedList Retriever::Impl::Bm25Ranking(const std::vector<std::string>& terms,
                                         const TermStatistics& stats,
                                         const std::vector<LexicalHit>& hits,
                                         Signals& signals) const {
-  // FTS5 finds the candidates; mend orders them by the BM25 FTS5 computes, recomputed from
-  // mend's own statistics (LexicalMatch::fts_bm25) so that the words most facts share never
-  // weigh nothing. FTS5's order breaks ties.
+  // The store finds the candidates; mend orders them by the BM25 FTS5 computes, recomputed from
+  // mend's own statistics over every word of the query (LexicalMatch::fts_bm25) so that the words
+  // most facts share never weigh nothing. The store's order breaks ties.
   const std::vector<TermStatistics::QueryTerm> query = stats.Query(terms);
   signals.rare_idf = stats.RareIdf();
   std::vector<std::pair<double, size_t>> order;
@@ -231,8 +305,8 @@ Result<Retriever::Impl::Signals> Retriever::Impl::Collect(const std::string& tex
                         store_->CountTerms(TermStatistics::QueryStems(terms)));
   const size_t documents = counts.documents;
   std::unique_ptr<TermStatistics> stats = TermStatistics::FromCounts(std::move(counts));
-  // Twice the candidates: FTS5's own order undervalues words most facts share, so the best by
-  // mend's scoring may lie a little further down it.
+  // Twice the candidates: the store ranks by the words it searched, so with the postings budget
+  // the best by every word of the query may lie a little further down its list.
   const std::vector<std::string> searched = SearchedWords(terms, *stats, options_.max_postings);
   MEND_ASSIGN_OR_RETURN(std::vector<LexicalHit> hits,
                         store_->SearchLexical(searched, 2 * options_.candidates, workspace));
@@ -306,12 +380,9 @@ std::vector<ScoredFact> Retriever::Impl::Diversify(std::vector<ScoredFact> ranke
   double top = ranked.front().score > 0 ? ranked.front().score : 1;
   std::vector<double> relevance;
   for (const ScoredFact& s : ranked) relevance.push_back(s.score / top);
-  std::vector<std::vector<uint32_t>> grams;
-  grams.reserve(ranked.size());
-  for (const ScoredFact& s : ranked) grams.push_back(internal::TrigramSet(s.fact.content));
-  std::vector<size_t> order = SelectDiverse(
-      relevance, n, options_.mmr_lambda,
-      [&](size_t i, size_t j) { return internal::JaccardOfSets(grams[i], grams[j]); });
+  const TrigramSets sets(ranked);
+  std::vector<size_t> order = SelectDiverse(relevance, n, options_.mmr_lambda,
+                                            [&](size_t i, size_t j) { return sets.Jaccard(i, j); });
   std::vector<ScoredFact> out;
   for (size_t i : order) out.push_back(ranked[i]);
   return out;

@@ -50,6 +50,10 @@ constexpr char kBumpGeneration[] =
 constexpr char kBumpVectorGeneration[] =
     "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memory.vector_generation'";
 
+constexpr char kCreateInstances[] =
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.facts_fts_instances "
+    "USING fts5vocab(main, facts_fts, instance)";
+
 constexpr size_t kNearGroup = 4;
 
 Result<int64_t> ParseVersion(const std::string& text) {
@@ -94,7 +98,11 @@ Status SqliteFactStore::Init() {
   std::lock_guard<std::mutex> lock(mu_);
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA journal_mode = WAL"));
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA synchronous = FULL"));
-  return db_->InTransaction(SqliteConn::TxKind::kWrite, [&]() -> Status {
+  // A retrieval reads a few hundred scattered pages: the lengths FTS5 keeps for bm25(), the
+  // posting lists, tag keys and the ids' index, which later queries read again, and rows, which
+  // they mostly do not. With SQLite's default 2 MiB the rows pushed the rest out between queries.
+  MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA cache_size = -8192"));
+  MEND_RETURN_IF_ERROR(db_->InTransaction(SqliteConn::TxKind::kWrite, [&]() -> Status {
     MEND_RETURN_IF_ERROR(db_->Exec(kCreateMeta));
     MEND_ASSIGN_OR_RETURN(SqliteStmt select, db_->Prepare(kSelectVersion));
     MEND_ASSIGN_OR_RETURN(bool found, select.Step());
@@ -119,7 +127,10 @@ Status SqliteFactStore::Init() {
     MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV3));
     MEND_ASSIGN_OR_RETURN(SqliteStmt insert, db_->Prepare(kInsertVersion));
     return insert.BindText(1, std::to_string(kMemorySchemaVersion)).Run();
-  });
+  }));
+  // The search reads its words' occurrences through this (sqlite_fact_search.cc). A table of
+  // this connection's temporary schema: nothing is written to the file.
+  return db_->Exec(kCreateInstances);
 }
 
 Status SqliteFactStore::WriteTx(const std::function<Status()>& body) {
@@ -266,6 +277,21 @@ Result<Fact> SqliteFactStore::Get(const std::string& id) {
   MEND_ASSIGN_OR_RETURN(std::optional<Row> row, FindLocked(id));
   if (!row) return NotFoundError("no fact " + id);
   return std::move(row->fact);
+}
+
+Result<std::vector<Fact>> SqliteFactStore::GetMany(const std::vector<std::string>& ids) {
+  std::vector<Fact> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  // One read transaction for all of them (the retriever reads its ranking's facts at once).
+  MEND_RETURN_IF_ERROR(db_->InTransaction(SqliteConn::TxKind::kRead, [&]() -> Status {
+    out.clear();
+    for (const std::string& id : ids) {
+      MEND_ASSIGN_OR_RETURN(std::optional<Row> row, FindLocked(id));
+      if (row) out.push_back(std::move(row->fact));
+    }
+    return OkStatus();
+  }));
+  return out;
 }
 
 Result<std::vector<Fact>> SqliteFactStore::List(const ListOptions& options) {

@@ -20,6 +20,7 @@ class SqliteFactStore final : public FactStore {
 
   Result<AddResult> Add(const NewFact& fact) override;
   Result<Fact> Get(const std::string& id) override;
+  Result<std::vector<Fact>> GetMany(const std::vector<std::string>& ids) override;
   Result<std::vector<Fact>> List(const ListOptions& options) override;
   Status Remove(const std::string& id) override;
   Status Supersede(const std::string& old_id, const std::string& new_id) override;

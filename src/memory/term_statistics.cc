@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numbers>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -18,6 +20,37 @@ constexpr double kK1 = 1.2;
 constexpr double kB = 0.75;
 
 using internal::TokenKind;
+
+// Which tokens may have one of a query's stems. PorterStem keeps a token's first byte, and its
+// first two when the stem is three bytes or longer (its rules change only what follows a stem of
+// measure > 0, which has two letters or more;
+// TermStatisticsTest.PorterStemKeepsAStemsFirstTwoBytes), so only tokens starting like a query stem
+// need stemming: about one in ten.
+class StemPrefixes {
+ public:
+  explicit StemPrefixes(const std::vector<TermStatistics::QueryTerm>& query) {
+    for (const TermStatistics::QueryTerm& q : query) {
+      if (q.term.empty()) continue;
+      const auto first = static_cast<unsigned char>(q.term[0]);
+      if (q.term.size() < 3) {
+        first_[first] = true;
+      } else {
+        pairs_.push_back(static_cast<uint16_t>(first << 8 | static_cast<unsigned char>(q.term[1])));
+      }
+    }
+  }
+  bool MayMatch(std::string_view token) const {
+    const auto first = static_cast<unsigned char>(token[0]);
+    if (first_[first]) return true;
+    if (token.size() < 3) return false;
+    const auto pair = static_cast<uint16_t>(first << 8 | static_cast<unsigned char>(token[1]));
+    return std::find(pairs_.begin(), pairs_.end(), pair) != pairs_.end();
+  }
+
+ private:
+  bool first_[256] = {};
+  std::vector<uint16_t> pairs_;
+};
 
 double Saturation(double tf, double length, double average) {
   const double norm = kK1 * (1 - kB + kB * length / (average > 0 ? average : 1));
@@ -231,11 +264,7 @@ LexicalMatch TermStatistics::Match(const std::vector<QueryTerm>& query,
                                    std::string_view text) const {
   LexicalMatch match;
   if (query.empty()) return match;
-  // A stem keeps its token's first byte, so only tokens starting like a query term are stemmed.
-  bool first_bytes[256] = {};
-  for (const QueryTerm& q : query) {
-    if (!q.term.empty()) first_bytes[static_cast<unsigned char>(q.term[0])] = true;
-  }
+  const StemPrefixes prefixes(query);
   std::vector<uint32_t> word_tf(query.size(), 0);
   std::vector<uint32_t> token_tf(query.size(), 0);
   size_t words = 0;
@@ -245,7 +274,7 @@ LexicalMatch TermStatistics::Match(const std::vector<QueryTerm>& query,
     ++tokens;
     const bool word = kind == TokenKind::kWord;
     words += word;
-    if (!first_bytes[static_cast<unsigned char>(token[0])]) return;
+    if (!prefixes.MayMatch(token)) return;
     const std::string stem = PorterStem(token);
     for (size_t i = 0; i < query.size(); ++i) {
       if (query[i].term != stem) continue;

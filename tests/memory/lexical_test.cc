@@ -62,6 +62,17 @@ TEST(IsStopWordTest, KnowsCommonWordsContractionsAndTaskWords) {
   }
 }
 
+TEST(IsStopWordTest, KnowsTheLongestAndShortestAndNotTheirLookalikes) {
+  for (const char* word :
+       {"a", "i", "o", "yourselves", "themselves", "shouldn't", "shouldn", "i'd", "etc"}) {
+    EXPECT_TRUE(IsStopWord(word)) << word;
+  }
+  for (const char* word :
+       {"yourselvez", "themselvess", "b", "etcd", "oo", "aa", "youryourselves", "tthe"}) {
+    EXPECT_FALSE(IsStopWord(word)) << word;
+  }
+}
+
 TEST(BuildFtsQueryTest, OrsQuotedTerms) {
   EXPECT_EQ(BuildFtsQuery({"alpha", "beta", "gamma"}), R"("alpha" OR "beta" OR "gamma")");
   EXPECT_EQ(BuildFtsQuery({"alpha"}), R"("alpha")");

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "memory/fusion.h"
 #include "mend/base/manual_clock.h"
 #include "mend/llm/scripted_provider.h"
 #include "mend/memory/backfill.h"
@@ -423,6 +424,48 @@ TEST_F(RetrieverTest, SearchReturnsTheRankingRetrieveUses) {
   EXPECT_NE(fused_ids, ranked);
   EXPECT_LT(std::find(ranked.begin(), ranked.end(), other) - ranked.begin(),
             std::find(fused_ids.begin(), fused_ids.end(), other) - fused_ids.begin());
+}
+
+// Diversification is maximal marginal relevance over the trigram Jaccard of the facts' contents
+// (TrigramJaccard), whatever their case, spacing or script.
+TEST_F(RetrieverTest, DiversificationIsMmrOverTheContentsTrigramJaccard) {
+  std::vector<Fact> family;
+  for (const char* content :
+       {"Run the database migrations before deploying the payments service",
+        "RUN the  database\u00a0migrations before deploying the billing service",
+        "Run the database migrations before deploying the ledger service \u2014 in production",
+        "Führe die Datenbank-Migrationen vor dem Deployment des Payments-Service aus",
+        "Deploying the payments service needs the database migrations run first\t(always)"}) {
+    Fact f;
+    f.content = content;
+    f.id = FactIdFor(f.content);
+    f.category = "lesson";
+    f.created_at = f.last_accessed = clock_.Now();
+    family.push_back(std::move(f));
+  }
+  MEND_ASSERT_OK(store_->Import(family).status());
+  const std::string task = "deploy the payments service after the database migrations";
+  RetrieverOptions plain;
+  plain.mmr_lambda = 1;
+  Retriever undiversified(store_.get(), &clock_, plain);
+  auto head = undiversified.Search(task, 30);
+  ASSERT_THAT(head.status(), IsOk());
+  ASSERT_GE(head->size(), 6u);
+  std::vector<double> relevance;
+  for (const ScoredFact& s : *head) relevance.push_back(s.score / head->front().score);
+  const RetrieverOptions defaults;
+  const std::vector<size_t> order =
+      SelectDiverse(relevance, 10, defaults.mmr_lambda, [&](size_t i, size_t j) {
+        return TrigramJaccard((*head)[i].fact.content, (*head)[j].fact.content);
+      });
+  std::vector<std::string> expected;
+  for (size_t i : order) expected.push_back((*head)[i].fact.id);
+  Retriever retriever(store_.get(), &clock_, defaults);
+  auto ranked = retriever.Search(task, 10);
+  ASSERT_THAT(ranked.status(), IsOk());
+  EXPECT_EQ(Ids(*ranked), expected);
+  const size_t n = std::min<size_t>(10, head->size());
+  EXPECT_NE(Ids(*ranked), Ids(std::vector<ScoredFact>(head->begin(), head->begin() + n)));
 }
 
 // The postings budget: FTS5 is asked for the rarest words first, so a budget too small for the

@@ -1,7 +1,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +70,70 @@ std::unique_ptr<TermStatistics> Build(const std::vector<std::string>& texts) {
   std::vector<std::vector<std::string_view>> docs;
   for (const std::string& t : texts) docs.push_back({t});
   return TermStatistics::Build(docs);
+}
+
+// What TermStatistics::Match relies on to stem only the tokens that may have a query's stem: a
+// stem is never longer than its token, keeps its first byte, and its first two when it has three
+// or more. Every token of up to three letters and digits, and words made of stems and the
+// suffixes Porter's rules take off, one or two of them.
+TEST(PorterStemTest, KeepsAStemsFirstTwoBytes) {
+  std::vector<std::string> tokens;
+  const std::string letters = "abcdefghijklmnopqrstuvwxyz0";
+  for (char a : letters) {
+    tokens.push_back({a});
+    for (char b : letters) {
+      tokens.push_back({a, b});
+      for (char c : letters) tokens.push_back({a, b, c});
+    }
+  }
+  const char* stems[] = {"",    "a",   "y",    "ay",   "by",  "o",    "ab", "at",
+                         "bl",  "iz",  "ho",   "hop",  "ra",  "rel",  "tr", "gener",
+                         "cry", "fly", "agre", "prob", "val", "happ", "ie", "oe"};
+  const char* suffixes[] = {
+      "",      "ational", "tional",  "enci",  "anci",  "izer",  "bli",     "alli",    "entli",
+      "eli",   "ousli",   "ization", "ation", "ator",  "alism", "iveness", "fulness", "ousness",
+      "aliti", "iviti",   "biliti",  "logi",  "icate", "ative", "alize",   "iciti",   "ical",
+      "ful",   "ness",    "al",      "ance",  "ence",  "er",    "ic",      "able",    "ible",
+      "ant",   "ement",   "ment",    "ent",   "ion",   "ou",    "ism",     "ate",     "iti",
+      "ous",   "ive",     "ize",     "sses",  "ies",   "ss",    "s",       "eed",     "ed",
+      "ing",   "y",       "e",       "ll",    "ly",    "bly",   "ied",     "ying",    "eing"};
+  for (const char* stem : stems) {
+    for (const char* first : suffixes) {
+      for (const char* second : suffixes) tokens.push_back(std::string(stem) + first + second);
+    }
+  }
+  for (const std::string& token : tokens) {
+    if (token.empty()) continue;
+    const std::string stem = PorterStem(token);
+    ASSERT_FALSE(stem.empty()) << token;
+    EXPECT_LE(stem.size(), token.size()) << token << " -> " << stem;
+    EXPECT_EQ(stem[0], token[0]) << token << " -> " << stem;
+    if (stem.size() >= 3) {
+      EXPECT_EQ(stem.substr(0, 2), token.substr(0, 2)) << token << " -> " << stem;
+    }
+  }
+}
+
+// Match stems only the tokens that start like a query stem, and finds what stemming every token
+// finds: stems shorter than their tokens' first two bytes allow ("ays" is "ai"), and words that
+// Porter's rules shorten to a query's stem.
+TEST(TermStatisticsTest, MatchFindsWhatStemmingEveryTokenFinds) {
+  const std::string text =
+      "ays ties tie relational conditional happy agreed feed by sky probably hoping hopping";
+  const std::vector<std::string> words = {"ai",        "ti",    "tying", "relate", "conditions",
+                                          "happiness", "agree", "fed",   "bye",    "skies",
+                                          "probable",  "hope",  "hop"};
+  auto stats = TermStatistics::Build({{text}});
+  const auto query = stats->Query(words);
+  size_t expected = 0;
+  std::istringstream tokens_in(text);
+  std::vector<std::string> stems;
+  for (std::string token; tokens_in >> token;) stems.push_back(PorterStem(token));
+  for (const auto& q : query) {
+    expected += std::find(stems.begin(), stems.end(), q.term) != stems.end();
+  }
+  EXPECT_EQ(expected, 9u);  // all but "ty", "fed", "bye" and "ski"
+  EXPECT_EQ(stats->Match(query, text).matched, expected);
 }
 
 TEST(TermStatisticsTest, AWordInEveryDocumentStillWeighsSomething) {

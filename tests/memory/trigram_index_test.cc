@@ -38,6 +38,22 @@ TEST(TrigramIndexTest, IdenticalTextScoresOne) {
   EXPECT_NEAR(hits[0].score, 1.0, 1e-5);
 }
 
+// Texts are read as the fact store's similarity reads them (internal::SortedTrigrams): whitespace
+// of any script collapsed and trimmed, ASCII lower-cased; long texts as short ones.
+TEST(TrigramIndexTest, TextsAreReadAsTheSimilarityReadsThem) {
+  std::string long_text;
+  for (int i = 0; i < 40; ++i) long_text += "Partition " + std::to_string(i) + " lags; ";
+  auto index = TrigramIndex::Build({{"  Café\u00a0au\tlait \u3000 at NOON "}, {long_text}});
+  auto cafe = index->Search("café au lait at noon", 2);
+  ASSERT_FALSE(cafe.empty());
+  EXPECT_EQ(cafe[0].doc, 0u);
+  EXPECT_NEAR(cafe[0].score, 1.0, 1e-5);
+  auto lags = index->Search(" " + long_text + "\n", 2);
+  ASSERT_FALSE(lags.empty());
+  EXPECT_EQ(lags[0].doc, 1u);
+  EXPECT_NEAR(lags[0].score, 1.0, 1e-5);
+}
+
 TEST(TrigramIndexTest, DocumentScoresWithItsBestText) {
   auto index = TrigramIndex::Build({
       {"unrelated lesson text", "compile error in parser module"},  // second text matches
