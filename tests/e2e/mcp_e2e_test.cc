@@ -44,7 +44,9 @@ class McpE2eTest : public E2eTest {
     std::ofstream(root_ + "/notes.txt") << "the deploy window is Tuesday\n";
   }
 
-  // An agent folder using the filesystem server on root_, writes needing no approval.
+  // An agent folder using the filesystem server on root_, writes needing no approval. Skips the
+  // test without the server: the caller returns when IsSkipped() (a skip in a helper does not end
+  // the test body).
   void WriteFilesystemAgent() {
     if (std::string(MEND_NODE_EXECUTABLE).empty()) GTEST_SKIP() << "node is not installed";
     if (!std::filesystem::exists(FilesystemServer())) {
@@ -72,6 +74,7 @@ class McpE2eTest : public E2eTest {
 
 TEST_F(McpE2eTest, ListPrintsTheFilesystemServersTools) {
   ASSERT_NO_FATAL_FAILURE(WriteFilesystemAgent());
+  if (IsSkipped()) return;
   const json listed = MendJson({"mcp", "list", dir_->File("agent")});
   ASSERT_TRUE(listed.is_object()) << listed;
   ASSERT_EQ(listed["servers"].size(), 1u);
@@ -94,6 +97,7 @@ TEST_F(McpE2eTest, ListPrintsTheFilesystemServersTools) {
 
 TEST_F(McpE2eTest, ARunReadsAndWritesThroughTheServerWhichRefusesAnEscape) {
   ASSERT_NO_FATAL_FAILURE(WriteFilesystemAgent());
+  if (IsSkipped()) return;
   const json script =
       json::array({{{"tool_calls",
                      {{{"id", "c1"},
@@ -129,6 +133,7 @@ TEST_F(McpE2eTest, ARunReadsAndWritesThroughTheServerWhichRefusesAnEscape) {
 
 TEST_F(McpE2eTest, UnderShadowOnlyTheReadToolsRun) {
   ASSERT_NO_FATAL_FAILURE(WriteFilesystemAgent());
+  if (IsSkipped()) return;
   const json script =
       json::array({{{"tool_calls",
                      {{{"id", "c1"},
