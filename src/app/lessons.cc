@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "app/lessons_internal.h"
+#include "app/runtime_parts.h"
 #include "mend/app/run_model.h"
 #include "mend/app/runtime.h"
 #include "mend/base/home_layout.h"
@@ -45,6 +46,7 @@ Result<std::unique_ptr<lessonq::DurableLessonQueue>> OpenQueue(Runtime& runtime,
     return std::unique_ptr<lessonq::DurableLessonQueue>(std::move(queue));
   }
   MEND_ASSIGN_OR_RETURN(lessonq::PgQueueOptions pg, PostgresQueueOptions(config));
+  pg.connections = internal::PartsOf(runtime).postgres_connections;
   return lessonq::OpenPostgresLessonQueue(runtime.env, std::move(options), std::move(pg),
                                           runtime.metrics.get());
 }

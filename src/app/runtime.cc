@@ -10,6 +10,7 @@
 #include "app/deferred_provider.h"
 #include "app/event_log.h"
 #include "app/lessons_internal.h"
+#include "app/pg_metrics.h"
 #include "app/runtime_metrics_internal.h"
 #include "app/runtime_parts.h"
 #include "app/unavailable_fact_store.h"
@@ -20,6 +21,7 @@
 #include "mend/app/run_model.h"
 #include "mend/base/home_layout.h"
 #include "mend/base/subprocess.h"
+#include "mend/db/pg_conn.h"
 #include "mend/heal/progress_guard.h"
 #include "mend/memory/postgres_fact_store.h"
 #include "mend/obs/otlp.h"
@@ -49,6 +51,7 @@ Result<std::unique_ptr<store::CheckpointStore>> OpenConfiguredStore(const Runtim
   if (store::IsPostgresUrl(url)) {
     store::PostgresStoreOptions options;
     options.url = url;
+    options.connections = internal::PartsOf(runtime).postgres_connections;
     options.local = runtime.holder;
     options.process_alive = store::ProcessAlive;
     return store::OpenPostgresStore(options, *runtime.env.clock);
@@ -70,6 +73,7 @@ Result<std::unique_ptr<memory::FactStore>> OpenConfiguredFacts(const Runtime& ru
   if (store::IsPostgresUrl(url) && !runtime.config.GetBool("memory.local")) {
     memory::PostgresFactStoreOptions options;
     options.url = url;
+    options.connections = internal::PartsOf(runtime).postgres_connections;
     return memory::OpenPostgresFactStore(options, *runtime.env.clock);
   }
   memory::FactStoreOptions options;
@@ -293,6 +297,13 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
   runtime->holder = store::LocalLeaseHolder(options.holder_prefix);
   runtime->metrics = std::make_unique<obs::MetricsRegistry>();
   internal::PartsOf(*runtime).run_metrics = std::make_unique<RuntimeMetrics>(*runtime->metrics);
+  if (store::IsPostgresUrl(config.GetString("store.url"))) {
+    // One budget for the process's connections to the database, whichever module asks.
+    auto budget =
+        std::make_shared<db::PgBudget>(static_cast<int>(config.GetInt("postgres.max_connections")));
+    internal::PartsOf(*runtime).postgres_connections = budget;
+    internal::InstallPostgresMetrics(*runtime->metrics, std::move(budget));
+  }
   std::unique_ptr<store::CheckpointStore> store = std::move(options.store);
   if (store == nullptr) {
     MEND_ASSIGN_OR_RETURN(store, OpenConfiguredStore(*runtime));
@@ -326,6 +337,7 @@ Result<improve::AttemptStore*> Runtime::Attempts() {
   if (store::IsPostgresUrl(url)) {
     improve::PostgresAttemptStoreOptions options;
     options.url = url;
+    options.connections = internal::PartsOf(*this).postgres_connections;
     options.host = obs::LocalHostName();
     options.home = home;
     Result<std::unique_ptr<improve::AttemptStore>> opened =

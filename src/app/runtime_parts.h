@@ -16,6 +16,10 @@
 #include "mend/llm/recording_provider.h"
 #include "mend/obs/metrics.h"
 
+namespace mend::db {
+class PgBudget;
+}  // namespace mend::db
+
 namespace mend::app::internal {
 
 struct RuntimeParts {
@@ -27,6 +31,9 @@ struct RuntimeParts {
   // The collector of `metrics` that reads the run counts from `store`; removed by ~Runtime before
   // the store goes away.
   std::optional<obs::CollectorId> run_counts_collector;
+  // With store.url on PostgreSQL, the connections every module's pool takes from
+  // (postgres.max_connections); else null.
+  std::shared_ptr<db::PgBudget> postgres_connections;
   // Runtime::provider when it is built on demand; else null.
   DeferredProvider* deferred = nullptr;
   // Providers of runs that recorded another provider or base URL than the configured ones

@@ -70,6 +70,9 @@ void AddGeneralKeys(std::vector<ConfigKeySpec>& keys) {
                                "runs store: empty for SQLite in home, or postgres://...");
   store.sensitivity = Sensitivity::kUrl;
   keys.push_back(std::move(store));
+  keys.push_back(Int("postgres.max_connections", 8, 1, 1000, "MEND_POSTGRES_MAX_CONNECTIONS",
+                     "connections one process holds to the store.url database at most, shared "
+                     "by runs, memory, the lesson queue and improve (docs/store_schema.md)"));
 
   ConfigKeySpec level = String("log.level", "MEND_LOG_LEVEL", "", "diagnostic log verbosity");
   level.type = ConfigType::kEnum;

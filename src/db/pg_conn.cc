@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <random>
 #include <utility>
+
+#include "db/pg_activity.h"
 
 namespace mend::db {
 
@@ -120,6 +124,9 @@ struct ParamArrays {
   std::vector<int> formats;
 };
 
+// The server's answer to a prepared statement it does not have.
+constexpr char kStatementMissingState[] = "26000";
+
 Status StatusForState(std::string_view state, const std::string& message) {
   Status s;
   if (state.substr(0, 2) == "08" || state.substr(0, 3) == "57P" || state == "40001" ||
@@ -157,6 +164,10 @@ PgParam PgParam::BytesArray(const std::vector<std::string>& items) {
     out += item;
   }
   return PgParam{std::move(out), true};
+}
+
+bool IsStatementMissing(const Status& s) {
+  return s.detail_code() == SqlStateDetail(kStatementMissingState);
 }
 
 bool IsRetryableConflict(const Status& s) {
@@ -251,9 +262,23 @@ Result<std::unique_ptr<PgConn>> PgConn::Connect(const std::string& url, Duration
   return std::unique_ptr<PgConn>(new PgConn(conn, url));
 }
 
-PgConn::~PgConn() { PQfinish(conn_); }
+PgConn::PgConn(PGconn* conn, std::string url) : conn_(conn), url_(std::move(url)) {
+  // A token of the connection's own for its statements' names (the class comment says why).
+  std::random_device random;
+  const uint64_t token = (uint64_t{random()} << 32) ^ random();
+  char name[32];
+  std::snprintf(name, sizeof name, "mend_%016llx_", static_cast<unsigned long long>(token));
+  statement_prefix_ = name;
+  Activity().connections_open.fetch_add(1, std::memory_order_relaxed);
+}
 
-Status PgConn::ErrorOf(const PGresult* res, std::string_view sql) const {
+PgConn::~PgConn() {
+  PQfinish(conn_);
+  Activity().connections_open.fetch_sub(1, std::memory_order_relaxed);
+}
+
+Status PgConn::ErrorOf(const PGresult* res, std::string_view sql) {
+  Activity().errors.fetch_add(1, std::memory_order_relaxed);
   std::string why = TrimNewline(res != nullptr ? PQresultErrorMessage(res) : "");
   if (why.empty()) why = TrimNewline(PQerrorMessage(conn_));
   const char* state = res != nullptr ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
@@ -263,10 +288,13 @@ Status PgConn::ErrorOf(const PGresult* res, std::string_view sql) const {
     if (!healthy()) return UnavailableError(message + " (in: " + std::string(sql) + ")");
     return InternalError(message);
   }
+  // The session lost its prepared statements (a pooler gave us another, or reset it): they are
+  // all prepared again on next use, under names never used before.
+  if (std::string_view(state) == kStatementMissingState) prepared_.clear();
   return StatusForState(state, message);
 }
 
-Result<PgResult> PgConn::Finish(PGresult* res, const char* sql) const {
+Result<PgResult> PgConn::Finish(PGresult* res, const char* sql) {
   ExecStatusType status = res != nullptr ? PQresultStatus(res) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return PgResult(res);
   Status error = ErrorOf(res, sql);
@@ -277,7 +305,8 @@ Result<PgResult> PgConn::Finish(PGresult* res, const char* sql) const {
 Result<const std::string*> PgConn::PreparedName(const char* sql, int params) {
   auto it = prepared_.find(sql);
   if (it != prepared_.end()) return &it->second;
-  std::string name = "mend_" + std::to_string(prepared_.size());
+  std::string name = statement_prefix_ + std::to_string(statements_named_++);
+  Activity().round_trips.fetch_add(1, std::memory_order_relaxed);
   MEND_RETURN_IF_ERROR(Finish(PQprepare(conn_, name.c_str(), sql, params, nullptr), sql).status());
   return &prepared_.emplace(sql, std::move(name)).first->second;
 }
@@ -286,11 +315,23 @@ Status PgConn::Prepare(const char* sql, int params) { return PreparedName(sql, p
 
 Result<PgResult> PgConn::Exec(const char* sql, const std::vector<PgParam>& params, Plan plan) {
   ParamArrays a(params);
+  Activity().round_trips.fetch_add(1, std::memory_order_relaxed);
   if (plan == Plan::kPrepared) {
-    MEND_ASSIGN_OR_RETURN(const std::string* name, PreparedName(sql, a.size()));
-    return Finish(PQexecPrepared(conn_, name->c_str(), a.size(), a.values.data(), a.lengths.data(),
-                                 a.formats.data(), /*resultFormat=*/0),
-                  sql);
+    for (int attempt = 1;; ++attempt) {
+      MEND_ASSIGN_OR_RETURN(const std::string* name, PreparedName(sql, a.size()));
+      Result<PgResult> out = Finish(PQexecPrepared(conn_, name->c_str(), a.size(), a.values.data(),
+                                                   a.lengths.data(), a.formats.data(),
+                                                   /*resultFormat=*/0),
+                                    sql);
+      // Lost by the server: outside a transaction nothing else was undone, so it is prepared
+      // and run again once. Inside one, the transaction failed; PgTransact runs it again.
+      if (out.ok() || attempt > 1 || !IsStatementMissing(out.status()) ||
+          PQtransactionStatus(conn_) != PQTRANS_IDLE) {
+        return out;
+      }
+      Activity().statements_reprepared.fetch_add(1, std::memory_order_relaxed);
+      Activity().round_trips.fetch_add(1, std::memory_order_relaxed);
+    }
   }
   return Finish(PQexecParams(conn_, sql, a.size(), nullptr, a.values.data(), a.lengths.data(),
                              a.formats.data(), /*resultFormat=*/0),
@@ -298,12 +339,19 @@ Result<PgResult> PgConn::Exec(const char* sql, const std::vector<PgParam>& param
 }
 
 Status PgConn::Run(const char* sql) {
+  Activity().round_trips.fetch_add(1, std::memory_order_relaxed);
   PGresult* res = PQexec(conn_, sql);
   ExecStatusType status = res != nullptr ? PQresultStatus(res) : PGRES_FATAL_ERROR;
   Status out =
       status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK ? OkStatus() : ErrorOf(res, sql);
   if (res != nullptr) PQclear(res);
   return out;
+}
+
+Status PgConn::ResetSession() {
+  MEND_RETURN_IF_ERROR(Run("DISCARD ALL"));
+  prepared_.clear();
+  return OkStatus();
 }
 
 Status PgConn::EnterPipeline() {
@@ -340,6 +388,7 @@ Status PgConn::Send(const char* sql, const std::vector<PgParam>& params, Plan pl
 }
 
 Status PgConn::Sync() {
+  Activity().round_trips.fetch_add(1, std::memory_order_relaxed);
   return PQpipelineSync(conn_) == 1 ? OkStatus() : ErrorOf(nullptr, "(pipeline sync)");
 }
 
@@ -382,48 +431,6 @@ Status PgConn::ExitPipeline() {
   return PQexitPipelineMode(conn_) == 1 ? OkStatus() : ErrorOf(nullptr, "(exit pipeline mode)");
 }
 
-PgPool::PgPool(std::string url, Duration timeout, int size, std::function<Status(PgConn&)> setup)
-    : url_(std::move(url)), timeout_(timeout), size_(size), setup_(std::move(setup)) {}
-
-PgPool::Handle::~Handle() {
-  if (conn_ != nullptr) pool_->Return(std::move(conn_));
-}
-
-Result<PgPool::Handle> PgPool::Acquire() {
-  {
-    std::unique_lock<std::mutex> lock(mu_);
-    freed_.wait(lock, [&] { return !idle_.empty() || open_ < size_; });
-    if (!idle_.empty()) {
-      std::unique_ptr<PgConn> conn = std::move(idle_.back());
-      idle_.pop_back();
-      return Handle(this, std::move(conn));
-    }
-    open_ += 1;
-  }
-  Result<std::unique_ptr<PgConn>> conn = PgConn::Connect(url_, timeout_);
-  Status ready = conn.ok() ? setup_(**conn) : conn.status();
-  if (!ready.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    open_ -= 1;
-    freed_.notify_one();
-    return ready;
-  }
-  return Handle(this, std::move(conn).value());
-}
-
-void PgPool::Return(std::unique_ptr<PgConn> conn) {
-  // A connection left inside a transaction (an error between BEGIN and COMMIT) is rolled back
-  // before anyone else gets it; one that is lost is dropped and reopened on demand.
-  if (conn->healthy() && !conn->idle()) conn->Run("ROLLBACK").IgnoreError();
-  std::lock_guard<std::mutex> lock(mu_);
-  if (conn->healthy() && conn->idle()) {
-    idle_.push_back(std::move(conn));
-  } else {
-    open_ -= 1;
-  }
-  freed_.notify_one();
-}
-
 std::string QuoteIdentifier(const std::string& name) {
   std::string out = "\"";
   for (char c : name) {
@@ -450,6 +457,7 @@ std::string PgTextArray(const std::vector<std::string>& items) {
 Status PgTransact(PgPool& pool, const char* begin, const std::function<Status(PgConn&)>& body,
                   int max_attempts) {
   bool reconnected = false;
+  bool reprepared = false;
   for (int attempt = 1;; ++attempt) {
     MEND_ASSIGN_OR_RETURN(PgPool::Handle conn, pool.Acquire());
     bool committing = false;
@@ -471,11 +479,18 @@ Status PgTransact(PgPool& pool, const char* begin, const std::function<Status(Pg
       reconnected = true;
       continue;
     }
+    // The transaction failed on a statement the session lost; the connection prepares its
+    // statements again from now on.
+    if (IsStatementMissing(s) && !reprepared) {
+      reprepared = true;
+      continue;
+    }
     if (!IsRetryableConflict(s) || attempt >= max_attempts) return s;
   }
 }
 
 Status PgTransactOn(PgConn& conn, const std::function<Status(PgConn&)>& body, int max_attempts) {
+  bool reprepared = false;
   for (int attempt = 1;; ++attempt) {
     Status s = conn.Run("BEGIN");
     if (s.ok()) {
@@ -485,6 +500,10 @@ Status PgTransactOn(PgConn& conn, const std::function<Status(PgConn&)>& body, in
       } else {
         conn.Run("ROLLBACK").IgnoreError();
       }
+    }
+    if (IsStatementMissing(s) && !reprepared) {
+      reprepared = true;
+      continue;
     }
     if (!IsRetryableConflict(s) || attempt >= max_attempts) return s;
   }

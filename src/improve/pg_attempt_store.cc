@@ -126,8 +126,9 @@ class PgAttemptStore final : public AttemptStore {
       : options_(options),
         fs_(fs),
         local_(OpenLocalAttemptStore(fs, options.home)),
-        pool_(options.url, options.connect_timeout, std::max(1, options.pool_size),
-              [this](PgConn& conn) { return SetUp(conn); }) {}
+        pool_(
+            options.url, options.connect_timeout, std::max(1, options.pool_size),
+            [this](PgConn& conn) { return SetUp(conn); }, options.connections) {}
 
   Status Init();
 

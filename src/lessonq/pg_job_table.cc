@@ -189,10 +189,12 @@ void AddHeld(const std::vector<ClaimedJob>& jobs, std::vector<PgParam>& params) 
 
 PgJobTable::PgJobTable(const PgQueueOptions& options, int pool_size)
     : options_(options),
-      pool_(options.url, options.connect_timeout, pool_size,
-            [this](PgConn& conn) { return SetUp(conn, /*claims=*/false); }),
-      claim_pool_(options.url, options.connect_timeout, pool_size,
-                  [this](PgConn& conn) { return SetUp(conn, /*claims=*/true); }) {}
+      pool_(
+          options.url, options.connect_timeout, pool_size,
+          [this](PgConn& conn) { return SetUp(conn, /*claims=*/false); }, options.connections),
+      claim_pool_(
+          options.url, options.connect_timeout, pool_size,
+          [this](PgConn& conn) { return SetUp(conn, /*claims=*/true); }, options.connections) {}
 
 Status PgJobTable::SetUp(PgConn& conn, bool claims) {
   if (!options_.schema.empty()) {

@@ -144,8 +144,9 @@ Result<Fact> PgFactFromRow(const PgResult& res, int r, int64_t* rowid) {
 PgFactStore::PgFactStore(const PostgresFactStoreOptions& options, Clock& clock)
     : options_(options),
       clock_(clock),
-      pool_(options.url, options.connect_timeout, std::max(1, options.pool_size),
-            [this](PgConn& conn) { return SetUpConnection(conn); }) {}
+      pool_(
+          options.url, options.connect_timeout, std::max(1, options.pool_size),
+          [this](PgConn& conn) { return SetUpConnection(conn); }, options.connections) {}
 
 Status PgFactStore::SetUpConnection(PgConn& conn) {
   // The memory tables' schema first, then where pg_trgm's operators live; bound parameters keep

@@ -146,8 +146,9 @@ constexpr char kDeleteRun[] = "DELETE FROM runs WHERE id = $1";
 PgStore::PgStore(const PostgresStoreOptions& options, Clock& clock)
     : options_(options),
       clock_(clock),
-      pool_(options.url, options.connect_timeout, options.pool_size,
-            [this](PgConn& conn) { return SetUpConnection(conn); }),
+      pool_(
+          options.url, options.connect_timeout, options.pool_size,
+          [this](PgConn& conn) { return SetUpConnection(conn); }, options.connections),
       writes_(
           options.max_write_batch,
           [this](std::span<PendingWrite* const> batch) { RunBatch(batch); },

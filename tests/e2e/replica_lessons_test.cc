@@ -75,10 +75,13 @@ class ReplicaLessonsTest : public PostgresE2eTest {
     replicas_.resize(kReplicas);
     ASSERT_NO_FATAL_FAILURE(StartFakeLlm({"--routes", WriteTestFile("routes.json", RoutesJson())}));
     base_url_ = ServerUrl();
-    // A killed replica's jobs are claimed again 2 s + 5 s after their claim.
+    // A killed replica's jobs are claimed again 2 s + 5 s after their claim. Each replica's runs,
+    // memory and queue share two connections (postgres.max_connections): a module that held one
+    // connection while waiting for another would hang here.
     env_.insert(env_.end(),
-                {"MEND_STORE=" + db_.url(), "MEND_PROVIDER=openai", "MEND_MODEL=fake-model",
-                 "MEND_BASE_URL=" + base_url_, "MEND_QUALITY_REFLEXION_QUEUE_BACKEND=postgres",
+                {"MEND_STORE=" + db_.url(), "MEND_POSTGRES_MAX_CONNECTIONS=2",
+                 "MEND_PROVIDER=openai", "MEND_MODEL=fake-model", "MEND_BASE_URL=" + base_url_,
+                 "MEND_QUALITY_REFLEXION_QUEUE_BACKEND=postgres",
                  "MEND_QUALITY_REFLEXION_QUEUE_JOB_TIMEOUT=2s",
                  "MEND_QUALITY_REFLEXION_QUEUE_CLAIM_MARGIN=5s"});
   }

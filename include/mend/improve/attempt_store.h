@@ -17,6 +17,10 @@
 #include "mend/base/result.h"
 #include "mend/improve/proposal.h"
 
+namespace mend::db {
+class PgBudget;
+}  // namespace mend::db
+
 namespace mend::improve {
 
 /// Where improve's attempts are listed and their proposals kept and decided (docs/improve.md,
@@ -83,6 +87,9 @@ struct PostgresAttemptStoreOptions {
   std::string schema;
   Duration connect_timeout = std::chrono::seconds(5);  ///< opening one connection
   int pool_size = 2;                                   ///< at least 1
+  /// The connections this process may hold to the database, shared with its other pools
+  /// (db::PgBudget, `postgres.max_connections`); null: only pool_size bounds this pool.
+  std::shared_ptr<db::PgBudget> connections;
   /// This host's name and home: recorded with each attempt, so others know where its folder is.
   std::string host;
   std::string home;  ///< see host

@@ -15,6 +15,10 @@
 #include "mend/base/result.h"
 #include "mend/lessonq/durable_queue.h"
 
+namespace mend::db {
+class PgBudget;
+}  // namespace mend::db
+
 namespace mend::obs {
 class MetricsRegistry;
 }  // namespace mend::obs
@@ -45,6 +49,9 @@ struct PgQueueOptions {
   /// everything else. 0: one per worker plus two (the poller and the producers and operators of
   /// this process).
   int pool_size = 0;
+  /// The connections this process may hold to the database, shared with its other pools
+  /// (db::PgBudget, `postgres.max_connections`); null: only pool_size bounds this pool.
+  std::shared_ptr<db::PgBudget> connections;
   /// How long opening one connection may take (libpq waits at least 2 s).
   Duration connect_timeout = std::chrono::seconds(5);
   /// A claim lasts job_timeout plus this margin; once it has passed, any worker may claim the job

@@ -11,6 +11,10 @@
 #include "mend/base/result.h"
 #include "mend/memory/fact_store.h"
 
+namespace mend::db {
+class PgBudget;
+}  // namespace mend::db
+
 namespace mend::memory {
 
 /// Where OpenPostgresFactStore keeps long-term memory.
@@ -25,6 +29,9 @@ struct PostgresFactStoreOptions {
   Duration connect_timeout = std::chrono::seconds(5);
   /// At most this many connections, opened on demand; at least 1.
   int pool_size = 4;
+  /// The connections this process may hold to the database, shared with its other pools
+  /// (db::PgBudget, `postgres.max_connections`); null: only pool_size bounds this pool.
+  std::shared_ptr<db::PgBudget> connections;
   /// Character-trigram Jaccard (TrigramJaccard) at or above which a new fact merges into an
   /// active one of its category, as on SQLite.
   double near_duplicate_jaccard = 0.9;

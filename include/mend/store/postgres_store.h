@@ -16,6 +16,10 @@
 #include "mend/base/result.h"
 #include "mend/store/checkpoint_store.h"
 
+namespace mend::db {
+class PgBudget;
+}  // namespace mend::db
+
 namespace mend::store {
 
 /// Where and how OpenPostgresStore connects.
@@ -33,6 +37,9 @@ struct PostgresStoreOptions {
   Duration connect_timeout = std::chrono::seconds(5);
   /// At most this many connections, opened on demand; at least 1. Operations beyond it wait.
   int pool_size = 4;
+  /// The connections this process may hold to the database, shared with its other pools
+  /// (db::PgBudget, `postgres.max_connections`); null: only pool_size bounds this pool.
+  std::shared_ptr<db::PgBudget> connections;
   /// Group commit: saves that arrive while another batch commits are committed together, in one
   /// transaction sent in one round trip on one connection (one WAL flush); at most this many per
   /// transaction (at least 1). Each save still has its own outcome, and returns only after the
