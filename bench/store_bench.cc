@@ -55,6 +55,11 @@ std::unique_ptr<CheckpointStore> Open(const std::string& path) {
   SqliteStoreOptions options;
   options.path = path;
   options.local = LocalLeaseHolder("bench");
+  // MEND_BENCH_WAL_CHECKPOINT_PAGES: SqliteStoreOptions::wal_checkpoint_pages (0: SQLite's own
+  // checkpoint inside the commit), to compare the two.
+  if (const char* pages = std::getenv("MEND_BENCH_WAL_CHECKPOINT_PAGES"); pages != nullptr) {
+    options.wal_checkpoint_pages = std::atoll(pages);
+  }
   Result<std::unique_ptr<CheckpointStore>> store =
       OpenSqliteStore(options, *SystemClock::Default());
   if (!store.ok()) Die("open " + path, store.status());
