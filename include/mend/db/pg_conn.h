@@ -1,9 +1,10 @@
 #pragma once
 
 // The PostgreSQL layer the stores share: PgConn (one libpq connection, SQLSTATE mapped to Status,
-// prepared statements), PgPool, PgTransact with retries on serialization failures and deadlocks,
-// and helpers that keep passwords out of messages. A PgConn serves one user at a time; the pool is
-// thread-safe.
+// prepared statements), PgPool, PgBudget (one process's connections, shared by its pools),
+// PgTransact with retries on serialization failures and deadlocks, the process's PgActivity, and
+// helpers that keep passwords out of messages. A PgConn serves one user at a time; pools and
+// budgets are thread-safe.
 
 #include <libpq-fe.h>
 
