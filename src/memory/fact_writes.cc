@@ -1,6 +1,8 @@
 #include "memory/fact_writes.h"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 
 #include "memory/fact_rows.h"
@@ -119,6 +121,20 @@ ImportSelection SelectImported(const std::vector<Fact>& facts) {
     }
   }
   return out;
+}
+
+std::vector<Fact> DistinctImported(const ImportSelection& selection, int64_t* repeated) {
+  std::vector<Fact> rows;
+  rows.reserve(selection.usable.size());
+  std::unordered_set<std::string_view> ids;
+  for (const Fact* in : selection.usable) {
+    if (ids.insert(in->id).second) {
+      rows.push_back(PrepareImported(*in));
+    } else {
+      ++*repeated;
+    }
+  }
+  return rows;
 }
 
 Status ReadTagPostings(std::vector<TagMatch>& matches, size_t max_postings,

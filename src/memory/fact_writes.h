@@ -70,6 +70,11 @@ struct ImportSelection {
 };
 ImportSelection SelectImported(const std::vector<Fact>& facts);
 
+// The usable facts of `selection` as they will be stored (PrepareImported), in order. Of facts
+// sharing an id the first is kept and the others are counted in `*repeated`: skipped as already
+// present, as one insert after another would have them.
+std::vector<Fact> DistinctImported(const ImportSelection& selection, int64_t* repeated);
+
 // The tag hint's budget (FactStore::MatchTags): given each key's count in `matches`, reads the
 // postings of the keys with facts, rarest first, with `read_postings` (which fills ids and rowids),
 // while the facts read stay within `max_postings` in all.

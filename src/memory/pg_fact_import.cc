@@ -2,9 +2,7 @@
 // the memory tables in one statement, all in one write transaction.
 
 #include <optional>
-#include <string_view>
 #include <thread>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -77,23 +75,6 @@ void CountFact(const Fact& f, int sign, TermDeltas& deltas) {
   deltas.Count(f.content, JoinTags(f.tags), ProvenanceText(f.provenance), sign);
 }
 
-// The facts of `selection` as they will be stored. Of facts sharing an id, the first is kept and
-// the others are counted in `*repeated`: skipped as already present, as one insert after another
-// would have them.
-std::vector<Fact> PrepareRows(const ImportSelection& selection, int64_t* repeated) {
-  std::vector<Fact> rows;
-  rows.reserve(selection.usable.size());
-  std::unordered_set<std::string_view> ids;
-  for (const Fact* in : selection.usable) {
-    if (ids.insert(in->id).second) {
-      rows.push_back(PrepareImported(*in));
-    } else {
-      ++*repeated;
-    }
-  }
-  return rows;
-}
-
 // Creates the staging table and sends it `rows`, a slice at a time.
 Status Stage(PgConn& conn, const std::vector<Fact>& rows) {
   MEND_RETURN_IF_ERROR(conn.Run(PgImportStaging::CreateStatement()));
@@ -153,7 +134,7 @@ Result<FactStore::ImportCounts> PgFactStore::Import(const std::vector<Fact>& fac
   ImportSelection selection = SelectImported(facts);
   counts.unusable = std::move(selection.unusable);
   int64_t repeated = 0;
-  const std::vector<Fact> rows = PrepareRows(selection, &repeated);
+  const std::vector<Fact> rows = DistinctImported(selection, &repeated);
   const bool pending = rows.size() >= kPendingFrom && OpenPendingList();
   Status written = WriteTx([&](PgConn& conn) -> Status {
     counts.imported = 0;

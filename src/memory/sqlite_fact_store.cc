@@ -213,28 +213,32 @@ Status SqliteFactStore::UnindexLocked(const Row& row) {
   return IndexTagsLocked(row.rowid, row.fact, {});
 }
 
+void SqliteFactStore::BindFactColumns(SqliteStmt& stmt, const Fact& f, int first) {
+  stmt.BindTextRef(first, f.id)
+      .BindTextRef(first + 1, f.content)
+      .BindTextRef(first + 2, f.category)
+      .BindText(first + 3, JoinTags(f.tags))
+      .BindTextRef(first + 4, f.workspace)
+      .BindTextRef(first + 5, f.source)
+      .BindDouble(first + 6, f.confidence)
+      .Bind(first + 7, ToMillis(f.created_at))
+      .Bind(first + 8, ToMillis(f.last_accessed))
+      .Bind(first + 9, f.access_count)
+      .Bind(first + 10, f.helped)
+      .Bind(first + 11, f.hurt);
+  if (f.superseded_by.empty()) {
+    stmt.BindNull(first + 12);
+  } else {
+    stmt.BindTextRef(first + 12, f.superseded_by);
+  }
+  stmt.BindText(first + 13, EncodeEpisodes(f.provenance))
+      .BindText(first + 14, ProvenanceText(f.provenance))
+      .BindText(first + 15, EncodeAsWritten(f.as_written));
+}
+
 Status SqliteFactStore::InsertLocked(const Fact& f, TermDeltas& deltas) {
   MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kInsert));
-  stmt.BindText(1, f.id)
-      .BindText(2, f.content)
-      .BindText(3, f.category)
-      .BindText(4, JoinTags(f.tags))
-      .BindText(5, f.workspace)
-      .BindText(6, f.source)
-      .BindDouble(7, f.confidence)
-      .Bind(8, ToMillis(f.created_at))
-      .Bind(9, ToMillis(f.last_accessed))
-      .Bind(10, f.access_count)
-      .Bind(11, f.helped)
-      .Bind(12, f.hurt);
-  if (f.superseded_by.empty()) {
-    stmt.BindNull(13);
-  } else {
-    stmt.BindText(13, f.superseded_by);
-  }
-  stmt.BindText(14, EncodeEpisodes(f.provenance))
-      .BindText(15, ProvenanceText(f.provenance))
-      .BindText(16, EncodeAsWritten(f.as_written));
+  BindFactColumns(stmt, f, 1);
   MEND_RETURN_IF_ERROR(stmt.Run());
   if (f.superseded_by.empty()) {
     CountFact(f, +1, deltas);
@@ -339,28 +343,6 @@ Status SqliteFactStore::Supersede(const std::string& old_id, const std::string& 
     MEND_RETURN_IF_ERROR(BumpLocked(kBumpVectorGeneration));
     return BumpLocked(kBumpGeneration);
   });
-}
-
-Result<FactStore::ImportCounts> SqliteFactStore::Import(const std::vector<Fact>& facts) {
-  ImportCounts counts;
-  ImportSelection selection = SelectImported(facts);
-  counts.unusable = std::move(selection.unusable);
-  std::lock_guard<std::mutex> lock(mu_);
-  MEND_RETURN_IF_ERROR(WriteTx([&]() -> Status {
-    counts.imported = counts.skipped = 0;
-    TermDeltas deltas;
-    for (const Fact* in : selection.usable) {
-      MEND_ASSIGN_OR_RETURN(std::optional<Row> existing, FindLocked(in->id));
-      if (existing) {
-        ++counts.skipped;
-        continue;
-      }
-      MEND_RETURN_IF_ERROR(InsertLocked(PrepareImported(*in), deltas));
-      ++counts.imported;
-    }
-    return WriteTermDeltasLocked(deltas);
-  }));
-  return counts;
 }
 
 }  // namespace internal

@@ -17,6 +17,9 @@ class SqliteFactStore final : public FactStore {
  public:
   SqliteFactStore(std::string path, FactStoreOptions options, std::unique_ptr<db::SqliteConn> db);
   Status Init();
+  // Binds the 16 columns of `fact`'s row in `facts`, in the table's order from `id` to
+  // `as_written`, to parameters first .. first + 15. `fact`'s strings must outlive the binding.
+  static void BindFactColumns(db::SqliteStmt& stmt, const Fact& fact, int first);
 
   Result<AddResult> Add(const NewFact& fact) override;
   Result<Fact> Get(const std::string& id) override;

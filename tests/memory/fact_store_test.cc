@@ -7,26 +7,32 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <cstdint>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "mend/base/manual_clock.h"
 #include "mend/memory/chatcli_format.h"
 #include "tests/memory/fact_store_conformance.h"
+#include "tests/memory/import_comparison.h"
 #include "tests/memory/sqlite_fact_store_harness.h"
 #include "tests/support/status_matchers.h"
 
 namespace mend::memory {
 namespace {
 
+using ::mend::memory::testing::FactStoreBulkImportTest;
 using ::mend::memory::testing::FactStoreConformanceTest;
 using ::mend::memory::testing::FactStoreParam;
 using ::mend::memory::testing::kChatcliFile;
 using ::mend::memory::testing::SqliteFactStoreHarness;
 using ::mend::testing::IsOk;
+using ::mend::testing::IsOkAndHolds;
 using ::mend::testing::StatusIs;
 using ::testing::ElementsAre;
+using ::testing::Field;
 using ::testing::HasSubstr;
 
 std::unique_ptr<testing::FactStoreHarness> MakeSqliteHarness() {
@@ -34,6 +40,9 @@ std::unique_ptr<testing::FactStoreHarness> MakeSqliteHarness() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sqlite, FactStoreConformanceTest,
+                         ::testing::Values(FactStoreParam{"Sqlite", MakeSqliteHarness}),
+                         testing::FactStoreParamName);
+INSTANTIATE_TEST_SUITE_P(Sqlite, FactStoreBulkImportTest,
                          ::testing::Values(FactStoreParam{"Sqlite", MakeSqliteHarness}),
                          testing::FactStoreParamName);
 
@@ -136,6 +145,64 @@ TEST_F(FactStoreTest, ForeignFileIsDataLoss) {
   std::ofstream(foreign) << std::string(4096, 'z');
   EXPECT_THAT(FactStore::Open(foreign, FactStoreOptions{&clock_}).status(),
               StatusIs(StatusCode::kDataLoss));
+}
+
+// Runs `sql` on the store's file through a connection of its own; the first column of the first
+// row as an integer (0 when there is none).
+int64_t QueryFile(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  const int rc = sqlite3_step(stmt);
+  EXPECT_TRUE(rc == SQLITE_ROW || rc == SQLITE_DONE) << sql << ": " << sqlite3_errmsg(db);
+  const int64_t value = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return value;
+}
+
+TEST_F(FactStoreTest, ALargeImportWritesTheSearchIndexInOnePiece) {
+  const std::vector<Fact> facts = testing::ManyFacts(clock_.Now(), 2000);
+
+  ASSERT_THAT(store_->Import(facts), IsOkAndHolds(Field(&FactStore::ImportCounts::imported, 2000)));
+
+  // FTS5 writes what it gathered at the start and end of every statement that may write it inside
+  // a transaction: imported a statement per fact, the index came in hundreds of small segments,
+  // merged again and again meanwhile.
+  EXPECT_EQ(QueryFile(path_, "SELECT count(DISTINCT segid) FROM facts_fts_idx"), 1);
+  EXPECT_EQ(QueryFile(path_, "INSERT INTO facts_fts (facts_fts) VALUES ('integrity-check')"), 0);
+  testing::ExpectKeptStatisticsMatchTheActiveFacts(*store_);
+}
+
+TEST_F(FactStoreTest, AFailedImportWritesNothingAndTheNextOneWorks) {
+  // Another program's trigger refuses one fact, in the middle of the import.
+  store_.reset();
+  ASSERT_EQ(QueryFile(path_,
+                      "CREATE TRIGGER refuse BEFORE INSERT ON facts WHEN new.content LIKE "
+                      "'%refused%' BEGIN SELECT RAISE(ABORT, 'refused by a trigger'); END"),
+            0);
+  Reopen();
+  std::vector<Fact> facts = testing::ManyFacts(clock_.Now(), 30);
+  facts[12].content = "this fact is refused";
+
+  EXPECT_THAT(store_->Import(facts),
+              StatusIs(StatusCode::kInternal, HasSubstr("refused by a trigger")));
+
+  EXPECT_THAT(store_->Count(), IsOkAndHolds(0));
+  EXPECT_THAT(store_->MatchTags({"group-1"}, "", 10),
+              IsOkAndHolds(ElementsAre(Field(&TagMatch::facts, 0))));
+  EXPECT_EQ(QueryFile(path_, "SELECT count(*) FROM facts_fts_idx"), 0);
+  // The staging table is the connection's own and went with the transaction.
+  facts.erase(facts.begin() + 12);
+  auto again = store_->Import(facts);
+  ASSERT_THAT(again.status(), IsOk());
+  EXPECT_EQ(again->imported, 29);
+  auto twice = store_->Import(facts);
+  ASSERT_THAT(twice.status(), IsOk());
+  EXPECT_EQ(twice->skipped, 29);
+  EXPECT_EQ(QueryFile(path_, "INSERT INTO facts_fts (facts_fts) VALUES ('integrity-check')"), 0);
+  testing::ExpectKeptStatisticsMatchTheActiveFacts(*store_);
 }
 
 }  // namespace

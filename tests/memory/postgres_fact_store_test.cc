@@ -20,6 +20,7 @@
 #include "mend/base/manual_clock.h"
 #include "mend/memory/lexical.h"
 #include "tests/memory/fact_store_conformance.h"
+#include "tests/memory/import_comparison.h"
 #include "tests/support/postgres_test_server.h"
 #include "tests/support/status_matchers.h"
 
@@ -78,6 +79,9 @@ std::unique_ptr<FactStoreHarness> MakePostgresHarness() {
 
 namespace testing {
 INSTANTIATE_TEST_SUITE_P(Postgres, FactStoreConformanceTest,
+                         ::testing::Values(FactStoreParam{"Postgres", MakePostgresHarness}),
+                         FactStoreParamName);
+INSTANTIATE_TEST_SUITE_P(Postgres, FactStoreBulkImportTest,
                          ::testing::Values(FactStoreParam{"Postgres", MakePostgresHarness}),
                          FactStoreParamName);
 }  // namespace testing
