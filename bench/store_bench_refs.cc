@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -79,6 +81,30 @@ class GroupLog {
 
 }  // namespace
 
+ProcessCost ProcessCost::Now() {
+  ProcessCost cost;
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  double value = 0;
+  while (io >> key >> value) {
+    if (key == "wchar:") cost.write_bytes = value;
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e3 + t.tv_usec / 1e3; };
+  cost.cpu_ms = ms(usage.ru_utime) + ms(usage.ru_stime);
+  return cost;
+}
+
+std::string CostFields(const ProcessCost& before, double ops) {
+  const ProcessCost now = ProcessCost::Now();
+  char out[128];
+  std::snprintf(out, sizeof out, R"("write_kib_per_op":%.2f,"cpu_ms_per_op":%.4f)",
+                (now.write_bytes - before.write_bytes) / 1024.0 / std::max(1.0, ops),
+                (now.cpu_ms - before.cpu_ms) / std::max(1.0, ops));
+  return out;
+}
+
 std::string RawGroupCommit(const std::string& path, int runs, int steps, size_t payload_bytes) {
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
   if (fd < 0) Fail("open");
@@ -97,6 +123,7 @@ std::string RawGroupCommit(const std::string& path, int runs, int steps, size_t 
       }
     });
   }
+  const ProcessCost cost = ProcessCost::Now();
   start.arrive_and_wait();
   const auto t0 = steady_clock::now();
   for (std::thread& t : threads) t.join();
@@ -105,11 +132,12 @@ std::string RawGroupCommit(const std::string& path, int runs, int steps, size_t 
   std::vector<double> all;
   for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
   const double records = static_cast<double>(all.size());
-  char out[256];
+  char out[384];
   std::snprintf(out, sizeof out,
-                R"({"records_per_s":%.1f,"p50_ms":%.3f,"p99_ms":%.3f,"records_per_sync":%.1f})",
+                R"({"records_per_s":%.1f,"p50_ms":%.3f,"p99_ms":%.3f,"records_per_sync":%.1f,%s})",
                 records / seconds, Percentile(all, 50), Percentile(all, 99),
-                records / static_cast<double>(std::max<uint64_t>(1, log.syncs())));
+                records / static_cast<double>(std::max<uint64_t>(1, log.syncs())),
+                CostFields(cost, records).c_str());
   return out;
 }
 
@@ -130,6 +158,7 @@ std::string BareSqliteInserts(const std::string& path, int steps, size_t payload
   sqlite3_prepare_v2(db, "INSERT INTO t VALUES('run-0', ?, ?)", -1, &insert, nullptr);
   const std::string payload(payload_bytes, 'p');
   std::vector<double> latencies;
+  const ProcessCost cost = ProcessCost::Now();
   const auto start = steady_clock::now();
   for (int s = 1; s <= steps; ++s) {
     const auto t0 = steady_clock::now();
@@ -142,12 +171,13 @@ std::string BareSqliteInserts(const std::string& path, int steps, size_t payload
     latencies.push_back(Millis(steady_clock::now() - t0).count());
   }
   const double seconds = std::chrono::duration<double>(steady_clock::now() - start).count();
+  const std::string cost_fields = CostFields(cost, steps);
   sqlite3_finalize(insert);
   sqlite3_close(db);
-  char out[256];
-  std::snprintf(out, sizeof out, R"({"inserts_per_s":%.1f,"p50_ms":%.3f,"p99_ms":%.3f})",
+  char out[384];
+  std::snprintf(out, sizeof out, R"({"inserts_per_s":%.1f,"p50_ms":%.3f,"p99_ms":%.3f,%s})",
                 static_cast<double>(steps) / seconds, Percentile(latencies, 50),
-                Percentile(latencies, 99));
+                Percentile(latencies, 99), cost_fields.c_str());
   return out;
 }
 
