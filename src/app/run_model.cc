@@ -2,7 +2,9 @@
 #include "mend/app/run_model.h"
 
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -10,6 +12,7 @@
 #include "app/runtime_metrics_internal.h"
 #include "app/runtime_parts.h"
 #include "mend/app/runtime.h"
+#include "mend/heal/recovery.h"
 
 namespace mend::app {
 namespace {
@@ -104,8 +107,45 @@ bool IsLoopbackUrl(std::string_view url) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
+// The environment variable and config key of the key for runs recorded with `provider` while
+// another one is configured.
+struct OtherProviderKey {
+  const char* variable;
+  const char* config_key;
+};
+std::optional<OtherProviderKey> OtherKeyOf(std::string_view provider) {
+  if (provider == "openai") return OtherProviderKey{"OPENAI_API_KEY", "provider.openai_api_key"};
+  if (provider == "anthropic") {
+    return OtherProviderKey{"ANTHROPIC_API_KEY", "provider.anthropic_api_key"};
+  }
+  return std::nullopt;
+}
+
+// The key a run recorded with `model` is sent with. provider.api_key belongs to provider.name:
+// a run of another provider gets that provider's own key, and none when it has none (a server on
+// this machine needs none). Another provider at another host without a key of its own is not
+// configured here: the run is left to a process where it is (kProviderNotConfiguredDetail).
+Result<std::string> ApiKeyFor(const Runtime& runtime, const agent::RunModel& model) {
+  const Config& config = runtime.config;
+  const std::string configured = config.GetString("provider.name");
+  if (model.provider == configured) return config.GetString("provider.api_key");
+  const std::optional<OtherProviderKey> other = OtherKeyOf(model.provider);
+  if (!other.has_value()) return std::string();  // scripted: no key
+  std::string key = config.GetString(other->config_key);
+  if (!key.empty() || (!model.base_url.empty() && IsLoopbackUrl(model.base_url))) return key;
+  const std::string where = model.base_url.empty() ? "its public endpoint" : model.base_url;
+  return FailedPreconditionError(
+             "the run recorded provider " + model.provider + " at " + where +
+             ", which this process has no key for (it is configured for " + configured +
+             "; its key is never sent to another provider): set " + other->variable + ", or `" +
+             std::string(other->config_key).substr(sizeof("provider.") - 1) +
+             "` under [provider] in config.toml, where this run should continue")
+      .WithDetailCode(heal::kProviderNotConfiguredDetail);
+}
+
 void WarnWithoutApiKey(Runtime& runtime, const agent::RunModel& model) {
   if (!runtime.warn || !runtime.config.GetString("provider.api_key").empty()) return;
+  if (model.provider != runtime.config.GetString("provider.name")) return;  // ApiKeyFor decides
   if (model.provider != "openai" && model.provider != "anthropic") return;
   // A server on this machine (Ollama, vLLM, llama.cpp) usually needs no key; a hosted one does.
   if (!model.base_url.empty() && IsLoopbackUrl(model.base_url)) return;
@@ -142,6 +182,7 @@ Result<llm::LlmProvider*> ProviderFor(Runtime& runtime, const agent::RunModel& m
   auto it = internal::PartsOf(runtime).run_providers.find(key);
   if (it != internal::PartsOf(runtime).run_providers.end()) return it->second.get();
   llm::ProviderOptions options = ProviderOptionsFromConfig(config, model.model);
+  MEND_ASSIGN_OR_RETURN(options.api_key, ApiKeyFor(runtime, model));
   options.kind = model.provider;
   options.base_url = model.base_url;
   options.model = model.model;

@@ -289,7 +289,8 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
   // Secrets read from config.toml: the environment's are found by name when a child's
   // environment is built (mend/base/subprocess.h), these only by value.
   for (const char* key :
-       {"provider.api_key", "memory.embeddings.api_key", "serve.token", "observe.otlp.headers",
+       {"provider.api_key", "provider.openai_api_key", "provider.anthropic_api_key",
+       "memory.embeddings.api_key", "serve.token", "observe.otlp.headers",
         "store.url", "proxy.upstream_api_key", "proxy.token", "proxy.tokens"}) {
     AddChildEnvironmentSecret(config.GetString(key));
   }

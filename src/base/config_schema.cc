@@ -100,6 +100,16 @@ void AddProviderKeys(std::vector<ConfigKeySpec>& keys) {
   key.env_fallbacks = {{"provider.name", "openai", "OPENAI_API_KEY"},
                        {"provider.name", "anthropic", "ANTHROPIC_API_KEY"}};
   keys.push_back(std::move(key));
+  // The keys of the other providers, for runs that recorded one of them (docs/runs.md): a run is
+  // never sent with provider.api_key to another provider than provider.name.
+  for (const auto& [kind, variable] :
+       {std::pair{"openai", "OPENAI_API_KEY"}, std::pair{"anthropic", "ANTHROPIC_API_KEY"}}) {
+    ConfigKeySpec other = String(std::string("provider.") + kind + "_api_key", variable, "",
+                                 std::string("API key for runs recorded with provider ") + kind +
+                                     " while provider.name is another (secret)");
+    other.sensitivity = Sensitivity::kSecret;
+    keys.push_back(std::move(other));
+  }
 
   keys.push_back(Duration("provider.connect_timeout", "10s", milliseconds(100), minutes(5),
                           "MEND_CONNECT_TIMEOUT", "connect-timeout",

@@ -44,7 +44,8 @@ nlohmann::json ReportJson(const heal::TickReport& r) {
             {"deferred", r.skipped.deferred},
             {"outage", r.skipped.outage},
             {"error", r.skipped.error},
-            {"healing", r.skipped.healing}}}};
+            {"healing", r.skipped.healing},
+            {"unconfigured", r.skipped.unconfigured}}}};
 }
 
 void PrintReport(const heal::TickReport& r, std::ostream& out) {
@@ -70,6 +71,10 @@ void PrintReport(const heal::TickReport& r, std::ostream& out) {
     out << "waiting for their endpoint to come back: " << r.skipped.outage << " due runs\n";
   }
   if (r.skipped.healing > 0) out << "waiting for their .heal fork: " << r.skipped.healing << "\n";
+  if (r.skipped.unconfigured > 0) {
+    out << "left to a process where their provider is configured (see their last error): "
+        << r.skipped.unconfigured << "\n";
+  }
   if (r.skipped.error > 0) {
     out << "not handled because of an error (logged above): " << r.skipped.error << "\n";
   }

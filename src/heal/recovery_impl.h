@@ -38,7 +38,8 @@ class RecoveryImpl final : public Recovery {
     kOtherFailure,
     kLeased,
     kError,
-    kStopped
+    kStopped,
+    kUnconfigured
   };
   static std::string_view OutcomeName(Outcome outcome);  // "completed", "leased", ...
 
@@ -72,6 +73,9 @@ class RecoveryImpl final : public Recovery {
   Outcome OutcomeOf(const agent::RunResult& result) const;
   void OnCompleted(const store::RunRecord& run, TickReport& report);
   void ChargeFailure(const store::RunRecord& run, TickReport& report);
+  // Leaves a run whose recorded provider this process cannot reach to another process: `why`
+  // becomes its last_error (written when it changed), no attempt is charged.
+  void LeaveUnconfigured(const store::RunRecord& run, const Status& why, TickReport& report);
   // A run at max_attempts: fork it for a diagnosed retry, wait for its fork, or quarantine it.
   GaveUp GiveUp(const store::RunRecord& run, TickReport& report);
   bool CreateHealFork(const store::RunRecord& run);

@@ -144,6 +144,8 @@ std::string_view RecoveryImpl::OutcomeName(Outcome outcome) {
       return "error";
     case Outcome::kStopped:
       return "stopped";
+    case Outcome::kUnconfigured:
+      return "unconfigured";
   }
   return "error";
 }
@@ -181,6 +183,11 @@ RecoveryImpl::Outcome RecoveryImpl::ResumeOneTraced(const store::RunRecord& run,
     if (result.status().code() == StatusCode::kUnavailable) {
       ++report.skipped.leased;
       return Outcome::kLeased;
+    }
+    // The run is another process's to drive: the provider it recorded is not configured here.
+    if (result.status().detail_code() == kProviderNotConfiguredDetail) {
+      LeaveUnconfigured(run, result.status(), report);
+      return Outcome::kUnconfigured;
     }
     // Another replica finished the run (or it began waiting for a person) after this pass listed
     // it: the resume is refused, and that is no failure either.
@@ -230,6 +237,25 @@ void RecoveryImpl::OnCompleted(const store::RunRecord& run, TickReport& report) 
   } else {
     NotifyRecovered(run.id);
   }
+}
+
+void RecoveryImpl::LeaveUnconfigured(const store::RunRecord& run, const Status& why,
+                                     TickReport& report) {
+  ++report.skipped.unconfigured;
+  // Retryable, so that a process where the provider is configured still takes the run.
+  store::RunError error{std::string(kProviderNotConfiguredDetail), std::string(why.message()),
+                        "auth", true};
+  if (run.last_error.has_value() && run.last_error->code == error.code &&
+      run.last_error->message == error.message) {
+    return;  // said already: each pass would only write it again
+  }
+  store::RunUpdate update;
+  update.last_error = std::optional<store::RunError>(error);
+  Status s = options_.store->UpdateUnleased(run.id, update);
+  obs::Event event = RunEvent("recovery.unconfigured", run.id);
+  event.AddString("message", error.message);
+  Publish(std::move(event));
+  if (!s.ok()) ReportError(s, run.id);
 }
 
 void RecoveryImpl::ChargeFailure(const store::RunRecord& run, TickReport& report) {

@@ -11,6 +11,7 @@
 
 #include "mend/app/recovery.h"
 #include "mend/app/runtime.h"
+#include "mend/heal/recovery.h"
 #include "tests/app/agent_home_test.h"
 #include "tests/support/status_matchers.h"
 
@@ -20,6 +21,7 @@ namespace {
 using ::mend::testing::IsOk;
 using ::mend::testing::StatusIs;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class RunModelTest : public AgentHomeTest {
  protected:
@@ -122,7 +124,9 @@ TEST_F(RunModelTest, AMissingModelOrScriptIsAConfigurationError) {
 }
 
 TEST_F(RunModelTest, ARecordedProviderOtherThanTheConfiguredOneIsBuiltAndKept) {
-  auto runtime = Open({}, {{"MEND_PROVIDER", "openai"}, {"MEND_MODEL", "m"}});
+  auto runtime = Open({}, {{"MEND_PROVIDER", "openai"},
+                           {"MEND_MODEL", "m"},
+                           {"ANTHROPIC_API_KEY", "sk-ant-of-this-machine"}});
   Result<llm::LlmProvider*> configured = ProviderFor(*runtime, {"openai", "", "m", ""});
   ASSERT_THAT(configured, IsOk());
   EXPECT_EQ(*configured, runtime->provider.get());
@@ -131,6 +135,34 @@ TEST_F(RunModelTest, ARecordedProviderOtherThanTheConfiguredOneIsBuiltAndKept) {
   EXPECT_NE(*other, runtime->provider.get());
   EXPECT_EQ((*other)->name(), "anthropic");
   EXPECT_EQ(*ProviderFor(*runtime, {"anthropic", "http://h:1", "d", ""}), *other);
+}
+
+TEST_F(RunModelTest, AnotherProviderAtAnotherHostWithoutItsOwnKeyIsNotConfigured) {
+  auto runtime = Open({}, {{"MEND_PROVIDER", "openai"},
+                           {"MEND_MODEL", "m"},
+                           {"MEND_API_KEY", "sk-openai-secret-1234"}});
+
+  Result<llm::LlmProvider*> other =
+      ProviderFor(*runtime, {"anthropic", "https://api.anthropic.example", "c", ""});
+
+  EXPECT_THAT(other, StatusIs(StatusCode::kFailedPrecondition, HasSubstr("ANTHROPIC_API_KEY")));
+  EXPECT_EQ(other.status().detail_code(), heal::kProviderNotConfiguredDetail);
+  EXPECT_THAT(other.status().message(), Not(HasSubstr("sk-openai-secret-1234")));
+  // Its public endpoint too; a server on this machine needs no key.
+  EXPECT_THAT(ProviderFor(*runtime, {"anthropic", "", "c", ""}),
+              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("its public endpoint")));
+  EXPECT_THAT(ProviderFor(*runtime, {"anthropic", "http://127.0.0.1:9", "c", ""}), IsOk());
+}
+
+TEST_F(RunModelTest, AnotherProvidersKeyComesFromItsOwnVariableOrConfigKey) {
+  auto from_env = Open({}, {{"MEND_PROVIDER", "anthropic"},
+                            {"MEND_MODEL", "c"},
+                            {"OPENAI_API_KEY", "sk-openai-of-this-machine"}});
+  EXPECT_THAT(ProviderFor(*from_env, {"openai", "https://api.openai.example", "m", ""}), IsOk());
+  auto from_flag = Open({{"provider.anthropic_api_key", "sk-ant-from-config"}},
+                        {{"MEND_PROVIDER", "openai"}, {"MEND_MODEL", "m"}});
+  EXPECT_THAT(ProviderFor(*from_flag, {"anthropic", "https://api.anthropic.example", "c", ""}),
+              IsOk());
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mend/agent/agent.h"
@@ -21,13 +22,20 @@
 
 namespace mend::heal {
 
+/// The detail code of a Resume that this process cannot make: the provider the run recorded is
+/// not configured here (no key for it). Recovery then leaves the run to a process where it is,
+/// writes the error as the run's last_error, charges no attempt and counts it in
+/// TickReport::Skipped::unconfigured.
+inline constexpr std::string_view kProviderNotConfiguredDetail = "MEND_PROVIDER_NOT_CONFIGURED";
+
 /// What recovery needs from the agent layer. `app` implements it by opening the agent folder each
 /// run was started from (RunRecord::agent_dir). Implementations are thread-safe.
 class RunDriver {
  public:
   virtual ~RunDriver() = default;
   /// Agent::Resume of the run: continues it from its newest checkpoint under a lease.
-  /// kUnavailable when another live holder has the run.
+  /// kUnavailable when another live holder has the run; kFailedPrecondition with
+  /// kProviderNotConfiguredDetail when this process cannot reach the run's provider.
   virtual Result<agent::RunResult> Resume(const store::RunRecord& run) = 0;
   /// Forks the run at its newest checkpoint into `new_id` and appends `note` (a user message) to
   /// the fork's conversation, without driving it. kAlreadyExists when `new_id` exists.
@@ -107,7 +115,10 @@ struct TickReport {
     int outage = 0;         ///< due, but its endpoint is in an outage pause
     int error = 0;          ///< the driver or the store failed on it (on_error says how)
     int healing = 0;        ///< at the limit, waiting for (or replaced by) its `.heal` fork
-  } skipped;                ///< runs the pass left alone, by reason
+    /// due, but the provider it recorded is not configured in this process (its last_error
+    /// says which)
+    int unconfigured = 0;
+  } skipped;  ///< runs the pass left alone, by reason
 };
 
 /// The recovery loop (docs/heal.md): resumes interrupted and failed runs with backoff, quarantine,
