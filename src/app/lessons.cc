@@ -90,6 +90,11 @@ Status OpenLessons(Runtime& runtime) {
   reflexion::LessonSinkOptions sink_options;
   sink_options.persist = config.GetBool("reflexion.persist");
   sink_options.lessons_file = home::LessonsFile(queue_options.base_dir);
+  // A lesson (from reflexion, the proxy or MCP's add_lesson) gets its vector now, as a fact
+  // written through `mend memory add` or the API does.
+  if (runtime.backfill != nullptr) {
+    sink_options.on_stored = [backfill = runtime.backfill.get()] { backfill->Notify(); };
+  }
   const std::string base_dir = queue_options.base_dir;
   Result<std::unique_ptr<lessonq::DurableLessonQueue>> queue =
       OpenQueue(runtime, std::move(queue_options));

@@ -51,6 +51,7 @@ Result<std::string> LessonSink::Persist(const Lesson& lesson,
                                    : options_.workspace)));
     fact_id = std::move(added.id);
     kind = memory::AddResultKindName(added.kind);
+    if (options_.on_stored) options_.on_stored();
   }
   if (events_ != nullptr) {
     obs::Event e("reflexion.lesson_stored");

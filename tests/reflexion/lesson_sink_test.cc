@@ -145,6 +145,20 @@ TEST_F(LessonSinkTest, SameLessonTwiceReinforcesAndAddsAnEpisode) {
   EXPECT_EQ(file.find("# Lessons", 1), std::string::npos);
 }
 
+TEST_F(LessonSinkTest, OnStoredIsCalledForEveryStoredLessonOnly) {
+  int stored = 0;
+  LessonSinkOptions options = Options();
+  options.on_stored = [&] { ++stored; };
+  LessonSink sink(facts_.get(), env(), &bus_, options);
+  ASSERT_THAT(sink.Persist(SeedLesson(), nullptr).status(), IsOk());
+  ASSERT_THAT(sink.Persist(SeedLesson(), nullptr).status(), IsOk());  // reinforced: stored too
+  EXPECT_EQ(stored, 2);
+  options.persist = false;
+  LessonSink log_only(facts_.get(), env(), &bus_, options);
+  ASSERT_THAT(log_only.Persist(SeedLesson(), nullptr).status(), IsOk());
+  EXPECT_EQ(stored, 2);
+}
+
 TEST_F(LessonSinkTest, PersistOffStoresNoFactButLogs) {
   LessonSink sink(facts_.get(), env(), &bus_, Options(/*persist=*/false));
   Result<std::string> id = sink.Persist(SeedLesson(), nullptr);

@@ -27,6 +27,10 @@ struct LessonSinkOptions {
   bool persist = true;       ///< false: log-only (LESSONS.md and an event, no fact)
   std::string lessons_file;  ///< reflexion/LESSONS.md; "" = none
   std::string workspace;     ///< the workspace lesson facts are scoped to ("" = global)
+  /// Called after a lesson was stored as a fact (added, reinforced or merged), on the storing
+  /// thread; e.g. wakes the embedding backfill so the lesson gets its vector now rather than
+  /// after the backfill's idle pause. Must not throw.
+  std::function<void()> on_stored;
 };
 
 /// Where lessons go: a fact in the fact store (LessonFact) and one entry appended to
