@@ -36,6 +36,12 @@ class TimedCheckpointStore final : public store::CheckpointStore {
   Result<store::RecoveryPage> ListRecoveryCandidates(const store::RecoveryQuery& query) override {
     return inner_->ListRecoveryCandidates(query);
   }
+  Result<std::optional<store::RunCursor>> RecoveryCursor() override {
+    return inner_->RecoveryCursor();
+  }
+  Status SetRecoveryCursor(const std::optional<store::RunCursor>& cursor) override {
+    return inner_->SetRecoveryCursor(cursor);
+  }
   Status DeleteRun(const std::string& run_id) override { return inner_->DeleteRun(run_id); }
   Result<store::Lease> Claim(const std::string& run_id, const store::LeaseHolder& holder,
                              Duration ttl) override {

@@ -122,8 +122,14 @@ class RecoveryImpl final : public Recovery {
   std::map<ProviderEndpoint, OutageBreaker> breakers_;
   std::set<std::string> attempted_;  // runs the current pass already handed to the driver
   // Where the next normal pass starts: after the last run of a pass that stopped at
-  // max_runs_per_pass; unset: at the oldest.
+  // max_runs_per_pass; unset: at the oldest. Kept in the store (CheckpointStore::RecoveryCursor),
+  // read before the first pass and written when a pass moves it, so that a process started later
+  // goes on from where this one stopped.
   std::optional<store::RunCursor> cursor_;
+  bool cursor_read_ = false;
+  // Reads cursor_ from the store before the first pass; writes it after a pass that moved it.
+  void ReadCursor();
+  void WriteCursor(const std::optional<store::RunCursor>& before);
 
   std::mutex loop_mu_;
   std::condition_variable loop_cv_;

@@ -25,7 +25,27 @@ store::RecoveryClass RecoveryImpl::Classify(const store::RunRecord& run, Time no
   return store::ClassifyForRecovery(run, now, options_.max_attempts);
 }
 
+void RecoveryImpl::ReadCursor() {
+  if (cursor_read_) return;
+  cursor_read_ = true;
+  Result<std::optional<store::RunCursor>> stored = options_.store->RecoveryCursor();
+  if (stored.ok()) {
+    cursor_ = *stored;
+  } else {
+    // Only a position is lost: this pass starts at the oldest run.
+    ReportError(stored.status().Annotate("reading the recovery position"), "");
+  }
+}
+
+void RecoveryImpl::WriteCursor(const std::optional<store::RunCursor>& before) {
+  if (cursor_ == before) return;
+  Status written = options_.store->SetRecoveryCursor(cursor_);
+  if (!written.ok()) ReportError(written.Annotate("storing the recovery position"), "");
+}
+
 Status RecoveryImpl::NormalPass(Time now, TickReport& report, PassCounts& counts) {
+  ReadCursor();
+  const std::optional<store::RunCursor> before = cursor_;
   store::RecoveryQuery query = Query(now, store::RecoveryBackoff::kSkip);
   // After a probe, the counts taken before it stand: they are the state the pass began with.
   if (counts.counts.has_value()) query.counting = store::RecoveryCounting::kOmit;
@@ -51,6 +71,7 @@ Status RecoveryImpl::NormalPass(Time now, TickReport& report, PassCounts& counts
   } else {
     cursor_.reset();
   }
+  WriteCursor(before);
   return OkStatus();
 }
 

@@ -23,7 +23,33 @@ constexpr char kPage[] =
 // $1: max_attempts; $2: now.
 constexpr char kCounts[] = MEND_RECOVERY_COUNTS("FROM runs", "$1", "$2");
 
+constexpr char kSelectCursor[] = "SELECT value FROM meta WHERE key = 'recovery.cursor'";
+constexpr char kUpsertCursor[] =
+    "INSERT INTO meta (key, value) VALUES ('recovery.cursor', $1) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+constexpr char kDeleteCursor[] = "DELETE FROM meta WHERE key = 'recovery.cursor'";
+
 }  // namespace
+
+Result<std::optional<RunCursor>> PgStore::RecoveryCursor() {
+  std::optional<RunCursor> cursor;
+  MEND_RETURN_IF_ERROR(Transact(TxKind::kRead, [&](PgConn& conn) -> Status {
+    MEND_ASSIGN_OR_RETURN(PgResult res, conn.Exec(kSelectCursor));
+    if (res.rows() == 0) return OkStatus();
+    // A position that cannot be read is only a lost hint: the next pass starts at the oldest.
+    Result<RunCursor> parsed = ParseRunCursor(res.Text(0, 0));
+    if (parsed.ok()) cursor = std::move(parsed).value();
+    return OkStatus();
+  }));
+  return cursor;
+}
+
+Status PgStore::SetRecoveryCursor(const std::optional<RunCursor>& cursor) {
+  return Transact(TxKind::kWrite, [&](PgConn& conn) -> Status {
+    if (!cursor.has_value()) return conn.Exec(kDeleteCursor).status();
+    return conn.Exec(kUpsertCursor, {PgParam::Text(FormatRunCursor(*cursor))}).status();
+  });
+}
 
 Result<RecoveryPage> PgStore::ListRecoveryCandidates(const RecoveryQuery& query) {
   MEND_RETURN_IF_ERROR(ValidateRecoveryQuery(query));

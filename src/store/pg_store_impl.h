@@ -49,6 +49,8 @@ class PgStore final : public CheckpointStore {
   Result<std::vector<RunRecord>> ListRuns(const ListOptions& options) override;
   Result<PendingPage> ListPending(const PendingQuery& query) override;
   Result<RecoveryPage> ListRecoveryCandidates(const RecoveryQuery& query) override;
+  Result<std::optional<RunCursor>> RecoveryCursor() override;
+  Status SetRecoveryCursor(const std::optional<RunCursor>& cursor) override;
   Status DeleteRun(const std::string& run_id) override;
   Result<Lease> Claim(const std::string& run_id, const LeaseHolder& holder, Duration ttl) override;
   Result<Lease> Renew(const Lease& lease, Duration ttl) override;

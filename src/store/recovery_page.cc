@@ -87,6 +87,12 @@ RecoveryPage RecoveryPageOf(const RecoveryQuery& query, const std::vector<RunRec
   return page;
 }
 
+Result<std::optional<RunCursor>> CheckpointStore::RecoveryCursor() {
+  return std::optional<RunCursor>();
+}
+
+Status CheckpointStore::SetRecoveryCursor(const std::optional<RunCursor>&) { return OkStatus(); }
+
 Result<RecoveryPage> CheckpointStore::ListRecoveryCandidates(const RecoveryQuery& query) {
   MEND_RETURN_IF_ERROR(ValidateRecoveryQuery(query));
   ListOptions unfinished;

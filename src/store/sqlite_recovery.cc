@@ -9,6 +9,40 @@
 #include "store/sqlite_store_impl.h"
 
 namespace mend::store::internal {
+namespace {
+
+constexpr char kSelectCursor[] = "SELECT value FROM meta WHERE key = 'recovery.cursor'";
+constexpr char kUpsertCursor[] =
+    "INSERT INTO meta (key, value) VALUES ('recovery.cursor', ?1) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+constexpr char kDeleteCursor[] = "DELETE FROM meta WHERE key = 'recovery.cursor'";
+
+}  // namespace
+
+Result<std::optional<RunCursor>> SqliteStore::RecoveryCursor() {
+  std::optional<RunCursor> cursor;
+  MEND_RETURN_IF_ERROR(Transact(SqliteConn::TxKind::kRead, [&]() -> Status {
+    MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kSelectCursor));
+    MEND_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return OkStatus();
+    // A position that cannot be read is only a lost hint: the next pass starts at the oldest.
+    Result<RunCursor> parsed = ParseRunCursor(stmt.Text(0));
+    if (parsed.ok()) cursor = std::move(parsed).value();
+    return OkStatus();
+  }));
+  return cursor;
+}
+
+Status SqliteStore::SetRecoveryCursor(const std::optional<RunCursor>& cursor) {
+  return Transact(SqliteConn::TxKind::kWrite, [&]() -> Status {
+    if (!cursor.has_value()) {
+      MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kDeleteCursor));
+      return stmt.Run();
+    }
+    MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kUpsertCursor));
+    return stmt.BindText(1, FormatRunCursor(*cursor)).Run();
+  });
+}
 
 Result<RecoveryPage> SqliteStore::ListRecoveryCandidates(const RecoveryQuery& query) {
   MEND_RETURN_IF_ERROR(ValidateRecoveryQuery(query));

@@ -61,6 +61,31 @@ TEST_F(RecoveryPagesTest, TheNextPassGetsTheRunsThisOneDidNotReach) {
   for (int i = 1; i <= 7; ++i) EXPECT_EQ(driver.CallsOf("r" + std::to_string(i)), 1);
 }
 
+TEST_F(RecoveryPagesTest, AProcessStartedLaterGoesOnWhereTheLastOneStopped) {
+  AddRuns(7);
+  {
+    auto once = Make(Bounded(3));  // `mend recover --once`, then the process ends
+    EXPECT_THAT(MustTick(*once).resumed, ElementsAre("r1", "r2", "r3"));
+  }
+  auto next = Make(Bounded(3));
+  EXPECT_THAT(MustTick(*next).resumed, ElementsAre("r4", "r5", "r6"));
+  auto last = Make(Bounded(3));
+  EXPECT_THAT(MustTick(*last).resumed, ElementsAre("r7"));
+  // That pass went round: the position is cleared, and the next process starts at the oldest.
+  EXPECT_THAT(store.RecoveryCursor(), ::mend::testing::IsOkAndHolds(std::nullopt));
+  AddRun("late");
+  EXPECT_THAT(MustTick(*Make(Bounded(3))).resumed, ElementsAre("late"));
+  for (int i = 1; i <= 7; ++i) EXPECT_EQ(driver.CallsOf("r" + std::to_string(i)), 1);
+}
+
+TEST_F(RecoveryPagesTest, APassThatLeavesThePositionWhereItWasWritesNothing) {
+  AddRuns(2);
+  auto recovery = Make(Bounded(5));
+  MustTick(*recovery);
+  MustTick(*recovery);
+  EXPECT_EQ(store.recovery_cursor_writes(), 0);
+}
+
 TEST_F(RecoveryPagesTest, APassReadsSeveralStorePagesUpToItsBound) {
   // More than one store page (at most 1000 runs each) in one pass, and the bound inside a page.
   const int n = 2100;

@@ -88,6 +88,18 @@ void AddOneOfEach(CheckpointStore& store, ManualClock& clock) {
   }
 }
 
+TEST_P(CheckpointStoreConformanceTest, TheRecoveryPositionIsKeptUntilCleared) {
+  EXPECT_THAT(store_->RecoveryCursor(), ::mend::testing::IsOkAndHolds(std::nullopt));
+  const RunCursor cursor{clock_.Now(), "run 7/ü"};
+  ASSERT_THAT(store_->SetRecoveryCursor(cursor), IsOk());
+  EXPECT_THAT(store_->RecoveryCursor(), ::mend::testing::IsOkAndHolds(std::optional(cursor)));
+  const RunCursor later{clock_.Now() + seconds(5), "run-8"};
+  ASSERT_THAT(store_->SetRecoveryCursor(later), IsOk());
+  EXPECT_THAT(store_->RecoveryCursor(), ::mend::testing::IsOkAndHolds(std::optional(later)));
+  ASSERT_THAT(store_->SetRecoveryCursor(std::nullopt), IsOk());
+  EXPECT_THAT(store_->RecoveryCursor(), ::mend::testing::IsOkAndHolds(std::nullopt));
+}
+
 TEST_P(CheckpointStoreConformanceTest, CandidatesAreDueOrGivingUpOldestFirstWithCountsOfTheRest) {
   AddOneOfEach(*store_, clock_);
   RecoveryQuery query = Query(clock_, 100);

@@ -260,6 +260,23 @@ class FakeCheckpointStore final : public store::CheckpointStore {
     return report;
   }
 
+  // Kept in memory, as the SQL stores keep it in `meta`.
+  Result<std::optional<store::RunCursor>> RecoveryCursor() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return recovery_cursor_;
+  }
+  Status SetRecoveryCursor(const std::optional<store::RunCursor>& cursor) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    recovery_cursor_ = cursor;
+    ++recovery_cursor_writes_;
+    return OkStatus();
+  }
+  // How many times SetRecoveryCursor was called.
+  int recovery_cursor_writes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return recovery_cursor_writes_;
+  }
+
  private:
   struct Cp {
     int64_t step;
@@ -326,6 +343,8 @@ class FakeCheckpointStore final : public store::CheckpointStore {
   const size_t history_limit_;
   std::mutex mu_;
   std::map<std::string, Entry> runs_;
+  std::optional<store::RunCursor> recovery_cursor_;
+  int recovery_cursor_writes_ = 0;
 };
 
 }  // namespace mend::testing

@@ -118,6 +118,13 @@ class CheckpointStore {
   /// store that forwards to another must forward this too.
   virtual Result<std::vector<CheckpointState>> LatestStates(
       const std::vector<std::string>& run_ids);
+  /// Where the recovery loop's last pass stopped (docs/heal.md, "One pass"): the next pass, in
+  /// this process or another one started later, goes on from there. nullopt: from the oldest run.
+  /// The SQL stores keep it in `meta` (`recovery.cursor`); this default keeps nothing (always
+  /// nullopt). A store that forwards to another must forward both.
+  virtual Result<std::optional<RunCursor>> RecoveryCursor();
+  /// Stores the position RecoveryCursor gives back; nullopt clears it. This default does nothing.
+  virtual Status SetRecoveryCursor(const std::optional<RunCursor>& cursor);
   /// Removes the run, its checkpoints and messages. Refused (kUnavailable) while a live holder
   /// has the lease.
   virtual Status DeleteRun(const std::string& run_id) = 0;
