@@ -206,6 +206,14 @@ Result<std::unique_ptr<SpanStore>> SpanStore::OpenReadOnly(const std::string& pa
   if (has_meta == 0) return FailedPreconditionError(path + " has no observe.db schema");
   MEND_ASSIGN_OR_RETURN(int64_t version, conn->QueryInt(internal::kSchemaVersion));
   MEND_RETURN_IF_ERROR(CheckVersion(version, path));
+  if (version < 2) {
+    // No trace list in the file (a read-write open would build it): built from its spans in
+    // this connection's temporary schema, as the migration would.
+    MEND_RETURN_IF_ERROR(conn->Exec(internal::kCreateTempTraces));
+    MEND_RETURN_IF_ERROR(conn->InTransaction(SqliteConn::TxKind::kRead,
+                                             [&] { return internal::BackfillTraces(*conn); })
+                             .Annotate("listing the traces of " + path + " (schema version 1)"));
+  }
   return std::unique_ptr<SpanStore>(new SpanStore(std::move(conn), version));
 }
 

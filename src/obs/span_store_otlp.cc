@@ -70,6 +70,9 @@ Result<int64_t> SpanStore::ExpireUnexported(Time cutoff) {
 }
 
 Result<int64_t> SpanStore::UnexportedCount() {
+  // A file older than version 3 (opened read-only) keeps no export state: as after its migration,
+  // its spans wait for no collector.
+  if (schema_version_ < 3) return 0;
   std::lock_guard<std::mutex> lock(mu_);
   return conn_->QueryInt(internal::kOtlpWaiting);
 }

@@ -134,7 +134,6 @@ Result<SpanPruneResult> SpanStore::DeleteEndedBefore(Time cutoff, Mode mode,
     runs.Bind(1, cutoff_ns);
     MEND_ASSIGN_OR_RETURN(bool run_row, runs.Step());
     if (run_row) result.runs = runs.Int(0);
-    if (schema_version_ < 2) return result;
     MEND_ASSIGN_OR_RETURN(SqliteStmt traces, conn_->Prepare(internal::kCountTracesEmptiedBefore));
     traces.Bind(1, cutoff_ns);
     MEND_ASSIGN_OR_RETURN(bool trace_row, traces.Step());

@@ -30,20 +30,11 @@ Result<TraceCursor> ParseTraceCursor(std::string_view text) {
   return TraceCursor{internal::FromUnixNanos(ns), std::string(trace_id)};
 }
 
-Status SpanStore::CheckHasTraces() const {
-  if (schema_version_ >= 2) return OkStatus();
-  return FailedPreconditionError(
-      "observe.db has schema version " + std::to_string(schema_version_) +
-      ", which keeps no trace list; a read-write open (any mend command that records traces) "
-      "migrates it");
-}
-
 Result<TracePage> SpanStore::ListTraces(const TraceQuery& query) {
   if (query.limit < 1 || query.limit > kMaxTracePageSize) {
     return InvalidArgumentError("the page size must be between 1 and " +
                                 std::to_string(kMaxTracePageSize));
   }
-  MEND_RETURN_IF_ERROR(CheckHasTraces());
   std::lock_guard<std::mutex> lock(mu_);
   MEND_ASSIGN_OR_RETURN(SqliteStmt stmt,
                         conn_->Prepare(query.before.has_value() ? internal::kTracesBefore
@@ -75,7 +66,6 @@ Result<TracePage> SpanStore::ListTraces(const TraceQuery& query) {
 }
 
 Result<TraceSummary> SpanStore::GetTraceSummary(const std::string& trace_id) {
-  MEND_RETURN_IF_ERROR(CheckHasTraces());
   std::lock_guard<std::mutex> lock(mu_);
   MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, conn_->Prepare(internal::kTraceById));
   stmt.BindText(1, trace_id);

@@ -217,8 +217,9 @@ TEST_F(SpanStoreTracesTest, BatchesAddUpToTheSameSummaries) {
   EXPECT_THAT(store_->ListTraces({}), IsOkAndHolds(Field(&TracePage::traces, one->traces)));
 }
 
-// A version 1 file (no traces table) is readable as before; a read-write open migrates it and
-// builds the trace list from the stored spans.
+// A version 1 file (no traces table) is readable as before, its traces listed read-only as after
+// a migration without writing the file; a read-write open migrates it and builds the trace list
+// from the stored spans.
 TEST_F(SpanStoreTracesTest, VersionOneFileIsMigrated) {
   MEND_ASSERT_OK(
       store_->Write({Foreign(1, 2, 1, "child", "svc", 1, 2), Foreign(1, 1, 0, "root", "svc", 0, 5),
@@ -233,10 +234,13 @@ TEST_F(SpanStoreTracesTest, VersionOneFileIsMigrated) {
   ASSERT_THAT(reader, IsOk());
   EXPECT_THAT((*reader)->ListRuns({}),
               IsOkAndHolds(Field(&RunTracePage::runs, ::testing::SizeIs(1))));
-  EXPECT_THAT((*reader)->ListTraces({}),
-              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("schema version 1")));
-  EXPECT_THAT((*reader)->DeleteEndedBefore(At(100), SpanStore::Mode::kDryRun), IsOk());
+  EXPECT_THAT((*reader)->ListTraces({}), IsOkAndHolds(Field(&TracePage::traces, before->traces)));
+  EXPECT_THAT((*reader)->UnexportedCount(), IsOkAndHolds(0));
+  Result<SpanPruneResult> dry = (*reader)->DeleteEndedBefore(At(100), SpanStore::Mode::kDryRun);
+  ASSERT_THAT(dry, IsOk());
+  EXPECT_EQ(dry->traces, 2);
   reader->reset();
+  EXPECT_THAT(SpanStore::ReadSchemaVersion(path_), IsOkAndHolds(1));  // the file is as it was
 
   auto migrated = SpanStore::Open(path_);
   ASSERT_THAT(migrated, IsOk());

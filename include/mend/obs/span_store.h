@@ -165,8 +165,10 @@ class SpanStore {
   static Result<std::unique_ptr<SpanStore>> Open(const std::string& path,
                                                  const std::string& vfs = "");
   /// Opens an existing file read-only; writes fail. kNotFound when `path` does not exist,
-  /// kFailedPrecondition when it has no schema or a newer one. An older schema is not migrated:
-  /// what it lacks (the trace list of version 2) is kFailedPrecondition until a read-write Open.
+  /// kFailedPrecondition when it has no schema or a newer one. An older schema is not migrated,
+  /// and reads as a migrated one: the trace list a version 1 file lacks is built from its spans
+  /// in the connection's temporary schema (never in the file), and a file older than version 3
+  /// has no span waiting for a collector.
   static Result<std::unique_ptr<SpanStore>> OpenReadOnly(const std::string& path);
   /// The schema version of the file at `path`, read without creating or changing anything: 0 when
   /// the file or its schema does not exist yet (for `mend migrate`). kDataLoss when the file is
@@ -231,7 +233,6 @@ class SpanStore {
 
  private:
   SpanStore(std::unique_ptr<db::SqliteConn> conn, int64_t schema_version);
-  Status CheckHasTraces() const;
 
   std::mutex mu_;
   std::unique_ptr<db::SqliteConn> conn_;
