@@ -137,7 +137,7 @@ bool MoveFd(int from, int to) {
   // A group of its own, so a timeout can kill everything the child started; default signal
   // dispositions (the parent's handlers mean nothing here) and an empty mask.
   setpgid(0, 0);
-  DieWithParent(setup.parent);
+  GuardGroupWhileParentLives(setup.parent);
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) {
@@ -342,6 +342,89 @@ void DieWithParent(pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   // The parent may have died between fork and prctl: the child then belongs to another process.
   if (getppid() != parent) _exit(127);
+}
+
+namespace {
+
+// Closes every descriptor of the calling process (the guard keeps none: it must not hold the
+// caller's pipes, sockets or files open).
+void CloseAllDescriptors() {
+#ifdef SYS_close_range
+  if (syscall(SYS_close_range, 0U, ~0U, 0U) == 0) return;
+#endif
+  rlimit files{};
+  const rlim_t top = getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY
+                         ? files.rlim_cur
+                         : 65536;
+  for (rlim_t fd = 0; fd < top; ++fd) close(static_cast<int>(fd));
+}
+
+// Ends the guard as `status` says the command ended: the same exit code, or the same signal.
+[[noreturn]] void ExitAs(int status) {
+  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    // The guard is a copy of the caller's memory: no core file of it, ever.
+    rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, nullptr);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    kill(getpid(), sig);
+    sigprocmask(SIG_UNBLOCK, &one, nullptr);
+    _exit(128 + sig);  // a signal that does not end a process by default
+  }
+  _exit(127);
+}
+
+}  // namespace
+
+void GuardGroupWhileParentLives(pid_t parent) {
+  sigset_t all;
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, nullptr);
+  // The caller may ignore SIGCHLD, which would reap the command behind the guard's back.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGCHLD, &dfl, nullptr);
+  // The parent's death arrives as SIGUSR1, taken below like any other signal.
+  prctl(PR_SET_PDEATHSIG, SIGUSR1);
+  if (getppid() != parent) _exit(127);
+  const pid_t guard = getpid();  // also the group's id
+  const pid_t outer = getpgid(parent);
+  const pid_t command = fork();
+  if (command == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != guard) _exit(127);
+    return;  // the caller execs the command
+  }
+  if (command < 0) _exit(127);
+  // Out of the group, back into the caller's: a kill of the group (a timeout, a stop) then ends
+  // the command and what it started but not the guard, which reaps the command before it exits
+  // as the command did, so the caller that reaps the guard finds the command gone too. The group
+  // keeps the guard's pid as its id while any member lives.
+  setpgid(0, outer);
+  CloseAllDescriptors();
+  sigset_t wanted;
+  sigemptyset(&wanted);
+  sigaddset(&wanted, SIGCHLD);
+  sigaddset(&wanted, SIGUSR1);
+  for (;;) {
+    siginfo_t info{};
+    const int sig = sigwaitinfo(&wanted, &info);
+    if (sig == SIGUSR1) {
+      killpg(guard, SIGKILL);  // the command and what it started
+      _exit(137);
+    }
+    if (sig == SIGCHLD) {
+      int status = 0;
+      if (waitpid(command, &status, WNOHANG) == command) ExitAs(status);
+    }
+  }
 }
 
 void ApplyPreparedLimits(const PreparedLimits& limits) {

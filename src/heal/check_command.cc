@@ -1,7 +1,7 @@
 // The default CheckCommandRunner: a minimal fork/exec with stdin fed from memory, stdout captured
 // and a deadline after which the child's process group is killed. The child gets the scrubbed
 // environment and the resource limits of mend/base/subprocess.h, like the agent's command tools,
-// and dies with mend (DieWithParent).
+// and dies with mend, with everything it started (GuardGroupWhileParentLives).
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -30,7 +30,7 @@ using SteadyClock = std::chrono::steady_clock;
 [[noreturn]] void ExecChild(char* const* argv, char* const* envp, const PreparedLimits& limits,
                             pid_t parent, const char* cwd, int in, int out, int report) {
   setpgid(0, 0);
-  DieWithParent(parent);
+  GuardGroupWhileParentLives(parent);
   // `mend serve` blocks SIGINT and SIGTERM in every thread; the command starts with none blocked.
   sigset_t empty;
   sigemptyset(&empty);

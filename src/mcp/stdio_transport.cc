@@ -2,8 +2,9 @@
 // lines on its stdin and stdout, and its stderr is its log (docs/mcp.md, "stdio").
 //
 // One thread per server starts the child and serves its pipes until it is gone. Starting it on
-// that thread ties the child's life to the thread's (DieWithParent), which lives until the child
-// is reaped: the server dies with mend, kill -9 included.
+// that thread ties the child's life, and that of what it starts, to the thread's
+// (GuardGroupWhileParentLives), which lives until the child is reaped: the server dies with mend,
+// kill -9 included.
 
 #include <fcntl.h>
 #include <poll.h>

@@ -4,14 +4,17 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "agent/command_tool.h"
@@ -255,6 +258,72 @@ TEST_F(SubprocessIsolationTest, AChildDiesWhenTheProcessThatStartedItIsKilled) {
   if (fate == mend::testing::ChildFate::kUnsupported) GTEST_SKIP() << "pidfd_open needs Linux 5.3";
   EXPECT_EQ(fate, mend::testing::ChildFate::kEnded)
       << "the tool's process outlived the process that started it";
+}
+
+// The same with a tool that started a process of its own and left it sleeping: the whole process
+// group dies with the stand-in, grandchildren included.
+TEST_F(SubprocessIsolationTest, AGrandchildDiesWhenTheProcessThatStartedTheToolIsKilled) {
+  const std::string fifo = ws_.Abs("pid");
+  const mend::testing::ChildFate fate = mend::testing::KillParentAndWatchChild(fifo, [&] {
+    SubprocessOptions options;
+    options.argv = {"/bin/sh", "-c", mend::testing::SleepingGrandchildCommand(fifo)};
+    options.cwd = ws_.path();
+    options.timeout = std::chrono::minutes(10);
+    (void)RunSubprocess(options);
+  });
+  if (fate == mend::testing::ChildFate::kUnsupported) GTEST_SKIP() << "pidfd_open needs Linux 5.3";
+  EXPECT_EQ(fate, mend::testing::ChildFate::kEnded)
+      << "a process the tool started outlived the process that started the tool";
+}
+
+// A child to talk to (an MCP server) that started a process of its own: both die with the
+// process that spawned the child.
+TEST_F(SubprocessIsolationTest, AGrandchildOfASpawnedChildDiesWhenItsStarterIsKilled) {
+  const std::string fifo = ws_.Abs("pid");
+  const mend::testing::ChildFate fate = mend::testing::KillParentAndWatchChild(fifo, [&] {
+    SpawnOptions options;
+    options.argv = {"/bin/sh", "-c", mend::testing::SleepingGrandchildCommand(fifo)};
+    options.cwd = ws_.path();
+    Result<SpawnedChild> child = SpawnChild(options);
+    if (child.ok()) waitpid(child->pid, nullptr, 0);  // the spawning thread lives as long
+  });
+  if (fate == mend::testing::ChildFate::kUnsupported) GTEST_SKIP() << "pidfd_open needs Linux 5.3";
+  EXPECT_EQ(fate, mend::testing::ChildFate::kEnded)
+      << "a process the spawned child started outlived the process that spawned it";
+}
+
+// A timeout kills the whole group, and the caller finds the command reaped and exited as killed.
+TEST_F(SubprocessIsolationTest, ATimeoutEndsTheToolAndWhatItStarted) {
+  const std::string fifo = ws_.Abs("pid");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  pid_t grandchild = 0;
+  std::thread reader([&] { std::ifstream(fifo) >> grandchild; });
+  SubprocessOptions options;
+  options.argv = {"/bin/sh", "-c", mend::testing::SleepingGrandchildCommand(fifo)};
+  options.cwd = ws_.path();
+  options.timeout = std::chrono::milliseconds(500);
+  Result<SubprocessResult> r = RunSubprocess(options);
+  reader.join();
+  MEND_ASSERT_OK(r.status());
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_EQ(r->term_signal, SIGKILL);
+  ASSERT_GT(grandchild, 0);
+  EXPECT_TRUE(mend::testing::EndsWithin30s(grandchild)) << "the grandchild outlived the timeout";
+}
+
+// The command's exit code and signal reach the caller unchanged through the group's guard.
+TEST_F(SubprocessIsolationTest, TheCommandsExitCodeAndSignalReachTheCaller) {
+  SubprocessOptions options;
+  options.cwd = ws_.path();
+  options.argv = {"/bin/sh", "-c", "exit 7"};
+  Result<SubprocessResult> exited = RunSubprocess(options);
+  MEND_ASSERT_OK(exited.status());
+  EXPECT_EQ(exited->exit_code, 7);
+  EXPECT_EQ(exited->term_signal, 0);
+  options.argv = {"/bin/sh", "-c", "kill -TERM $$"};
+  Result<SubprocessResult> killed = RunSubprocess(options);
+  MEND_ASSERT_OK(killed.status());
+  EXPECT_EQ(killed->term_signal, SIGTERM);
 }
 
 }  // namespace

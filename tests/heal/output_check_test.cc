@@ -251,6 +251,23 @@ TEST(SubprocessRunnerTest, ChildDiesWhenTheProcessThatStartedItIsKilled) {
   EXPECT_EQ(fate, ChildFate::kEnded) << "the check outlived the process that started it";
 }
 
+// ... and so does a process the check started and left running.
+TEST(SubprocessRunnerTest, AGrandchildDiesWhenTheProcessThatStartedTheCheckIsKilled) {
+  std::string dir = ::testing::TempDir() + "mend-check-orphan-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string fifo = dir + "/pid";
+  const ChildFate fate = KillParentAndWatchChild(fifo, [&] {
+    (void)MakeSubprocessRunner()->Run(
+        {"sh", "-c", ::mend::testing::SleepingGrandchildCommand(fifo)}, dir, "",
+        std::chrono::minutes(10));
+  });
+  unlink(fifo.c_str());
+  rmdir(dir.c_str());
+  if (fate == ChildFate::kUnsupported) GTEST_SKIP() << "pidfd_open needs Linux 5.3";
+  EXPECT_EQ(fate, ChildFate::kEnded)
+      << "a process the check started outlived the process that started the check";
+}
+
 TEST(SubprocessRunnerTest, MissingProgramIsNotFound) {
   auto runner = MakeSubprocessRunner();
   EXPECT_THAT(runner->Run({"mend-no-such-program-x"}, "", "", std::chrono::seconds(5)),

@@ -57,4 +57,25 @@ inline ChildFate KillParentAndWatchChild(const std::string& fifo,
   return ChildFate::kOutlived;
 }
 
+// A shell command that starts a grandchild — a process of the command's process group that the
+// command does not wait for — which writes its pid into `fifo` and sleeps; the command itself then
+// sleeps too. For KillParentAndWatchChild (the pid it watches is then the grandchild's) and
+// GrandchildEnds.
+inline std::string SleepingGrandchildCommand(const std::string& fifo) {
+  return "sh -c 'echo $$ > \"" + fifo + "\"; exec sleep 600' & exec sleep 600";
+}
+
+// Whether process `pid`, which is not a child of the caller, has ended (or ends within 30 s: a
+// bound for failures, not a pause); it is killed when it has not.
+inline bool EndsWithin30s(pid_t pid) {
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return errno == ESRCH;
+  pollfd ended{pidfd, POLLIN, 0};
+  const int ready = poll(&ended, 1, 30'000);
+  close(pidfd);
+  if (ready == 1) return true;
+  kill(pid, SIGKILL);
+  return false;
+}
+
 }  // namespace mend::testing

@@ -65,6 +65,19 @@ void ApplyPreparedLimits(const PreparedLimits& limits);
 /// child in every caller.)
 void DieWithParent(pid_t parent);
 
+/// Called in a forked child that is already the leader of its own process group, before exec
+/// (async-signal-safe), instead of DieWithParent: covers what the command starts in turn. Forks
+/// once more; the new process returns, to exec the command in the group, and dies with this one
+/// (SIGKILL). This one never returns: it moves back into `parent`'s process group and stays as the
+/// group's guard, with every descriptor closed and every signal blocked, until the command ends —
+/// it then reaps it and exits as it did (the same code, or the same signal, without a core dump)
+/// — or until `parent` dies, kill -9 and crashes included — it then kills the group with SIGKILL:
+/// the command and every process it started that stayed in the group. The group's id stays the
+/// guard's pid, so the caller kills the group (killpg) and reaps the guard as it would the
+/// command, and finds the command reaped when it has reaped the guard. A child whose parent is
+/// already gone exits at once with 127, as does one whose second fork fails.
+void GuardGroupWhileParentLives(pid_t parent);
+
 /// The environment every child mend starts for an agent gets (run_command, command tools, command
 /// checks, improve check commands), built from `parent` (a NULL-terminated environ array):
 /// - only the variables PATH, HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, TERM, TZ, TMPDIR and
@@ -122,7 +135,7 @@ struct SubprocessResult {
 /// never reads its input cannot stall the caller. When the timeout passes, the whole process
 /// group is killed with SIGKILL and `timed_out` is set. When the child exits, its process group is
 /// killed too, so background processes it left behind do not hold the pipes open. When the calling
-/// process dies first, the child gets SIGKILL (DieWithParent).
+/// process dies first, the child and what it started get SIGKILL (GuardGroupWhileParentLives).
 ///
 /// A child that exits non-zero is a normal result. Errors: kInvalidArgument for an empty argv;
 /// the errno-derived Status (kNotFound for a missing program, kPermissionDenied, ...) when the
@@ -134,8 +147,8 @@ Result<SubprocessResult> RunSubprocess(const SubprocessOptions& options);
 /// What SpawnChild starts: a child to talk to over its standard streams for as long as the caller
 /// wants (an MCP server). Same environment, limits and process group as RunSubprocess, plus
 /// `extra_env` ("NAME=VALUE", each replacing a variable of that name). The child is not tied to
-/// the caller's death by DieWithParent unless the caller's thread is the one that reaps it; it sees
-/// end of file on stdin when the caller goes away.
+/// the caller's death (GuardGroupWhileParentLives) unless the caller's thread is the one that
+/// reaps it; it sees end of file on stdin when the caller goes away.
 struct SpawnOptions {
   std::vector<std::string> argv;       ///< argv[0] is looked up in PATH unless it contains a '/'
   std::string cwd;                     ///< the working directory
