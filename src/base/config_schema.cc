@@ -286,6 +286,11 @@ void AddServeKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(Duration("serve.drain_timeout", "30s", milliseconds(0), minutes(10),
                           "MEND_SERVE_DRAIN_TIMEOUT", "",
                           "on SIGTERM, how long runs in flight may take to reach a checkpoint"));
+  keys.push_back(String("serve.tls_cert", "MEND_SERVE_TLS_CERT", "tls-cert",
+                        "PEM certificate (chain) file: `mend serve` speaks HTTPS; with "
+                        "serve.tls_key"));
+  keys.push_back(String("serve.tls_key", "MEND_SERVE_TLS_KEY", "tls-key",
+                        "PEM private key file of serve.tls_cert"));
 }
 
 // `mend proxy` (docs/proxy.md).

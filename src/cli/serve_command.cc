@@ -28,6 +28,8 @@ Result<server::ServerOptions> ServerOptionsOf(const app::Runtime& runtime) {
   options.max_body_bytes = config.GetInt("serve.max_body_bytes");
   options.threads = static_cast<int>(config.GetInt("serve.threads"));
   options.drain_timeout = config.GetDuration("serve.drain_timeout");
+  options.tls_cert = config.GetString("serve.tls_cert");
+  options.tls_key = config.GetString("serve.tls_key");
   return options;
 }
 
@@ -55,7 +57,14 @@ Status Serve(CliContext& ctx, bool override_recorded) {
   daemon->Start();
   const std::string host =
       options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
-  const std::string url = "http://" + host + ":" + std::to_string(http->port()) + "/";
+  const bool tls = !options.tls_cert.empty();
+  const std::string url =
+      (tls ? "https://" : "http://") + host + ":" + std::to_string(http->port()) + "/";
+  if (!tls && !server::IsLoopbackHost(options.host)) {
+    log << "warning: serving " << options.host
+        << " (not loopback) without TLS: the token and every request and answer cross the "
+           "network in clear text; set serve.tls_cert and serve.tls_key\n";
+  }
   // The address goes to stdout (scripts read the port from it when --listen asked for port 0).
   if (ctx.json) {
     ctx.out << DumpJson({{"url", url}, {"holder", runtime->holder.id}}) << std::endl;

@@ -63,8 +63,8 @@ constexpr int kListenBacklog = 1024;
 
 class HttpServer final : public Server {
  public:
-  HttpServer(app::Runtime& runtime, ServerOptions options)
-      : context_(runtime, std::move(options)) {}
+  HttpServer(app::Runtime& runtime, ServerOptions options, std::unique_ptr<httplib::Server> http)
+      : context_(runtime, std::move(options)), http_(std::move(http)) {}
   ~HttpServer() override { Stop(); }
 
   Status Start() override;
@@ -81,7 +81,7 @@ class HttpServer final : public Server {
   ServeContext context_;
   std::unique_ptr<app::Proxy> proxy_;  // with proxy.upstream set
   std::unique_ptr<ImproveGauges> improve_gauges_;
-  httplib::Server http_;
+  std::unique_ptr<httplib::Server> http_;  // an httplib::SSLServer with TLS
   std::thread listener_;
   std::atomic<bool> listener_done_{false};
   std::atomic<int> listen_fd_{-1};  // the listening socket, once bound
@@ -93,27 +93,27 @@ class HttpServer final : public Server {
 void HttpServer::Configure() {
   const ServerOptions& options = context_.options();
   const size_t threads = static_cast<size_t>(options.threads);
-  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   // CheckBody refuses a body over its path's limit before it is read; this is the backstop.
   size_t payload_limit = std::max(static_cast<size_t>(options.max_body_bytes), kMaxOtlpBodyBytes);
   if (proxy_ != nullptr)
     payload_limit = std::max(payload_limit, proxy_->service->options().max_body);
-  http_.set_payload_max_length(payload_limit);
-  http_.set_keep_alive_timeout(5);
+  http_->set_payload_max_length(payload_limit);
+  http_->set_keep_alive_timeout(5);
   // httplib closes a keep-alive connection after 5 requests by default; every reconnect then
   // competes for a listen backlog of 5 (see Start), and a dropped SYN costs the client a second.
-  http_.set_keep_alive_max_count(kKeepAliveMaxRequests);
+  http_->set_keep_alive_max_count(kKeepAliveMaxRequests);
   // Answers go out in more than one write (headers, body); with Nagle's algorithm the second
   // waits for the client's delayed ACK, which adds ~40 ms to every keep-alive request.
-  http_.set_tcp_nodelay(true);
+  http_->set_tcp_nodelay(true);
   // httplib's default is SO_REUSEPORT, which lets a second server bind the same port and take
   // half its connections; SO_REUSEADDR alone still allows a quick restart.
-  http_.set_socket_options([this](socket_t sock) {
+  http_->set_socket_options([this](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     listen_fd_.store(sock);
   });
-  http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+  http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     const ProxyRoutes proxy = proxy_ != nullptr ? ProxyRoutes::kMounted : ProxyRoutes::kAbsent;
     Status allowed = CheckRequest(req, context_.options(), proxy);
     if (allowed.ok()) {
@@ -134,7 +134,7 @@ void HttpServer::Configure() {
     return httplib::Server::HandlerResponse::Handled;
   });
   // Errors httplib produces itself (no route, body too large) get the API's error body too.
-  http_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  http_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     if (res.status == 404) {
       WriteError(res, NotFoundError("no such endpoint: " + req.method + " " + req.path));
@@ -144,13 +144,13 @@ void HttpServer::Configure() {
       WriteJson(res, ErrorBody(InvalidArgumentError("bad request")), res.status);
     }
   });
-  http_.set_exception_handler(
+  http_->set_exception_handler(
       [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
         WriteError(res, InternalError("the request failed unexpectedly"));
       });
   improve_gauges_ = std::make_unique<ImproveGauges>(context_.runtime(), kImproveGaugesRefresh);
   AddHealthRoutes();
-  ApiRoutes routes(http_, static_cast<size_t>(options.max_body_bytes));
+  ApiRoutes routes(*http_, static_cast<size_t>(options.max_body_bytes));
   AddRunRoutes(routes, context_);
   AddMemoryRoutes(routes, context_);
   AddLessonRoutes(routes, context_);
@@ -159,14 +159,14 @@ void HttpServer::Configure() {
   AddMetricsRoutes(routes, context_);
   AddUiRoutes(routes, context_);
   // Last, so that serve's own /v1/traces comes first.
-  if (proxy_ != nullptr) proxy_->service->Mount(http_);
+  if (proxy_ != nullptr) proxy_->service->Mount(*http_);
 }
 
 void HttpServer::AddHealthRoutes() {
-  http_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+  http_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     WriteJson(res, {{"status", "ok"}});
   });
-  http_.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+  http_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     app::Runtime& runtime = context_.runtime();
     nlohmann::json checks = nlohmann::json::object();
     bool ready = true;
@@ -201,10 +201,10 @@ Status HttpServer::Start() {
   }
   Configure();
   if (options.port == 0) {
-    port_ = http_.bind_to_any_port(options.host);
+    port_ = http_->bind_to_any_port(options.host);
     if (port_ <= 0) return UnavailableError("cannot listen on " + options.host);
   } else {
-    if (!http_.bind_to_port(options.host, options.port)) {
+    if (!http_->bind_to_port(options.host, options.port)) {
       return UnavailableError("cannot listen on " + options.host + ":" +
                               std::to_string(options.port) + " (in use, or not this host's)");
     }
@@ -212,12 +212,12 @@ Status HttpServer::Start() {
   }
   if (listen_fd_.load() >= 0) ::listen(listen_fd_.load(), kListenBacklog);
   listener_ = std::thread([this] {
-    http_.listen_after_bind();
+    http_->listen_after_bind();
     listener_done_.store(true);
   });
   // httplib's stop() only acts on a server whose accept loop already runs; wait for it so a Stop
   // right after Start cannot be lost (the loop starts within microseconds).
-  while (!http_.is_running() && !listener_done_.load())
+  while (!http_->is_running() && !listener_done_.load())
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   if (proxy_ != nullptr) proxy_->service->StartSweeper();
   return OkStatus();
@@ -227,7 +227,7 @@ int HttpServer::Stop() {
   if (stopped_) return still_running_;
   stopped_ = true;
   if (listener_.joinable()) {
-    http_.stop();
+    http_->stop();
     listener_.join();
   }
   if (proxy_ != nullptr) proxy_->service->StopSweeper();
@@ -248,7 +248,25 @@ Result<std::unique_ptr<Server>> Server::Create(app::Runtime& runtime, ServerOpti
   }
   if (options.threads < 2) return InvalidArgumentError("serve.threads must be at least 2");
   if (options.max_body_bytes < 1) return InvalidArgumentError("serve.max_body_bytes must be > 0");
-  return std::unique_ptr<Server>(new HttpServer(runtime, std::move(options)));
+  if (options.tls_cert.empty() != options.tls_key.empty()) {
+    return InvalidArgumentError(
+        "serve.tls_cert and serve.tls_key go together: HTTPS needs the certificate and its key");
+  }
+  std::unique_ptr<httplib::Server> http;
+  if (options.tls_cert.empty()) {
+    http = std::make_unique<httplib::Server>();
+  } else {
+    auto tls =
+        std::make_unique<httplib::SSLServer>(options.tls_cert.c_str(), options.tls_key.c_str());
+    if (!tls->is_valid()) {
+      return InvalidArgumentError("serve.tls_cert " + options.tls_cert + " and serve.tls_key " +
+                                  options.tls_key +
+                                  " could not be loaded: they must be readable PEM files of a "
+                                  "certificate and of the private key that matches it");
+    }
+    http = std::move(tls);
+  }
+  return std::unique_ptr<Server>(new HttpServer(runtime, std::move(options), std::move(http)));
 }
 
 }  // namespace mend::server

@@ -30,6 +30,10 @@ struct ServerOptions {
   int threads = 64;                  ///< request handler threads
   /// How long Stop() lets runs in flight take to reach a checkpoint.
   Duration drain_timeout = std::chrono::seconds(30);
+  /// HTTPS: a PEM certificate (chain) file and the PEM file of its private key, both or neither.
+  /// Empty: plain HTTP.
+  std::string tls_cert;
+  std::string tls_key;  ///< see tls_cert
 };
 
 /// Parses "host:port", "[v6]:port" or ":port" (loopback); kInvalidArgument otherwise.
@@ -46,7 +50,8 @@ bool IsLoopbackHost(const std::string& host);
 class Server {
  public:
   /// kInvalidArgument for options that are not allowed: a non-loopback host without a token, a
-  /// bad port or limit.
+  /// bad port or limit, one of tls_cert and tls_key without the other, or files that do not hold
+  /// a PEM certificate and its private key.
   static Result<std::unique_ptr<Server>> Create(app::Runtime& runtime, ServerOptions options);
   virtual ~Server() = default;
 
