@@ -351,6 +351,11 @@ void AddProxyKeys(std::vector<ConfigKeySpec>& keys) {
                      "first byte reached the client)"));
   keys.push_back(Int("proxy.max_connections", 4096, 16, 100000, "MEND_PROXY_MAX_CONNECTIONS",
                      "client connections served at once (each holds a thread)"));
+  keys.push_back(String("proxy.tls_cert", "MEND_PROXY_TLS_CERT", "tls-cert",
+                        "PEM certificate (chain) file: `mend proxy` speaks HTTPS; with "
+                        "proxy.tls_key"));
+  keys.push_back(String("proxy.tls_key", "MEND_PROXY_TLS_KEY", "tls-key",
+                        "PEM private key file of proxy.tls_cert"));
 }
 
 void AddMemoryKeys(std::vector<ConfigKeySpec>& keys) {

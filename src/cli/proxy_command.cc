@@ -64,13 +64,27 @@ Status Proxy(CliContext& ctx) {
   listener_options.host = address.host;
   listener_options.port = address.port;
   listener_options.max_connections = static_cast<size_t>(config.GetInt("proxy.max_connections"));
-  MEND_ASSIGN_OR_RETURN(std::unique_ptr<proxy::ProxyListener> listener,
-                        proxy::ProxyListener::Start(service, listener_options));
+  listener_options.tls_cert = config.GetString("proxy.tls_cert");
+  listener_options.tls_key = config.GetString("proxy.tls_key");
+  Result<std::unique_ptr<proxy::ProxyListener>> started =
+      proxy::ProxyListener::Start(service, listener_options);
+  if (!started.ok()) {
+    return started.status().code() == StatusCode::kInvalidArgument ? UsageError(started.status())
+                                                                   : started.status();
+  }
+  std::unique_ptr<proxy::ProxyListener> listener = *std::move(started);
   daemon->Start();
   service.StartSweeper();
   const std::string host =
       address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host;
-  const std::string url = "http://" + host + ":" + std::to_string(listener->port()) + "/";
+  const bool tls = !listener_options.tls_cert.empty();
+  const std::string url =
+      (tls ? "https://" : "http://") + host + ":" + std::to_string(listener->port()) + "/";
+  if (!tls && !server::IsLoopbackHost(address.host)) {
+    log << "warning: proxying on " << address.host
+        << " (not loopback) without TLS: client tokens, prompts and answers cross the network in "
+           "clear text; set proxy.tls_cert and proxy.tls_key\n";
+  }
   // The address goes to stdout (scripts read the port from it when --listen asked for port 0).
   if (ctx.json) {
     ctx.out << DumpJson({{"url", url},

@@ -232,6 +232,39 @@ TEST_F(ProxyE2eTest, TheOpenAiSdkWorksUnchangedThroughTheProxy) {
   StopProxy();
 }
 
+// Over HTTPS (proxy.tls_cert, proxy.tls_key) with a certificate made here: the SDK, trusting it
+// through NODE_EXTRA_CA_CERTS, works unchanged; without trusting it, it refuses to connect.
+TEST_F(ProxyE2eTest, TheOpenAiSdkWorksOverHttpsWithTheProxysCertificate) {
+  const std::string cert = dir_->File("proxy.crt");
+  const std::string key = dir_->File("proxy.key");
+  auto made = RunProcess({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                          "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost",
+                          "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"},
+                         {"PATH=/usr/bin:/bin"}, std::chrono::seconds(60));
+  ASSERT_THAT(made, IsOk());
+  ASSERT_EQ(made->status.code, 0) << made->err;
+  const int port = StartProxy({"--tls-cert", cert, "--tls-key", key});
+  ASSERT_GT(port, 0);
+  const std::string base_url = "https://127.0.0.1:" + std::to_string(port) + "/v1";
+
+  Json plain = Node("openai_chat.mjs", {"plain"},
+                    {"MEND_TEST_OPENAI_BASE_URL=" + base_url, "NODE_EXTRA_CA_CERTS=" + cert});
+  EXPECT_EQ(plain["content"], "ok");
+  Json stream = Node("openai_chat.mjs", {"stream"},
+                     {"MEND_TEST_OPENAI_BASE_URL=" + base_url, "NODE_EXTRA_CA_CERTS=" + cert});
+  EXPECT_EQ(stream["text"], "ok");
+
+  std::vector<std::string> argv = {MEND_NODE_EXECUTABLE, kClientsDir + "/openai_chat.mjs", "plain"};
+  auto untrusted = RunProcess(argv,
+                              {"PATH=/usr/bin:/bin", "MEND_TEST_OPENAI_BASE_URL=" + base_url,
+                               "MEND_TEST_API_KEY=" + std::string(kClientKey),
+                               "MEND_TEST_TIMEOUT_MS=30000", "MEND_TEST_MAX_RETRIES=0"},
+                              std::chrono::seconds(90));
+  ASSERT_THAT(untrusted, IsOk());
+  EXPECT_NE(untrusted->status.code, 0) << untrusted->out;
+  StopProxy();
+}
+
 TEST_F(ProxyE2eTest, TheOpenAiSdkSeesUpstreamErrorsAsTheUpstreamSentThem) {
   MEND_ASSERT_OK(StopFakeLlm(SIGTERM));
   std::vector<std::string> args = {"--script", WriteTestFile("script.json", R"([

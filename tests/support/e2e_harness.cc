@@ -111,7 +111,7 @@ E2eTest::Listening E2eTest::StartListening(const std::vector<std::string>& args)
   EXPECT_THAT(line, IsOk());
   if (!line.ok()) return listening;
   std::smatch match;
-  const std::regex pattern("listening on http://127\\.0\\.0\\.1:([0-9]+)/[a-z]*");
+  const std::regex pattern("listening on https?://127\\.0\\.0\\.1:([0-9]+)/[a-z]*");
   EXPECT_TRUE(std::regex_match(*line, match, pattern)) << *line;
   if (!match.empty()) listening.port = std::stoi(match[1].str());
   return listening;

@@ -152,13 +152,18 @@ struct ListenerOptions {
   std::string host = "127.0.0.1";  ///< the address to bind
   int port = 7071;                 ///< 0: an ephemeral port
   size_t max_connections = 4096;   ///< open connections at most
+  /// HTTPS: a PEM certificate (chain) file and the PEM file of its private key, both or neither.
+  /// Empty: plain HTTP.
+  std::string tls_cert;
+  std::string tls_key;  ///< see tls_cert
 };
 
 /// The HTTP server of `mend proxy` (ListenerOptions).
 class ProxyListener {
  public:
-  /// Binds and starts serving; kUnavailable when the address cannot be bound. `service` must
-  /// outlive the listener.
+  /// Binds and starts serving; kUnavailable when the address cannot be bound, kInvalidArgument
+  /// for one of tls_cert and tls_key without the other or files that do not hold a PEM certificate
+  /// and its key. `service` must outlive the listener.
   static Result<std::unique_ptr<ProxyListener>> Start(ProxyService& service,
                                                       ListenerOptions options);
   virtual ~ProxyListener() = default;
