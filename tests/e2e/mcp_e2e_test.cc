@@ -375,10 +375,15 @@ TEST_F(McpE2eTest, TheEverythingServerOverHttpAndALongCallCancelledOnTimeout) {
     MEND_ASSERT_OK(line);
     if (line->find("listening on port") != std::string::npos) break;
   }
+  // A header value from the environment: sent to the server, written nowhere.
+  constexpr char kHeaderSecret[] = "mcp-header-SECRET-8812";
+  PlantSecret(kHeaderSecret);
+  env_.push_back(std::string("MCP_TEST_HEADER=") + kHeaderSecret);
   WriteAgent("agent",
              "name = \"every\"\ntools = []\n\n[[mcp_servers]]\nname = \"every\"\nurl = "
              "\"http://127.0.0.1:" +
-                 std::to_string(port) + "/mcp\"\ntimeout = 1\n",
+                 std::to_string(port) +
+                 "/mcp\"\ntimeout = 1\nheaders = { X-Test-Secret = \"${MCP_TEST_HEADER}\" }\n",
              "Use the tools.\n");
   const json listed = MendJson({"mcp", "list", dir_->File("agent")});
   ASSERT_TRUE(listed.is_object()) << listed;

@@ -57,6 +57,9 @@ class ProxyE2eTest : public E2eTest {
       GTEST_SKIP() << "the npm packages of tests/proxy_clients are not installed (run "
                       "scripts/bootstrap)";
     }
+    // The clients' own key reaches neither the upstream (checked per test) nor any file or
+    // output of the proxy.
+    PlantSecret(kClientKey);
     log_ = dir_->File("upstream.jsonl");
     std::vector<std::string> args = {"--routes", WriteTestFile("routes.json", kRoutes), "--log",
                                      log_};

@@ -37,12 +37,20 @@ void E2eTest::TearDown() {
   server_.reset();
   // Never the text itself in the message: it holds the key, and test logs are kept.
   EXPECT_EQ(captured_.find(setup_.secret), std::string::npos) << "the planted key was printed";
+  for (size_t i = 0; i < planted_.size(); ++i) {
+    EXPECT_EQ(captured_.find(planted_[i]), std::string::npos)
+        << "planted secret " << i << " was printed";
+  }
   for (const std::string& home : homes_) {
     std::vector<std::string> found;
     for (const std::string& file : FilesContaining(home, setup_.secret)) {
       if (key_written_by_test_.count(file) == 0) found.push_back(file);
     }
     EXPECT_THAT(found, ::testing::IsEmpty()) << "the planted key is in these files under " << home;
+    for (size_t i = 0; i < planted_.size(); ++i) {
+      EXPECT_THAT(FilesContaining(home, planted_[i]), ::testing::IsEmpty())
+          << "planted secret " << i << " is in these files under " << home;
+    }
   }
 }
 

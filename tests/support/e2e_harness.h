@@ -65,6 +65,10 @@ class E2eTest : public ::testing::Test {
   // dir_/home: the --home of Mend() unless MendCall::home says otherwise.
   std::string Home() const { return dir_->File("home"); }
   const std::string& secret() const { return setup_.secret; }
+  // Another secret the test hands to mend (an MCP server's header value, a proxy client's key or
+  // token): TearDown looks for it as for the planted key, in what was printed and in every file
+  // under a home.
+  void PlantSecret(std::string value) { planted_.push_back(std::move(value)); }
 
   // A minimal agent folder dir_/`folder`: agent.toml and the instructions.md an agent folder must
   // have. Fails the test (fatally) when a file cannot be written.
@@ -146,6 +150,7 @@ class E2eTest : public ::testing::Test {
 
  private:
   E2eSetup setup_;
+  std::vector<std::string> planted_;  // PlantSecret
   std::set<std::string> homes_;
   std::vector<std::unique_ptr<ChildProcess>> children_;
 };
