@@ -290,8 +290,8 @@ Result<std::unique_ptr<Runtime>> OpenRuntime(const Config& config, Env env,
   // environment is built (mend/base/subprocess.h), these only by value.
   for (const char* key :
        {"provider.api_key", "provider.openai_api_key", "provider.anthropic_api_key",
-       "memory.embeddings.api_key", "serve.token", "observe.otlp.headers",
-        "store.url", "proxy.upstream_api_key", "proxy.token", "proxy.tokens"}) {
+        "memory.embeddings.api_key", "serve.token", "observe.otlp.headers", "store.url",
+        "proxy.upstream_api_key", "proxy.token", "proxy.tokens"}) {
     AddChildEnvironmentSecret(config.GetString(key));
   }
   runtime->caller_dir = options.caller_dir.empty() ? CurrentDirectory() : options.caller_dir;

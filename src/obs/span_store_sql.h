@@ -56,42 +56,20 @@ INSERT INTO meta(key, value) VALUES ('schema_version', 1), ('dropped_spans', 0);
 
 // Version 2 adds the per-trace summary; migrating fills it from the stored spans
 // (trace_summary.cc, BackfillTraces).
-inline constexpr char kCreateTracesV2[] = R"sql(
-CREATE TABLE traces(
-  trace_id TEXT PRIMARY KEY,
-  root_rank INTEGER NOT NULL,
-  root_start_ns INTEGER NOT NULL,
-  root_span_id TEXT NOT NULL,
-  root_name TEXT NOT NULL,
-  root_service TEXT NOT NULL,
-  root_run_id TEXT NOT NULL,
-  any_service TEXT NOT NULL,
-  any_run_id TEXT NOT NULL,
-  start_ns INTEGER NOT NULL,
-  end_ns INTEGER NOT NULL,
-  span_count INTEGER NOT NULL,
-  error_count INTEGER NOT NULL);
-CREATE INDEX traces_by_start ON traces(start_ns, trace_id);
-)sql";
+#define MEND_TRACES_COLUMNS_DDL                                                              \
+  "(trace_id TEXT PRIMARY KEY, root_rank INTEGER NOT NULL, root_start_ns INTEGER NOT NULL, " \
+  "root_span_id TEXT NOT NULL, root_name TEXT NOT NULL, root_service TEXT NOT NULL, "        \
+  "root_run_id TEXT NOT NULL, any_service TEXT NOT NULL, any_run_id TEXT NOT NULL, "         \
+  "start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, span_count INTEGER NOT NULL, "        \
+  "error_count INTEGER NOT NULL)"
+inline constexpr char kCreateTracesV2[] =
+    "CREATE TABLE traces" MEND_TRACES_COLUMNS_DDL
+    ";\nCREATE INDEX traces_by_start ON traces(start_ns, trace_id);";
 // A read-only open of a version 1 file builds the same summary in the connection's temporary
 // schema (never in the file), so its traces are listed as a migrated file's would be.
-inline constexpr char kCreateTempTraces[] = R"sql(
-CREATE TEMP TABLE traces(
-  trace_id TEXT PRIMARY KEY,
-  root_rank INTEGER NOT NULL,
-  root_start_ns INTEGER NOT NULL,
-  root_span_id TEXT NOT NULL,
-  root_name TEXT NOT NULL,
-  root_service TEXT NOT NULL,
-  root_run_id TEXT NOT NULL,
-  any_service TEXT NOT NULL,
-  any_run_id TEXT NOT NULL,
-  start_ns INTEGER NOT NULL,
-  end_ns INTEGER NOT NULL,
-  span_count INTEGER NOT NULL,
-  error_count INTEGER NOT NULL);
-CREATE INDEX temp.traces_by_start ON traces(start_ns, trace_id);
-)sql";
+inline constexpr char kCreateTempTraces[] =
+    "CREATE TEMP TABLE traces" MEND_TRACES_COLUMNS_DDL
+    ";\nCREATE INDEX temp.traces_by_start ON traces(start_ns, trace_id);";
 // Version 3 keeps, per span, whether it still has to reach an OTLP collector (docs/observe.md,
 // "Spans a collector has not taken"): 0 nothing to send (exported, or never meant for export),
 // 1 waiting for the exporter of the process that ended it, 2 handed over (any exporter sends it).
