@@ -98,6 +98,14 @@ class LessonQueue::Impl {
   std::condition_variable poll_cv_;
   bool stopping_ = false;  // under poll_mu_
 
+  // RefreshGauges runs on the poller and on the workers at once. Each call takes a ticket before
+  // it lists the directories; a count is set only when no call holding a later ticket has set it,
+  // so the counts a slow listing read before a move never replace the ones read after it.
+  std::atomic<uint64_t> gauge_tickets_{0};
+  std::mutex gauge_mu_;
+  uint64_t wal_gauge_ticket_ = 0;  // under gauge_mu_
+  uint64_t dlq_gauge_ticket_ = 0;  // under gauge_mu_
+
   // Totals since start, so that DrainNow can report what happened during it.
   std::atomic<int64_t> succeeded_{0};
   std::atomic<int64_t> skipped_{0};

@@ -72,11 +72,17 @@ void LessonQueue::Impl::LoadUnknown(std::optional<Time> due_at) {
 }
 
 void LessonQueue::Impl::RefreshGauges() {
-  if (Result<std::vector<std::string>> ids = wal_->ListIds(); ids.ok()) {
-    metrics_.wal_segments.Set(static_cast<double>(ids->size()));
+  const uint64_t ticket = ++gauge_tickets_;
+  Result<std::vector<std::string>> wal_ids = wal_->ListIds();
+  Result<std::vector<std::string>> dlq_ids = dlq_->ListIds();
+  std::lock_guard<std::mutex> lock(gauge_mu_);
+  if (wal_ids.ok() && ticket > wal_gauge_ticket_) {
+    wal_gauge_ticket_ = ticket;
+    metrics_.wal_segments.Set(static_cast<double>(wal_ids->size()));
   }
-  if (Result<std::vector<std::string>> ids = dlq_->ListIds(); ids.ok()) {
-    metrics_.dlq_size.Set(static_cast<double>(ids->size()));
+  if (dlq_ids.ok() && ticket > dlq_gauge_ticket_) {
+    dlq_gauge_ticket_ = ticket;
+    metrics_.dlq_size.Set(static_cast<double>(dlq_ids->size()));
   }
 }
 

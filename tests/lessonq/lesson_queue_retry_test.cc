@@ -2,10 +2,16 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "mend/base/file_system.h"
+#include "mend/base/home_layout.h"
 #include "mend/lessonq/lesson_queue.h"
 #include "mend/obs/metrics.h"
 #include "tests/lessonq/queue_test_util.h"
@@ -330,6 +336,106 @@ TEST(LessonQueueShutdownTest, StuckProcessorGivesDeadlineExceededAndKeepsTheReco
   MEND_ASSERT_OK((*next)->Start(second.processor()));
   second.WaitForCalls(1);
   EXPECT_EQ(second.calls()[0].request, Request(1));
+}
+
+// Holds the first listing of a directory made after Arm() between reading the directory and
+// returning the names, until Release(): a listing slow to come back, as on a loaded machine.
+class SlowListingFileSystem final : public FileSystem {
+ public:
+  explicit SlowListingFileSystem(FileSystem* base) : base_(*base) {}
+
+  Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path,
+                                                     WriteMode mode) override {
+    return base_.OpenWritable(path, mode);
+  }
+  Result<std::unique_ptr<ReadableFile>> OpenReadable(const std::string& path) override {
+    return base_.OpenReadable(path);
+  }
+  Result<std::unique_ptr<RandomAccessFile>> OpenRandomAccess(const std::string& path,
+                                                             bool create) override {
+    return base_.OpenRandomAccess(path, create);
+  }
+  Status Rename(const std::string& from, const std::string& to) override {
+    return base_.Rename(from, to);
+  }
+  Status SyncDir(const std::string& dir) override { return base_.SyncDir(dir); }
+  Status Unlink(const std::string& path) override { return base_.Unlink(path); }
+  Status CreateDirs(const std::string& dir) override { return base_.CreateDirs(dir); }
+  Result<FileInfo> Stat(const std::string& path) override { return base_.Stat(path); }
+  Result<std::unique_ptr<FileLock>> Lock(const std::string& path) override {
+    return base_.Lock(path);
+  }
+  Result<std::vector<std::string>> List(const std::string& dir) override {
+    Result<std::vector<std::string>> names = base_.List(dir);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (armed_ && dir == dir_) {
+      armed_ = false;
+      held_ = true;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return released_; });
+    }
+    return names;
+  }
+
+  void Arm(std::string dir) {
+    std::lock_guard<std::mutex> lock(mu_);
+    dir_ = std::move(dir);
+    armed_ = true;
+  }
+  void AwaitHeld() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return held_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  FileSystem& base_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string dir_;
+  bool armed_ = false;
+  bool held_ = false;
+  bool released_ = false;
+};
+
+// The poller and a worker both refresh the gauges. A poller whose listing of dlq/ was read before
+// a worker moved a job there must not set the dead-letter count back once the worker has set it.
+TEST(LessonQueueGaugeTest, AListingReadBeforeAMoveDoesNotSetTheDeadLetterCountBack) {
+  QueueWorld world;
+  SlowListingFileSystem fs(&world.fs);
+  QueueOptions options = TestOptions();
+  options.max_attempts = 2;
+  obs::MetricsRegistry registry;
+  // The second attempt fails only once the poller has listed dlq/ (still empty) and is held.
+  ScriptedProcessor processor([&](const Job& job, const JobContext&) -> Result<ProcessResult> {
+    if (job.attempts == 2) fs.AwaitHeld();
+    return ResourceExhaustedError("rate limited");
+  });
+  auto queue = LessonQueue::Open(Env{&fs, &world.clock, &world.random}, options, &registry);
+  ASSERT_TRUE(queue.ok()) << queue.status();
+  MEND_ASSERT_OK((*queue)->Start(processor.processor()));
+  ASSERT_TRUE((*queue)->Enqueue(Request(1)).ok());
+  processor.WaitForCalls(1);
+  world.clock.BlockUntilWaiters(options.workers + 1);
+
+  fs.Arm(home::LessonDlqDir(options.base_dir));
+  world.clock.Advance(seconds(1));
+  processor.WaitForCalls(2);
+  fs.AwaitHeld();
+  // The worker has moved the job and waits for work; the poller is still in its listing.
+  world.clock.BlockUntilWaiters(options.workers);
+  auto& dlq_size = registry.gauge("mend_lessonq_dlq_size", "");
+  EXPECT_EQ(dlq_size.value(), 1.0);
+
+  fs.Release();
+  world.clock.BlockUntilWaiters(options.workers + 1);
+  EXPECT_EQ(dlq_size.value(), 1.0);
+  EXPECT_THAT((*queue)->DeadLetters(), IsOkAndHolds(ElementsAre(Field(&Job::attempts, 2))));
+  MEND_EXPECT_OK((*queue)->Shutdown(seconds(5)));
 }
 
 }  // namespace
