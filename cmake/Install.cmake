@@ -11,7 +11,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(MEND_LIBRARY_MODULES base db obs llm store mcp memory lessonq agent reflexion heal improve proxy app
+set(MEND_LIBRARY_MODULES base db net obs llm store mcp memory lessonq agent reflexion heal improve proxy app
                          server)
 
 set(mend_objects "")

@@ -36,6 +36,9 @@
 #include "mend/db/sqlite.h"
 #include "mend/db/sqlite_backup.h"
 
+// net: the HTTP server of `mend serve` and `mend proxy`, with its connection limits.
+#include "mend/net/http_server.h"
+
 // llm: LlmProvider and its implementations, requests and completions, prices, embedders.
 #include "mend/llm/embedder.h"
 #include "mend/llm/factory.h"

@@ -264,6 +264,32 @@ void AddImproveKeys(std::vector<ConfigKeySpec>& keys) {
                         "model that proposes instruction edits; empty = the agent's model"));
 }
 
+// The connection limits of a listening daemon (`serve`, `proxy`; docs/security.md, "Hostile
+// networks").
+void AddListenerKeys(std::vector<ConfigKeySpec>& keys, const std::string& daemon,
+                     const std::string& env, int64_t max_connections, const char* idle_timeout,
+                     const char* io_timeout) {
+  keys.push_back(Int(daemon + ".max_connections", max_connections, 16, 100000,
+                     env + "_MAX_CONNECTIONS",
+                     "client connections open at once (a thread each); at the cap a new "
+                     "connection closes the one that has waited longest without a request in "
+                     "progress"));
+  keys.push_back(Int(daemon + ".max_header_bytes", 64 << 10, 1024, 1 << 20,
+                     env + "_MAX_HEADER_BYTES",
+                     "a request line and headers larger than this are refused (431)"));
+  keys.push_back(Duration(daemon + ".header_timeout", "10s", milliseconds(1), minutes(10),
+                          env + "_HEADER_TIMEOUT", "",
+                          "a request head (and the TLS handshake of a connection's first) must "
+                          "arrive whole within this, or 408 and the connection is closed"));
+  keys.push_back(Duration(daemon + ".idle_timeout", idle_timeout, milliseconds(1), hours(1),
+                          env + "_IDLE_TIMEOUT", "",
+                          "how long an open connection may wait for its next request"));
+  keys.push_back(Duration(daemon + ".io_timeout", io_timeout, milliseconds(1), hours(1),
+                          env + "_IO_TIMEOUT", "",
+                          "how long one read of a request body or one write of an answer may "
+                          "wait for the client"));
+}
+
 void AddServeKeys(std::vector<ConfigKeySpec>& keys) {
   ConfigKeySpec listen =
       String("serve.listen", "MEND_SERVE_LISTEN", "listen",
@@ -282,7 +308,9 @@ void AddServeKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(Int("serve.max_body_bytes", 1 << 20, 1024, 1 << 30, "MEND_SERVE_MAX_BODY_BYTES",
                      "largest request body accepted, in bytes (larger: 413)"));
   keys.push_back(Int("serve.threads", 64, 2, 1024, "MEND_SERVE_THREADS",
-                     "threads serving HTTP requests (one per open connection)"));
+                     "requests handled at once; a request takes its turn once its head has "
+                     "arrived, so slow or idle connections hold none"));
+  AddListenerKeys(keys, "serve", "MEND_SERVE", 1024, "5s", "30s");
   keys.push_back(Duration("serve.drain_timeout", "30s", milliseconds(0), minutes(10),
                           "MEND_SERVE_DRAIN_TIMEOUT", "",
                           "on SIGTERM, how long runs in flight may take to reach a checkpoint"));
@@ -349,8 +377,7 @@ void AddProxyKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(Int("proxy.max_attempts", 3, 1, 20, "MEND_PROXY_MAX_ATTEMPTS",
                      "attempts per request when the upstream fails transiently (before the "
                      "first byte reached the client)"));
-  keys.push_back(Int("proxy.max_connections", 4096, 16, 100000, "MEND_PROXY_MAX_CONNECTIONS",
-                     "client connections served at once (each holds a thread)"));
+  AddListenerKeys(keys, "proxy", "MEND_PROXY", 4096, "30s", "5m");
   keys.push_back(String("proxy.tls_cert", "MEND_PROXY_TLS_CERT", "tls-cert",
                         "PEM certificate (chain) file: `mend proxy` speaks HTTPS; with "
                         "proxy.tls_key"));

@@ -141,6 +141,11 @@ Status ServeHttp(CliContext& ctx, const std::string& listen) {
   options.token = runtime->config.GetString("serve.token");
   options.max_body_bytes = runtime->config.GetInt("serve.max_body_bytes");
   options.threads = static_cast<int>(runtime->config.GetInt("serve.threads"));
+  options.max_connections = runtime->config.GetInt("serve.max_connections");
+  options.max_header_bytes = runtime->config.GetInt("serve.max_header_bytes");
+  options.header_timeout = runtime->config.GetDuration("serve.header_timeout");
+  options.idle_timeout = runtime->config.GetDuration("serve.idle_timeout");
+  options.io_timeout = runtime->config.GetDuration("serve.io_timeout");
   std::unique_ptr<mcp::McpServer> mcp = app::MakeMendMcpServer(*runtime, MEND_VERSION);
   Result<std::unique_ptr<server::McpHttpServer>> created =
       server::McpHttpServer::Create(*mcp, options);

@@ -64,6 +64,10 @@ Status Proxy(CliContext& ctx) {
   listener_options.host = address.host;
   listener_options.port = address.port;
   listener_options.max_connections = static_cast<size_t>(config.GetInt("proxy.max_connections"));
+  listener_options.max_header_bytes = static_cast<size_t>(config.GetInt("proxy.max_header_bytes"));
+  listener_options.header_timeout = config.GetDuration("proxy.header_timeout");
+  listener_options.idle_timeout = config.GetDuration("proxy.idle_timeout");
+  listener_options.io_timeout = config.GetDuration("proxy.io_timeout");
   listener_options.tls_cert = config.GetString("proxy.tls_cert");
   listener_options.tls_key = config.GetString("proxy.tls_key");
   Result<std::unique_ptr<proxy::ProxyListener>> started =

@@ -28,6 +28,11 @@ Result<server::ServerOptions> ServerOptionsOf(const app::Runtime& runtime) {
   options.max_body_bytes = config.GetInt("serve.max_body_bytes");
   options.threads = static_cast<int>(config.GetInt("serve.threads"));
   options.drain_timeout = config.GetDuration("serve.drain_timeout");
+  options.max_connections = config.GetInt("serve.max_connections");
+  options.max_header_bytes = config.GetInt("serve.max_header_bytes");
+  options.header_timeout = config.GetDuration("serve.header_timeout");
+  options.idle_timeout = config.GetDuration("serve.idle_timeout");
+  options.io_timeout = config.GetDuration("serve.io_timeout");
   options.tls_cert = config.GetString("serve.tls_cert");
   options.tls_key = config.GetString("serve.tls_key");
   return options;

@@ -1,71 +1,17 @@
-// `mend proxy`'s own HTTP listener (proxy.h): cpp-httplib with a thread per connection rather
-// than a fixed pool, so a thousand open streams do not starve new requests.
+// `mend proxy`'s own HTTP listener (proxy.h), on mend's HTTP server (mend/net/http_server.h): a
+// thread per connection rather than a fixed pool, so a thousand open streams do not starve new
+// requests, and the same limits on slow and malformed requests as `mend serve`.
 #include <httplib.h>
-#include <pthread.h>
 #include <sys/socket.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <functional>
-#include <mutex>
 #include <thread>
 
+#include "mend/net/http_server.h"
 #include "mend/proxy/proxy.h"
 
 namespace mend::proxy {
 namespace {
-
-// Threads of connections: a small stack each (the handlers keep little on it), at most `limit`
-// at once; a connection beyond it waits for a thread to end.
-class ConnectionThreads final : public httplib::TaskQueue {
- public:
-  explicit ConnectionThreads(size_t limit) : limit_(limit) {}
-  ~ConnectionThreads() override { shutdown(); }
-
-  void enqueue(std::function<void()> fn) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    changed_.wait(lock, [this] { return running_ < limit_; });
-    ++running_;
-    lock.unlock();
-    auto* task = new std::function<void()>([this, fn = std::move(fn)] {
-      fn();
-      std::lock_guard<std::mutex> done(mu_);
-      --running_;
-      changed_.notify_all();
-    });
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, kStackBytes);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_t thread;
-    const int started = pthread_create(&thread, &attr, &Run, task);
-    pthread_attr_destroy(&attr);
-    if (started != 0) {
-      // No thread: serve the connection on the accepting thread rather than drop it.
-      Run(task);
-    }
-  }
-
-  // Waits for every connection's thread to end.
-  void shutdown() override {
-    std::unique_lock<std::mutex> lock(mu_);
-    changed_.wait(lock, [this] { return running_ == 0; });
-  }
-
- private:
-  static constexpr size_t kStackBytes = 512u << 10;
-
-  static void* Run(void* arg) {
-    std::unique_ptr<std::function<void()>> task(static_cast<std::function<void()>*>(arg));
-    (*task)();
-    return nullptr;
-  }
-
-  const size_t limit_;
-  std::mutex mu_;
-  std::condition_variable changed_;
-  size_t running_ = 0;  // guarded by mu_
-};
 
 constexpr int kListenBacklog = 4096;
 constexpr size_t kKeepAliveMaxRequests = 100000;
@@ -78,13 +24,7 @@ class HttpListener final : public ProxyListener {
   ~HttpListener() override { Stop(); }
 
   Status Start() {
-    const size_t limit = options_.max_connections;
-    http_->new_task_queue = [limit] { return new ConnectionThreads(limit); };
     http_->set_payload_max_length(service_.options().max_body);
-    http_->set_keep_alive_max_count(kKeepAliveMaxRequests);
-    http_->set_keep_alive_timeout(30);
-    http_->set_read_timeout(std::chrono::minutes(5));
-    http_->set_write_timeout(std::chrono::minutes(5));
     http_->set_tcp_nodelay(true);
     http_->set_socket_options([this](socket_t sock) {
       int yes = 1;
@@ -150,21 +90,27 @@ Result<std::unique_ptr<ProxyListener>> ProxyListener::Start(ProxyService& servic
     return InvalidArgumentError(
         "proxy.tls_cert and proxy.tls_key go together: HTTPS needs the certificate and its key");
   }
-  std::unique_ptr<httplib::Server> http;
-  if (options.tls_cert.empty()) {
-    http = std::make_unique<httplib::Server>();
-  } else {
-    auto tls =
-        std::make_unique<httplib::SSLServer>(options.tls_cert.c_str(), options.tls_key.c_str());
-    if (!tls->is_valid()) {
-      return InvalidArgumentError("proxy.tls_cert " + options.tls_cert + " and proxy.tls_key " +
-                                  options.tls_key +
-                                  " could not be loaded: they must be readable PEM files of a "
-                                  "certificate and of the private key that matches it");
-    }
-    http = std::move(tls);
+  net::ConnectionLimits limits;
+  limits.max_connections = options.max_connections;
+  limits.max_active = options.max_connections;  // a stream holds its turn for its whole length
+  limits.max_header_bytes = options.max_header_bytes;
+  limits.header_timeout = options.header_timeout;
+  limits.idle_timeout = options.idle_timeout;
+  limits.io_timeout = options.io_timeout;
+  limits.max_requests_per_connection = kKeepAliveMaxRequests;
+  limits.tls_cert = options.tls_cert;
+  limits.tls_key = options.tls_key;
+  if (Status valid = net::ValidateLimits(limits); !valid.ok()) {
+    return InvalidArgumentError("proxy." + std::string(valid.message()));
   }
-  auto listener = std::make_unique<HttpListener>(service, std::move(options), std::move(http));
+  Result<std::unique_ptr<httplib::Server>> http = net::NewHttpServer(limits);
+  if (!http.ok()) {
+    return InvalidArgumentError("proxy.tls_cert " + options.tls_cert + " and proxy.tls_key " +
+                                options.tls_key +
+                                " could not be loaded: they must be readable PEM files of a "
+                                "certificate and of the private key that matches it");
+  }
+  auto listener = std::make_unique<HttpListener>(service, std::move(options), *std::move(http));
   MEND_RETURN_IF_ERROR(listener->Start());
   return std::unique_ptr<ProxyListener>(std::move(listener));
 }

@@ -28,8 +28,12 @@ void WriteRpcError(httplib::Response& res, int status, int64_t code, const std::
 
 class McpHttpServerImpl final : public McpHttpServer {
  public:
-  McpHttpServerImpl(mcp::McpServer& mcp, ServerOptions options)
-      : mcp_(mcp), options_(std::move(options)) {}
+  McpHttpServerImpl(mcp::McpServer& mcp, ServerOptions options,
+                    std::unique_ptr<httplib::Server> http)
+      : mcp_(mcp),
+        options_(std::move(options)),
+        owned_http_(std::move(http)),
+        http_(*owned_http_) {}
   ~McpHttpServerImpl() override { Stop(); }
 
   Status Start() override {
@@ -117,9 +121,6 @@ class McpHttpServerImpl final : public McpHttpServer {
   }
 
   void Configure() {
-    http_.new_task_queue = [this] {
-      return new httplib::ThreadPool(static_cast<size_t>(options_.threads));
-    };
     http_.set_payload_max_length(static_cast<size_t>(options_.max_body_bytes));
     http_.set_tcp_nodelay(true);
     http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
@@ -150,7 +151,8 @@ class McpHttpServerImpl final : public McpHttpServer {
   mcp::McpServer& mcp_;
   const ServerOptions options_;
   Random* random_ = SystemRandom::Default();
-  httplib::Server http_;
+  std::unique_ptr<httplib::Server> owned_http_;  // mend's HTTP server (mend/net/http_server.h)
+  httplib::Server& http_;
   std::thread listener_;
   std::atomic<bool> done_{false};
   int port_ = 0;
@@ -167,7 +169,10 @@ Result<std::unique_ptr<McpHttpServer>> McpHttpServer::Create(mcp::McpServer& mcp
                                 " (not loopback) requires serve.token (MEND_SERVE_TOKEN)");
   }
   if (options.threads < 1) return InvalidArgumentError("threads must be at least 1");
-  return std::unique_ptr<McpHttpServer>(new McpHttpServerImpl(mcp, std::move(options)));
+  MEND_ASSIGN_OR_RETURN(net::ConnectionLimits limits, ConnectionLimitsOf(options));
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<httplib::Server> http, net::NewHttpServer(limits));
+  return std::unique_ptr<McpHttpServer>(
+      new McpHttpServerImpl(mcp, std::move(options), std::move(http)));
 }
 
 }  // namespace mend::server

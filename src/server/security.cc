@@ -15,6 +15,28 @@
 #include "server/otlp_receiver.h"
 
 namespace mend::server {
+
+// Requests on one keep-alive connection at most: reconnecting costs the client a handshake.
+constexpr size_t kKeepAliveMaxRequests = 10000;
+
+Result<net::ConnectionLimits> ConnectionLimitsOf(const ServerOptions& options) {
+  net::ConnectionLimits limits;
+  limits.max_connections = static_cast<size_t>(std::max<int64_t>(options.max_connections, 0));
+  limits.max_active = static_cast<size_t>(std::max(options.threads, 0));
+  limits.max_header_bytes = static_cast<size_t>(std::max<int64_t>(options.max_header_bytes, 0));
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  limits.header_timeout = duration_cast<milliseconds>(options.header_timeout);
+  limits.idle_timeout = duration_cast<milliseconds>(options.idle_timeout);
+  limits.io_timeout = duration_cast<milliseconds>(options.io_timeout);
+  limits.max_requests_per_connection = kKeepAliveMaxRequests;
+  limits.tls_cert = options.tls_cert;
+  limits.tls_key = options.tls_key;
+  if (Status valid = net::ValidateLimits(limits); !valid.ok()) {
+    return InvalidArgumentError("serve." + std::string(valid.message()));
+  }
+  return limits;
+}
 namespace {
 
 // The host part of a Host header or of an origin's authority ("[::1]:7070" -> "[::1]").

@@ -5,7 +5,8 @@
 // requests from a browser.
 #include <string>
 
-#include "mend/base/status.h"
+#include "mend/base/result.h"
+#include "mend/net/http_server.h"
 
 namespace httplib {
 struct Request;
@@ -14,6 +15,10 @@ struct Request;
 namespace mend::server {
 
 struct ServerOptions;
+
+// The connection limits of ServerOptions (serve.* keys; docs/security.md, "Hostile networks"):
+// kInvalidArgument naming the key of one out of range.
+Result<net::ConnectionLimits> ConnectionLimitsOf(const ServerOptions& options);
 
 // Whether `path` is served without a token: /healthz, /readyz and the web UI's static files
 // (they hold no data; the UI asks for the token and sends it with every API call).

@@ -15,6 +15,7 @@
 
 #include "mend/app/proxy.h"
 #include "mend/app/runtime.h"
+#include "mend/net/http_server.h"
 #include "server/api.h"
 #include "server/improve_gauges.h"
 #include "server/otlp_receiver.h"
@@ -56,7 +57,6 @@ namespace {
 
 // How stale the improve gauges of /metrics may be: counting reads every attempt's audit folder.
 constexpr Duration kImproveGaugesRefresh = std::chrono::seconds(30);
-constexpr size_t kKeepAliveMaxRequests = 10000;
 // cpp-httplib listens with a backlog of 5; under 50 clients, connections beyond it wait for SYN
 // retransmits (1 s, 3 s, ...). Linux lets listen() be called again to raise it.
 constexpr int kListenBacklog = 1024;
@@ -92,17 +92,11 @@ class HttpServer final : public Server {
 
 void HttpServer::Configure() {
   const ServerOptions& options = context_.options();
-  const size_t threads = static_cast<size_t>(options.threads);
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   // CheckBody refuses a body over its path's limit before it is read; this is the backstop.
   size_t payload_limit = std::max(static_cast<size_t>(options.max_body_bytes), kMaxOtlpBodyBytes);
   if (proxy_ != nullptr)
     payload_limit = std::max(payload_limit, proxy_->service->options().max_body);
   http_->set_payload_max_length(payload_limit);
-  http_->set_keep_alive_timeout(5);
-  // httplib closes a keep-alive connection after 5 requests by default; every reconnect then
-  // competes for a listen backlog of 5 (see Start), and a dropped SYN costs the client a second.
-  http_->set_keep_alive_max_count(kKeepAliveMaxRequests);
   // Answers go out in more than one write (headers, body); with Nagle's algorithm the second
   // waits for the client's delayed ACK, which adds ~40 ms to every keep-alive request.
   http_->set_tcp_nodelay(true);
@@ -252,21 +246,15 @@ Result<std::unique_ptr<Server>> Server::Create(app::Runtime& runtime, ServerOpti
     return InvalidArgumentError(
         "serve.tls_cert and serve.tls_key go together: HTTPS needs the certificate and its key");
   }
-  std::unique_ptr<httplib::Server> http;
-  if (options.tls_cert.empty()) {
-    http = std::make_unique<httplib::Server>();
-  } else {
-    auto tls =
-        std::make_unique<httplib::SSLServer>(options.tls_cert.c_str(), options.tls_key.c_str());
-    if (!tls->is_valid()) {
-      return InvalidArgumentError("serve.tls_cert " + options.tls_cert + " and serve.tls_key " +
-                                  options.tls_key +
-                                  " could not be loaded: they must be readable PEM files of a "
-                                  "certificate and of the private key that matches it");
-    }
-    http = std::move(tls);
+  MEND_ASSIGN_OR_RETURN(net::ConnectionLimits limits, ConnectionLimitsOf(options));
+  Result<std::unique_ptr<httplib::Server>> http = net::NewHttpServer(limits);
+  if (!http.ok()) {
+    return InvalidArgumentError("serve.tls_cert " + options.tls_cert + " and serve.tls_key " +
+                                options.tls_key +
+                                " could not be loaded: they must be readable PEM files of a "
+                                "certificate and of the private key that matches it");
   }
-  return std::unique_ptr<Server>(new HttpServer(runtime, std::move(options), std::move(http)));
+  return std::unique_ptr<Server>(new HttpServer(runtime, std::move(options), *std::move(http)));
 }
 
 }  // namespace mend::server

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/proxy/proxy_fixture.h"
+#include "tests/support/raw_http.h"
 
 namespace mend::proxy {
 namespace {
@@ -32,6 +33,33 @@ TEST_F(ProxyTest, MalformedBodiesAre400sThatNeverReachTheUpstream) {
     EXPECT_THAT(r.Json()["error"]["message"].get<std::string>(), HasSubstr(c.says)) << c.body;
   }
   EXPECT_EQ(upstream_->request_count(), 0u);
+}
+
+// The proxy.* connection limits reach the listener (docs/security.md, "Hostile networks"); a
+// smuggled request never reaches the upstream.
+TEST_F(ProxyTest, SlowOversizedAndAmbiguousHeadsAreRefusedBeforeTheUpstream) {
+  listener_options_.header_timeout = std::chrono::milliseconds(300);
+  listener_options_.max_header_bytes = 2048;
+  Start();
+  const int port = listener_->port();
+  EXPECT_THAT(testing::RawExchange(port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"),
+              ::testing::StartsWith("HTTP/1.1 408"));
+  EXPECT_THAT(testing::RawExchange(port, "GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: " +
+                                             std::string(4096, 'a') + "\r\n\r\n"),
+              ::testing::StartsWith("HTTP/1.1 431"));
+  const std::string chat = R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]})";
+  const std::string smuggled = testing::RawExchange(
+      port,
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Content-Length: " +
+          std::to_string(chat.size()) + "\r\nTransfer-Encoding: chunked\r\n\r\n" + chat);
+  EXPECT_THAT(smuggled, ::testing::StartsWith("HTTP/1.1 400"));
+  EXPECT_EQ(upstream_->request_count(), 0u);
+
+  ListenerOptions zero = listener_options_;
+  zero.max_connections = 0;
+  EXPECT_THAT(ProxyListener::Start(*service_, zero).status().message(),
+              HasSubstr("proxy.max_connections"));
 }
 
 TEST_F(ProxyTest, MessagesErrorsComeInAnthropicsShape) {

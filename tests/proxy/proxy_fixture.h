@@ -124,10 +124,8 @@ class ProxyTest : public ::testing::Test {
     Result<std::unique_ptr<ProxyService>> service = ProxyService::Create(options_, deps);
     ASSERT_THAT(service, testing::IsOk());
     service_ = *std::move(service);
-    ListenerOptions listener_options;
-    listener_options.port = 0;
     Result<std::unique_ptr<ProxyListener>> listener =
-        ProxyListener::Start(*service_, listener_options);
+        ProxyListener::Start(*service_, listener_options_);
     ASSERT_THAT(listener, testing::IsOk());
     listener_ = *std::move(listener);
     client_ = std::make_unique<httplib::Client>("127.0.0.1", listener_->port());
@@ -210,6 +208,11 @@ class ProxyTest : public ::testing::Test {
   std::unique_ptr<testing::ScopedTempDir> dir_;
   std::unique_ptr<testing::FakeLlmServer> upstream_;
   ProxyOptions options_;
+  ListenerOptions listener_options_ = [] {
+    ListenerOptions options;
+    options.port = 0;
+    return options;
+  }();
   CountingMemory memory_;
   RecordingLessons lessons_;
   obs::MetricsRegistry metrics_;

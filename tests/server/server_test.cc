@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 
 #include "tests/server/server_fixture.h"
+#include "tests/support/raw_http.h"
 
 namespace mend::server {
 namespace {
@@ -75,6 +76,34 @@ TEST_F(ServerTest, BodyOverTheLimitIsRefused) {
   Reply reply = Post("/api/v1/memory", big);
   EXPECT_EQ(reply.status, 413);
   EXPECT_EQ(reply.body["error"]["code"], "RESOURCE_EXHAUSTED");
+}
+
+// The serve.* connection limits reach the listener (docs/security.md, "Hostile networks").
+TEST_F(ServerTest, SlowOversizedAndAmbiguousHeadsAreRefused) {
+  ServerOptions options;
+  options.header_timeout = std::chrono::milliseconds(300);
+  options.max_header_bytes = 2048;
+  StartServer({}, options);
+  const int port = server_->port();
+  const std::string late =
+      testing::RawExchange(port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  EXPECT_THAT(late, ::testing::StartsWith("HTTP/1.1 408"));
+  EXPECT_THAT(late, HasSubstr("\"code\":\"DEADLINE_EXCEEDED\""));
+  EXPECT_THAT(testing::RawExchange(port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " +
+                                             std::string(4096, 'a') + "\r\n\r\n"),
+              ::testing::StartsWith("HTTP/1.1 431"));
+  const std::string smuggled = testing::RawExchange(
+      port,
+      "POST /api/v1/memory HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+      "DELETE /api/v1/memory/1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_THAT(smuggled, ::testing::StartsWith("HTTP/1.1 400"));
+  EXPECT_EQ(smuggled.find("HTTP/1.1", 1), std::string::npos) << smuggled;
+  EXPECT_EQ(Get("/healthz").status, 200);
+
+  options.max_connections = 0;
+  auto refused = Server::Create(*runtime_, options);
+  EXPECT_THAT(refused.status().message(), HasSubstr("serve.max_connections"));
 }
 
 TEST_F(ServerTest, TokenIsRequiredWhenSet) {

@@ -5,6 +5,7 @@
 // conversations, with its options and dependencies, and ProxyListener, its own HTTP listener.
 // Thread-safe.
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -152,6 +153,13 @@ struct ListenerOptions {
   std::string host = "127.0.0.1";  ///< the address to bind
   int port = 7071;                 ///< 0: an ephemeral port
   size_t max_connections = 4096;   ///< open connections at most
+  /// The other connection limits (docs/security.md, "Hostile networks"): the largest request
+  /// head, the time a head may take, an idle connection may wait, and one read or write may wait
+  /// for the client.
+  size_t max_header_bytes = 64 << 10;
+  std::chrono::milliseconds header_timeout{10'000};  ///< see max_header_bytes
+  std::chrono::milliseconds idle_timeout{30'000};    ///< see max_header_bytes
+  std::chrono::milliseconds io_timeout{300'000};     ///< see max_header_bytes
   /// HTTPS: a PEM certificate (chain) file and the PEM file of its private key, both or neither.
   /// Empty: plain HTTP.
   std::string tls_cert;

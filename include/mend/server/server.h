@@ -27,7 +27,15 @@ struct ServerOptions {
   /// Folder whose subfolders are the agents POST /api/v1/runs may start. Empty: none.
   std::string agents_dir;
   int64_t max_body_bytes = 1 << 20;  ///< larger request bodies are refused
-  int threads = 64;                  ///< request handler threads
+  int threads = 64;                  ///< requests handled at once (their heads read)
+  /// The connection limits (docs/security.md, "Hostile networks"): open connections at most, the
+  /// largest request head, the time a head may take, an idle connection may wait, and one read or
+  /// write may wait for the client.
+  int64_t max_connections = 1024;
+  int64_t max_header_bytes = 64 << 10;                 ///< see max_connections
+  Duration header_timeout = std::chrono::seconds(10);  ///< see max_connections
+  Duration idle_timeout = std::chrono::seconds(5);     ///< see max_connections
+  Duration io_timeout = std::chrono::seconds(30);      ///< see max_connections
   /// How long Stop() lets runs in flight take to reach a checkpoint.
   Duration drain_timeout = std::chrono::seconds(30);
   /// HTTPS: a PEM certificate (chain) file and the PEM file of its private key, both or neither.
