@@ -85,7 +85,15 @@ Status StepLoop::Checkpoint(std::vector<llm::Message> added, const store::RunUpd
   run_.state.active = ActiveTime();
   cp.state = EncodeRunState(run_.state);
   cp.created_at = deps_.options->env.clock->Now();
-  MEND_RETURN_IF_ERROR(deps_.options->store->Save(run_.lease, cp, update));
+  if (Status saved = deps_.options->store->Save(run_.lease, cp, update); !saved.ok()) {
+    // A full disk is the one failure the user fixes outside mend; say what to do once it is fixed
+    // (docs/reliability.md, "A full disk").
+    if (saved.code() != StatusCode::kResourceExhausted) return saved;
+    return ResourceExhaustedError(std::string(saved.message()) + "; run " + run_.info.run_id +
+                                  " stopped at checkpoint " + std::to_string(run_.checkpoint_step) +
+                                  ", and `mend resume " + run_.info.run_id +
+                                  "` continues it once the store can write again");
+  }
   run_.checkpoint_step = cp.step;
   for (llm::Message& m : added) run_.messages.push_back(std::move(m));
   return OkStatus();

@@ -1,5 +1,6 @@
 #include "mend/db/sqlite.h"
 
+#include <cerrno>
 #include <string>
 #include <utility>
 
@@ -23,12 +24,26 @@ Status SqliteError(sqlite3* db, int rc, std::string_view context) {
   if (db != nullptr && (sqlite3_errcode(db) == rc || sqlite3_extended_errcode(db) == rc)) {
     message += " (" + std::string(sqlite3_errmsg(db)) + ")";
   }
-  switch (rc & 0xff) {
+  // SQLite reports some writes a full disk refused as I/O errors (growing the WAL index, say); the
+  // errno it saw tells them apart.
+  const int system_errno = db != nullptr ? sqlite3_system_errno(db) : 0;
+  const bool disk_full =
+      (rc & 0xff) == SQLITE_FULL ||
+      ((rc & 0xff) == SQLITE_IOERR && (system_errno == ENOSPC || system_errno == EDQUOT));
+  switch (disk_full ? SQLITE_FULL : rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
       return UnavailableError(message);
-    case SQLITE_FULL:
-      return ResourceExhaustedError(message);
+    case SQLITE_FULL: {
+      // SQLite's own words ("database or disk is full") leave the user to guess which.
+      std::string where;
+      if (db != nullptr) {
+        const char* file = sqlite3_db_filename(db, "main");
+        if (file != nullptr && *file != '\0') where = std::string(" holding ") + file;
+      }
+      return ResourceExhaustedError(std::string(context) + ": the disk" + where +
+                                    " is full (SQLite: " + sqlite3_errstr(rc) + ")");
+    }
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
       return DataLossError(message);

@@ -107,7 +107,11 @@ Status SqliteStore::ReclaimSpace() {
     if (row) auto_vacuum = stmt.Int(0);
   }
   constexpr int64_t kIncremental = 2;
-  return db_->Exec(auto_vacuum == kIncremental ? "PRAGMA incremental_vacuum" : "VACUUM");
+  if (auto_vacuum == kIncremental) return db_->Exec("PRAGMA incremental_vacuum");
+  // An older file: the VACUUM takes the mode and converts it (the store sets the mode on a new
+  // database only, so that opening one never writes).
+  MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA auto_vacuum = INCREMENTAL"));
+  return db_->Exec("VACUUM");
 }
 
 }  // namespace mend::store::internal

@@ -140,12 +140,17 @@ SqliteStore::SqliteStore(const SqliteStoreOptions& options, Clock& clock,
 
 Status SqliteStore::Init() {
   std::lock_guard<std::mutex> lock(mu_);
-  // page_size only takes effect on a new, empty database. 8 KiB pages hold a 4 KiB message
-  // without an overflow page.
-  MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA page_size = 8192"));
-  // Like page_size, only a new database takes it (or an old one at its next VACUUM): pages that
-  // a prune frees can then be handed back with PRAGMA incremental_vacuum (sqlite_prune.cc).
-  MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA auto_vacuum = INCREMENTAL"));
+  // page_size and auto_vacuum only take effect on a new, empty database, and setting them on an
+  // existing one still writes its header: an open on a full disk would fail (docs/reliability.md,
+  // "A full disk"), so only a new database is told.
+  MEND_ASSIGN_OR_RETURN(const int64_t pages, db_->QueryInt("PRAGMA page_count"));
+  if (pages == 0) {
+    // 8 KiB pages hold a 4 KiB message without an overflow page.
+    MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA page_size = 8192"));
+    // Pages that a prune frees can then be handed back with PRAGMA incremental_vacuum
+    // (sqlite_prune.cc).
+    MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA auto_vacuum = INCREMENTAL"));
+  }
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA journal_mode = WAL"));
   MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA synchronous = FULL"));
   // Statement journals (a statement that may need undoing inside a transaction) stay in memory:

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "mend/base/fault_injection_file_system.h"
 #include "mend/base/manual_clock.h"
 #include "mend/base/memory_file_system.h"
 #include "mend/base/random.h"
@@ -58,6 +59,25 @@ void WriteAttempt(FileSystem& fs, const std::string& home) {
   ASSERT_TRUE(d.ok());
   MEND_ASSERT_OK(folder->WriteDecision(1, *d));
   MEND_ASSERT_OK(folder->WriteCard("the card\n"));
+}
+
+// A full disk (docs/reliability.md, "A full disk"): a write into the audit folder fails with
+// kResourceExhausted and leaves what was written before; once there is space the attempt is
+// written whole and reads back.
+TEST(AuditTest, AWriteOnAFullDiskFailsClearlyAndTheAttemptIsWrittenOnceThereIsSpace) {
+  MemoryFileSystem memory;
+  FaultInjectionFileSystem fs(&memory);
+  Result<AuditFolder> folder = AuditFolder::Create(fs, "/home", kId);
+  ASSERT_TRUE(folder.ok()) << folder.status();
+  fs.FailAlways(FsOp::kWrite, ENOSPC);
+  fs.FailAlways(FsOp::kCreateDirs, ENOSPC);
+  EXPECT_THAT(folder->WriteCard("the card\n"), StatusIs(StatusCode::kResourceExhausted));
+  EXPECT_THAT(AuditFolder::Create(fs, "/home", "imp-20250102T030405-0a1b2c3e").status(),
+              StatusIs(StatusCode::kResourceExhausted));
+  fs.ClearFaults();
+  WriteAttempt(fs, "/other-home");
+  Result<AuditRecord> record = ReadAudit(fs, "/other-home", kId);
+  ASSERT_TRUE(record.ok()) << record.status();
 }
 
 TEST(AuditTest, RoundTripAndRecompute) {
