@@ -267,6 +267,7 @@ TEST_F(McpE2eTest, TheOfficialSdkClientUsesMendMcpServeOverHttpWithTheToken) {
     GTEST_SKIP() << "the npm packages of tests/mcp_peers are not installed (scripts/bootstrap)";
   }
   env_.push_back("MEND_SERVE_TOKEN=mcp-t0ken-for-tests");
+  PlantSecret("mcp-t0ken-for-tests");
   Listening serve = StartListening({"mcp", "serve", "--http", "127.0.0.1:0"});
   ASSERT_GT(serve.port, 0);
   const std::string url = "http://127.0.0.1:" + std::to_string(serve.port) + "/mcp";

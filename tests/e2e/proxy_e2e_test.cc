@@ -309,6 +309,23 @@ TEST_F(ProxyE2eTest, TheAnthropicSdkWorksUnchangedThroughTheProxy) {
   StopProxy();
 }
 
+// With proxy.token the clients' key is the token: the openai client passes with it, a wrong one
+// is refused, and the token (planted in SetUp as the clients' key) is written nowhere.
+TEST_F(ProxyE2eTest, AProxyTokenGuardsTheRoutesAndIsWrittenNowhere) {
+  env_.push_back("MEND_PROXY_TOKEN=" + std::string(kClientKey));
+  const int port = StartProxy();
+  ASSERT_GT(port, 0);
+  Json plain = Node("openai_chat.mjs", {"plain"}, OpenAiEnv(port));
+  EXPECT_EQ(plain["content"], "ok");
+  httplib::Client client("127.0.0.1", port);
+  auto refused = client.Post(
+      "/v1/chat/completions", {{"Authorization", "Bearer not-the-token"}},
+      R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]})", "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 401);
+  StopProxy();
+}
+
 TEST_F(ProxyE2eTest, AnyAddressOtherThanLoopbackNeedsAToken) {
   auto out =
       RunProcess({MEND_BINARY, "--home", Home(), "proxy", "--listen", "0.0.0.0:0"}, env_, kBound);
@@ -331,6 +348,7 @@ TEST_F(ProxyE2eTest, AnyAddressOtherThanLoopbackNeedsAToken) {
 TEST_F(ProxyE2eTest, ServeMountsTheProxyWhenAnUpstreamIsSet) {
   env_.push_back("MEND_PROXY_UPSTREAM=" + ServerUrl() + "/v1");
   env_.push_back("MEND_SERVE_TOKEN=serve-t0ken");
+  PlantSecret("serve-t0ken");
   Listening serve = StartListening({"serve", "--listen", "127.0.0.1:0"});
   const int port = serve.port;
   ASSERT_GT(port, 0);

@@ -68,6 +68,7 @@ TEST_F(ServeE2eTest, RefusesAnyAddressWithoutAToken) {
 
 TEST_F(ServeE2eTest, TokenFromTheEnvironmentGuardsTheApi) {
   env_.push_back("MEND_SERVE_TOKEN=t0ken-e2e");
+  PlantSecret("t0ken-e2e");  // written to no file and printed nowhere
   const int port = StartServe();
   ASSERT_GT(port, 0);
   httplib::Client client("127.0.0.1", port);
