@@ -44,5 +44,6 @@ Result<ChaosRow> RunKillChaos(const ChaosOptions& options);
 Result<ChaosRow> RunServeKillChaos(const ChaosOptions& options);
 Result<ChaosRow> RunPowerCutChaos(const ChaosOptions& options);
 Result<ChaosRow> RunPostgresChaos(const ChaosOptions& options);
+Result<ChaosRow> RunProxyChaos(const ChaosOptions& options);
 
 }  // namespace mend::chaos

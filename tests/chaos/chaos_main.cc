@@ -37,6 +37,8 @@ const std::vector<Scenario>& Scenarios() {
        RunServeKillChaos},
       {"power-cut", "power cut of the lesson WAL and the SQLite checkpoint store",
        RunPowerCutChaos},
+      {"proxy", "`mend proxy` over an upstream that fails, drops, stalls and cuts streams",
+       RunProxyChaos},
       {"postgres", "PostgreSQL restarted under three replicas that are killed at random",
        RunPostgresChaos},
   };
