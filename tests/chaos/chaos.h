@@ -45,5 +45,6 @@ Result<ChaosRow> RunServeKillChaos(const ChaosOptions& options);
 Result<ChaosRow> RunPowerCutChaos(const ChaosOptions& options);
 Result<ChaosRow> RunPostgresChaos(const ChaosOptions& options);
 Result<ChaosRow> RunProxyChaos(const ChaosOptions& options);
+Result<ChaosRow> RunMcpChaos(const ChaosOptions& options);
 
 }  // namespace mend::chaos

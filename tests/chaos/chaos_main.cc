@@ -39,6 +39,7 @@ const std::vector<Scenario>& Scenarios() {
        RunPowerCutChaos},
       {"proxy", "`mend proxy` over an upstream that fails, drops, stalls and cuts streams",
        RunProxyChaos},
+      {"mcp", "an MCP server that crashes mid-call or never answers", RunMcpChaos},
       {"postgres", "PostgreSQL restarted under three replicas that are killed at random",
        RunPostgresChaos},
   };
