@@ -100,12 +100,20 @@ void ConnectionStream::BeginHead(SteadyTime deadline) {
   in_head_ = true;
   head_deadline_ = deadline;
   head_bytes_ = 0;
+  body_bytes_ = 0;
+  body_tail_.clear();
   response_closes_ = false;
 }
 
 void ConnectionStream::EndHead() {
   in_head_ = false;
   response_started_ = true;
+}
+
+bool ConnectionStream::read_chunked_end() const {
+  const std::string_view tail(body_tail_);
+  if (body_bytes_ == 5) return tail == "0\r\n\r\n";
+  return tail.size() == 7 && tail.substr(1) == "\n0\r\n\r\n";
 }
 
 void ConnectionStream::Fail(StreamFailure failure) {
@@ -193,6 +201,10 @@ ssize_t ConnectionStream::read(char* ptr, size_t size) {
       return -1;
     }
     head_bytes_ += n;
+  } else {
+    body_bytes_ += n;
+    body_tail_.append(buffer_.data() + begin_ + (n > 7 ? n - 7 : 0), std::min<size_t>(n, 7));
+    if (body_tail_.size() > 7) body_tail_.erase(0, body_tail_.size() - 7);
   }
   std::memcpy(ptr, buffer_.data() + begin_, n);
   begin_ += n;

@@ -40,8 +40,16 @@ class ConnectionStream final : public httplib::Stream {
   bool WaitForRequest(SteadyTime deadline);
   // The request head starts now: reads count against max_header_bytes and end at `deadline`.
   void BeginHead(SteadyTime deadline);
-  // The head has been read; reads wait io_timeout again.
+  // The head has been read; reads wait io_timeout again and count as the request's body.
   void EndHead();
+  // Whether the current request's head is still being read (it never completed when the request
+  // is over and this is still true: httplib refused the head itself).
+  bool in_head() const { return in_head_; }
+  // The bytes of the current request read after its head.
+  size_t body_bytes() const { return body_bytes_; }
+  // Whether what was read after the head ends as a whole chunked body does ("0" CRLF CRLF, no
+  // trailer).
+  bool read_chunked_end() const;
   // Whether the last response's header said `Connection: close`.
   bool response_closes() const { return response_closes_; }
   StreamFailure failure() const { return failure_; }
@@ -81,6 +89,8 @@ class ConnectionStream final : public httplib::Stream {
   bool in_head_ = false;
   SteadyTime head_deadline_{};
   size_t head_bytes_ = 0;
+  size_t body_bytes_ = 0;
+  std::string body_tail_;          // the last bytes read after the head, at most 7
   bool response_started_ = false;  // the next write starts a response
   bool response_closes_ = false;
   StreamFailure failure_ = StreamFailure::kNone;

@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <list>
 #include <mutex>
@@ -69,6 +71,11 @@ FramingRefusal CheckFraming(const httplib::Request& req) {
   if (lengths > 0) {
     auto [first, last] = req.headers.equal_range("Content-Length");
     const std::string& value = first->second;
+    uint64_t length = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), length);
+    if (error != std::errc() || end != value.data() + value.size()) {
+      return {400, "Bad Request", "the request's Content-Length is not one decimal number"};
+    }
     for (auto it = first; it != last; ++it) {
       if (!AllDigits(it->second) || it->second != value) {
         return {400, "Bad Request", "the request's Content-Length is not one decimal number"};
@@ -229,17 +236,32 @@ void ConnectionRunner::Serve(Connection& connection) {
     bool took_turn = false;
     FramingRefusal refusal;
     bool ok = false;
+    bool chunked = false;
+    size_t declared = 0;  // the body's Content-Length
     try {
       ok = process_(stream, last, closed, [&](httplib::Request& req) {
         stream.EndHead();
         refusal = CheckFraming(req);
         if (refusal.status != 0) throw refusal;
+        chunked = req.has_header("Transfer-Encoding");
+        if (req.has_header("Content-Length")) {
+          // CheckFraming made sure it is one decimal number that fits.
+          const std::string value = req.get_header_value("Content-Length");
+          uint64_t length = 0;
+          std::from_chars(value.data(), value.data() + value.size(), length);
+          declared = static_cast<size_t>(length);
+        }
+        // httplib would cut every answer to a Range header's bytes and keep its status (200 with
+        // a part of a JSON body); mend's routes serve whole answers.
+        req.ranges.clear();
         SetWaiting(connection, false);
         TakeTurn();
         took_turn = true;
       });
     } catch (const FramingRefusal&) {
       ok = false;
+    } catch (...) {
+      ok = false;  // anything else thrown while reading or answering ends the connection
     }
     if (took_turn) GiveTurnBack();
     SetWaiting(connection, true);
@@ -265,6 +287,12 @@ void ConnectionRunner::Serve(Connection& connection) {
     if (!ok || closed || stream.response_closes() || stream.failure() != StreamFailure::kNone) {
       break;
     }
+    // A request answered without its body read whole (refused before its body, a GET with a body,
+    // a head httplib itself refused) leaves bytes that must never be read as the next request: the
+    // connection ends with it. A chunked body counts as whole when its last chunk was read (a body
+    // with trailers ends the connection too).
+    if (stream.in_head()) break;
+    if (chunked ? !stream.read_chunked_end() : stream.body_bytes() < declared) break;
   }
   stream.Close(refused);
   Forget(connection);

@@ -66,6 +66,13 @@ class HttpServerTest : public ::testing::Test {
       ++secret_calls_;
       res.set_content("secret", "text/plain");
     });
+    // Refused before the body is read, as mend serve refuses a request that fails its checks.
+    server_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (req.path != "/refused") return httplib::Server::HandlerResponse::Unhandled;
+      res.status = 403;
+      res.set_content("refused", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    });
     server_->Post("/echo", [](const httplib::Request& req, httplib::Response& res) {
       res.set_content(req.body, "text/plain");
     });
@@ -264,6 +271,46 @@ TEST_F(HttpServerTest, AmbiguousFramingIsRefused) {
   const std::string answer = ReadResponse(fd);
   EXPECT_THAT(answer, StartsWith("HTTP/1.1 200 OK"));
   EXPECT_THAT(answer, ::testing::EndsWith("hello"));
+}
+
+// A body nobody read must never be read as the next request on the connection: it would run
+// without the checks its request failed (found by fuzz/http_routes_fuzz.cc).
+TEST_F(HttpServerTest, ABodyNobodyReadIsNeverReadAsTheNextRequest) {
+  Start(ConnectionLimits{});
+  const std::string smuggled = "GET /secret HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string length = std::to_string(smuggled.size());
+  struct Case {
+    std::string head;
+    std::string status;
+  };
+  const std::vector<Case> cases = {
+      // refused before its body was read
+      {"POST /refused HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + "\r\n\r\n", "403"},
+      // a GET's body, which httplib never reads
+      {"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + "\r\n\r\n", "200"},
+      // a chunked body refused before it was read
+      {"POST /refused HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", "403"},
+      // a request line httplib cannot parse (it answers 400 itself)
+      {"GET /a?b=1?c=2 HTTP/1.1 trailing\r\nHost: x\r\nContent-Length: " + length + "\r\n\r\n",
+       "400"},
+  };
+  for (const Case& c : cases) {
+    const int fd = Open();
+    SendAll(fd, c.head + smuggled);
+    const std::string answer = ReadToClose(fd);
+    EXPECT_THAT(answer, StartsWith("HTTP/1.1 " + c.status)) << c.head;
+    EXPECT_EQ(answer.find("HTTP/1.1", 1), std::string::npos) << c.head << answer;
+  }
+  EXPECT_EQ(secret_calls_.load(), 0);
+}
+
+TEST_F(HttpServerTest, ARangeHeaderDoesNotCutAnAnswer) {
+  Start(ConnectionLimits{});
+  const int fd = Open();
+  SendAll(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\nRange: bytes=0-0\r\n\r\n");
+  const std::string answer = ReadResponse(fd);
+  EXPECT_THAT(answer, StartsWith("HTTP/1.1 200 OK"));
+  EXPECT_THAT(answer, ::testing::EndsWith("\r\n\r\nok"));
 }
 
 TEST_F(HttpServerTest, PipelinedRequestsAreAnsweredInOrderOnOneConnection) {
