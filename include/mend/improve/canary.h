@@ -1,0 +1,71 @@
+#pragma once
+
+// The decision rule of a canary (docs/improve.md, "Canary: the decision rule"): live runs of an
+// agent split between its current instructions (the baseline arm) and an accepted proposal, and a
+// sequential, beta-binomial comparison of their failure rates and costs that says when to promote
+// the proposal, roll it back, or keep going. This header holds the rule only: pure functions of the
+// recorded outcomes, so a decision can be recomputed from them (as improve's gates can).
+
+#include <cstdint>
+#include <string>
+
+#include "mend/base/result.h"
+
+namespace mend::improve {
+
+/// What one arm's runs came to.
+struct ArmOutcomes {
+  int64_t runs = 0;       ///< runs that ended (completed, failed, stopped or quarantined)
+  int64_t successes = 0;  ///< of them, runs that succeeded; at most `runs`
+  double cost_usd = 0.0;  ///< what all of them cost
+};
+
+/// The rule's settings (the improve.canary.* keys).
+struct CanaryRule {
+  int64_t min_runs = 20;     ///< per arm, before any decision
+  int64_t max_runs = 200;    ///< per arm; reached undecided: rolled back as unproven
+  double confidence = 0.95;  ///< posterior probability a decision needs, in (0.5, 1)
+  /// The proposal's cost per success may be the baseline's × (1 + this) (improve's cost gate,
+  /// GateOptions::max_cost_increase).
+  double max_cost_increase = 0.5;
+};
+
+/// kInvalidArgument naming the first setting out of range.
+Status ValidateCanaryRule(const CanaryRule& rule);
+
+enum class CanaryVerdict {
+  kContinue,          ///< not settled: keep assigning runs to both arms
+  kPromote,           ///< the proposal is at least as good, with the rule's confidence
+  kRollBack,          ///< the proposal is worse (failure rate, or cost per success)
+  kRollBackUnproven,  ///< max_runs reached without either
+};
+
+/// "continue", "promote", "roll_back", "roll_back_unproven".
+std::string_view CanaryVerdictName(CanaryVerdict verdict);
+
+/// A decision and what it rests on.
+struct CanaryDecision {
+  CanaryVerdict verdict = CanaryVerdict::kContinue;
+  /// P(the proposal's failure rate > the baseline's | outcomes), with uniform Beta(1, 1) priors.
+  double probability_worse = 0.5;
+  /// Cost per success of each arm; 0 for an arm without a success.
+  double baseline_cost_per_success = 0.0;
+  double proposal_cost_per_success = 0.0;
+  std::string reason;  ///< one sentence, for the card, the event and the audit line
+};
+
+/// P(q_b > q_a) where q_a ~ Beta(a_alpha, a_beta) and q_b ~ Beta(b_alpha, b_beta), all parameters
+/// positive integers: the closed form (a sum over b_alpha terms of log-beta functions), exact to
+/// rounding. kInvalidArgument for a parameter below 1.
+Result<double> ProbabilityGreater(int64_t a_alpha, int64_t a_beta, int64_t b_alpha, int64_t b_beta);
+
+/// The rule, in this order: below min_runs in either arm, continue; roll back when the proposal's
+/// failure rate is worse with posterior probability >= confidence, or when both arms have
+/// successes and the proposal's cost per success exceeds the baseline's × (1 +
+/// max_cost_increase); promote when it is not worse (P(worse) <= 1 - confidence); at max_runs in
+/// both arms, roll back as unproven; otherwise continue. kInvalidArgument for an invalid rule or
+/// outcomes (successes above runs, a negative count or cost).
+Result<CanaryDecision> DecideCanary(const ArmOutcomes& baseline, const ArmOutcomes& proposal,
+                                    const CanaryRule& rule);
+
+}  // namespace mend::improve
