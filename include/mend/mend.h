@@ -126,6 +126,7 @@
 // improve: cases, evaluation, gates, the audit folder and proposals.
 #include "mend/improve/attempt_store.h"
 #include "mend/improve/audit.h"
+#include "mend/improve/canary.h"
 #include "mend/improve/card.h"
 #include "mend/improve/cases.h"
 #include "mend/improve/editor_protocol.h"

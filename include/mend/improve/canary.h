@@ -33,6 +33,7 @@ struct CanaryRule {
 /// kInvalidArgument naming the first setting out of range.
 Status ValidateCanaryRule(const CanaryRule& rule);
 
+/// What the rule says to do.
 enum class CanaryVerdict {
   kContinue,          ///< not settled: keep assigning runs to both arms
   kPromote,           ///< the proposal is at least as good, with the rule's confidence
@@ -45,11 +46,12 @@ std::string_view CanaryVerdictName(CanaryVerdict verdict);
 
 /// A decision and what it rests on.
 struct CanaryDecision {
-  CanaryVerdict verdict = CanaryVerdict::kContinue;
+  CanaryVerdict verdict = CanaryVerdict::kContinue;  ///< what to do
   /// P(the proposal's failure rate > the baseline's | outcomes), with uniform Beta(1, 1) priors.
   double probability_worse = 0.5;
-  /// Cost per success of each arm; 0 for an arm without a success.
+  /// The baseline's cost per success; 0 without a success.
   double baseline_cost_per_success = 0.0;
+  /// The proposal's cost per success; 0 without a success.
   double proposal_cost_per_success = 0.0;
   std::string reason;  ///< one sentence, for the card, the event and the audit line
 };
