@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <string>
 
+#include "mend/base/hash.h"
+
 namespace mend::improve {
 namespace {
 
@@ -81,6 +83,20 @@ Result<double> ProbabilityGreater(int64_t a_alpha, int64_t a_beta, int64_t b_alp
     total += std::exp(LogBeta(aa + k, ab + bb) - std::log(bb + k) - LogBeta(1.0 + k, bb) - base);
   }
   return std::min(1.0, std::max(0.0, total));
+}
+
+bool TakesProposal(std::string_view proposal_id, std::string_view run_id, double percent) {
+  if (!(percent > 0.0)) return false;
+  if (percent >= 100.0) return true;
+  // The first 8 bytes of SHA-256(proposal id, NUL, run id) as a number in [0, 1).
+  std::string key(proposal_id);
+  key.push_back('\0');
+  key.append(run_id);
+  const Sha256Digest digest = Sha256(key);
+  uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) value = (value << 8) | digest[static_cast<size_t>(i)];
+  const double unit = static_cast<double>(value >> 11) * 0x1.0p-53;
+  return unit * 100.0 < percent;
 }
 
 Result<CanaryDecision> DecideCanary(const ArmOutcomes& baseline, const ArmOutcomes& proposal,

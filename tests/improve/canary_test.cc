@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "tests/support/status_matchers.h"
 
@@ -51,6 +52,34 @@ TEST(CanaryProbabilityTest, EqualArmsAreEvenAndTheTwoOrdersAddUpToOne) {
   ASSERT_TRUE(one.ok() && other.ok());
   EXPECT_NEAR(*one + *other, 1.0, 1e-12);
   EXPECT_THAT(ProbabilityGreater(0, 1, 1, 1), StatusIs(StatusCode::kInvalidArgument));
+}
+
+TEST(CanaryArmTest, TheArmDependsOnTheIdsOnlyAndFollowsThePercentage) {
+  constexpr char kProposal[] = "imp-20261207T120000-0a1b2c3d";
+  int taken = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const std::string run = "run-" + std::to_string(i);
+    const bool arm = TakesProposal(kProposal, run, 10.0);
+    EXPECT_EQ(TakesProposal(kProposal, run, 10.0), arm);  // a resume or a replica agrees
+    taken += arm ? 1 : 0;
+  }
+  // 10 % of 20,000 is 2,000; the binomial's standard deviation is about 42.
+  EXPECT_NEAR(taken, 2000, 200);
+  // A run the proposal takes at 10 % it also takes at 50 %: raising the share keeps its runs.
+  int kept = 0, other = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const std::string run = "run-" + std::to_string(i);
+    if (TakesProposal(kProposal, run, 10.0)) kept += TakesProposal(kProposal, run, 50.0) ? 0 : 1;
+    other += TakesProposal("imp-20261207T120000-ffffffff", run, 10.0) !=
+                     TakesProposal(kProposal, run, 10.0)
+                 ? 1
+                 : 0;
+  }
+  EXPECT_EQ(kept, 0);
+  EXPECT_GT(other, 0);  // another proposal takes other runs
+  EXPECT_FALSE(TakesProposal(kProposal, "run-1", 0.0));
+  EXPECT_FALSE(TakesProposal(kProposal, "run-1", -5.0));
+  EXPECT_TRUE(TakesProposal(kProposal, "run-1", 100.0));
 }
 
 ArmOutcomes Arm(int64_t runs, int64_t successes, double cost = 0.0) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "mend/base/result.h"
 
@@ -60,6 +61,12 @@ struct CanaryDecision {
 /// positive integers: the closed form (a sum over b_alpha terms of log-beta functions), exact to
 /// rounding. kInvalidArgument for a parameter below 1.
 Result<double> ProbabilityGreater(int64_t a_alpha, int64_t a_beta, int64_t b_alpha, int64_t b_beta);
+
+/// The arm of a canaried agent's new run: true (the proposal) for `percent` percent of run ids,
+/// false (the baseline) for the rest. Decided by a hash of the proposal id and the run id only, so
+/// a replica, a resume and a rerun of the same run agree, and the runs a proposal takes do not
+/// depend on another proposal's. `percent` is clamped to [0, 100]: 0 takes no run, 100 every run.
+bool TakesProposal(std::string_view proposal_id, std::string_view run_id, double percent);
 
 /// The rule, in this order: below min_runs in either arm, continue; roll back when the proposal's
 /// failure rate is worse with posterior probability >= confidence, or when both arms have
