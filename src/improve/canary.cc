@@ -39,6 +39,31 @@ std::string Rate(const ArmOutcomes& arm) {
 
 }  // namespace
 
+bool CountRun(const ArmRun& run, ArmOutcomes& arm) {
+  switch (run.status) {
+    case store::RunStatus::kRunning:
+    case store::RunStatus::kWaiting:
+      return false;
+    case store::RunStatus::kCompleted:
+      ++arm.completed;
+      if (run.checks_passed) {
+        ++arm.successes;
+      } else {
+        ++arm.checks_failed;
+      }
+      break;
+    case store::RunStatus::kFailed:
+      ++(run.error_code == "MEND_RUN_NO_PROGRESS" ? arm.no_progress : arm.failed);
+      break;
+    case store::RunStatus::kQuarantined:
+      ++arm.quarantined;
+      break;
+  }
+  ++arm.runs;
+  arm.cost_usd += run.cost_usd;
+  return true;
+}
+
 Status ValidateCanaryRule(const CanaryRule& rule) {
   if (rule.min_runs < 1) return InvalidArgumentError("canary min_runs must be at least 1");
   if (rule.max_runs < rule.min_runs) {

@@ -83,7 +83,31 @@ TEST(CanaryArmTest, TheArmDependsOnTheIdsOnlyAndFollowsThePercentage) {
 }
 
 ArmOutcomes Arm(int64_t runs, int64_t successes, double cost = 0.0) {
-  return {runs, successes, cost};
+  ArmOutcomes arm;
+  arm.runs = runs;
+  arm.successes = successes;
+  arm.cost_usd = cost;
+  return arm;
+}
+
+TEST(CanaryOutcomeTest, EndedRunsCountAndOnlyCompletedRunsWithPassingChecksSucceed) {
+  ArmOutcomes arm;
+  EXPECT_FALSE(CountRun({store::RunStatus::kRunning, "", true, 0.5}, arm));
+  EXPECT_FALSE(CountRun({store::RunStatus::kWaiting, "", true, 0.5}, arm));
+  EXPECT_EQ(arm.runs, 0);
+  EXPECT_TRUE(CountRun({store::RunStatus::kCompleted, "", true, 0.10}, arm));
+  EXPECT_TRUE(CountRun({store::RunStatus::kCompleted, "", false, 0.20}, arm));
+  EXPECT_TRUE(CountRun({store::RunStatus::kFailed, "MEND_RUN_NO_PROGRESS", true, 0.30}, arm));
+  EXPECT_TRUE(CountRun({store::RunStatus::kFailed, "UNAVAILABLE", true, 0.40}, arm));
+  EXPECT_TRUE(CountRun({store::RunStatus::kQuarantined, "UNAVAILABLE", true, 0.50}, arm));
+  EXPECT_EQ(arm.runs, 5);
+  EXPECT_EQ(arm.successes, 1);
+  EXPECT_EQ(arm.completed, 2);
+  EXPECT_EQ(arm.checks_failed, 1);
+  EXPECT_EQ(arm.no_progress, 1);
+  EXPECT_EQ(arm.failed, 1);
+  EXPECT_EQ(arm.quarantined, 1);
+  EXPECT_DOUBLE_EQ(arm.cost_usd, 1.5);
 }
 
 TEST(CanaryDecisionTest, NothingIsDecidedBeforeTheMinimum) {

@@ -11,15 +11,34 @@
 #include <string_view>
 
 #include "mend/base/result.h"
+#include "mend/store/run_record.h"
 
 namespace mend::improve {
 
 /// What one arm's runs came to.
 struct ArmOutcomes {
-  int64_t runs = 0;       ///< runs that ended (completed, failed, stopped or quarantined)
-  int64_t successes = 0;  ///< of them, runs that succeeded; at most `runs`
-  double cost_usd = 0.0;  ///< what all of them cost
+  int64_t runs = 0;           ///< runs that ended (completed, failed, stopped or quarantined)
+  int64_t successes = 0;      ///< of them, runs that succeeded; at most `runs`
+  double cost_usd = 0.0;      ///< what all of them cost
+  int64_t completed = 0;      ///< runs that completed (a success unless a check failed)
+  int64_t checks_failed = 0;  ///< completed runs whose checks did not pass
+  int64_t failed = 0;         ///< runs that failed, but for the progress guard's stops
+  int64_t no_progress = 0;    ///< runs the progress guard stopped (MEND_RUN_NO_PROGRESS)
+  int64_t quarantined = 0;    ///< runs recovery gave up on
 };
+
+/// One run of an arm, as its outcome counts.
+struct ArmRun {
+  store::RunStatus status = store::RunStatus::kRunning;  ///< its status now
+  std::string error_code;     ///< RunError::code of its last error, e.g. "MEND_RUN_NO_PROGRESS"
+  bool checks_passed = true;  ///< the agent's checks (and the canary's) passed; true without any
+  double cost_usd = 0.0;      ///< what it cost
+};
+
+/// Adds `run` to `arm` and returns true when the run has ended; a running or waiting run does not
+/// count yet (false, `arm` unchanged). A run succeeds when it completed and its checks passed; a
+/// failed run whose error is MEND_RUN_NO_PROGRESS counts as stopped by the progress guard.
+bool CountRun(const ArmRun& run, ArmOutcomes& arm);
 
 /// The rule's settings (the improve.canary.* keys).
 struct CanaryRule {
