@@ -61,6 +61,9 @@ bool CountRun(const ArmRun& run, ArmOutcomes& arm) {
   }
   ++arm.runs;
   arm.cost_usd += run.cost_usd;
+  arm.steps += run.steps;
+  arm.input_tokens += run.input_tokens;
+  arm.output_tokens += run.output_tokens;
   return true;
 }
 

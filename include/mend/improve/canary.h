@@ -25,6 +25,9 @@ struct ArmOutcomes {
   int64_t failed = 0;         ///< runs that failed, but for the progress guard's stops
   int64_t no_progress = 0;    ///< runs the progress guard stopped (MEND_RUN_NO_PROGRESS)
   int64_t quarantined = 0;    ///< runs recovery gave up on
+  int64_t steps = 0;          ///< model turns, over every counted run
+  int64_t input_tokens = 0;   ///< over every counted run
+  int64_t output_tokens = 0;  ///< over every counted run
 };
 
 /// One run of an arm, as its outcome counts.
@@ -33,6 +36,11 @@ struct ArmRun {
   std::string error_code;     ///< RunError::code of its last error, e.g. "MEND_RUN_NO_PROGRESS"
   bool checks_passed = true;  ///< the agent's checks (and the canary's) passed; true without any
   double cost_usd = 0.0;      ///< what it cost
+  int64_t steps = 0;          ///< model turns taken
+  int64_t input_tokens = 0;   ///< over the whole run
+  int64_t output_tokens = 0;  ///< over the whole run
+  /// Field by field.
+  friend bool operator==(const ArmRun&, const ArmRun&) = default;
 };
 
 /// Adds `run` to `arm` and returns true when the run has ended; a running or waiting run does not
