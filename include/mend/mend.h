@@ -127,6 +127,7 @@
 #include "mend/improve/attempt_store.h"
 #include "mend/improve/audit.h"
 #include "mend/improve/canary.h"
+#include "mend/improve/canary_store.h"
 #include "mend/improve/card.h"
 #include "mend/improve/cases.h"
 #include "mend/improve/editor_protocol.h"
