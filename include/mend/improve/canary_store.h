@@ -36,9 +36,9 @@ Result<CanaryState> ParseCanaryState(std::string_view name);
 
 /// One canary: a queued proposal tried on a share of an agent's live runs.
 struct Canary {
-  std::string proposal_id;  ///< the attempt that made the proposal (its id names the canary)
-  std::string agent_dir;    ///< absolute: the agent folder the proposal edits
-  double percent = 0;       ///< the share of new runs that take the proposal, in (0, 100]
+  std::string proposal_id;   ///< the attempt that made the proposal (its id names the canary)
+  std::string agent_dir;     ///< absolute: the agent folder the proposal edits
+  double percent = 0;        ///< the share of new runs that take the proposal, in (0, 100]
   bool auto_decide = false;  ///< --auto: the canary promotes or rolls back on its own
   CanaryRule rule;           ///< the rule's settings when it started (decisions recompute with it)
   CanaryState state = CanaryState::kRunning;  ///< where it stands
@@ -49,8 +49,8 @@ struct Canary {
   /// running.
   std::string verdict;
   std::string reason;  ///< one sentence: why it was decided; empty while running
-  /// Field by field.
-  friend bool operator==(const Canary&, const Canary&) = default;
+  /// Field by field (the rule's too; CanaryRule has no operator== of its own).
+  friend bool operator==(const Canary&, const Canary&);
 };
 
 /// The arm names a run records: "baseline", or the proposal id.
@@ -62,8 +62,8 @@ struct CanaryRunOutcome {
   std::string run_id;       ///< the run
   /// kBaselineArm or the proposal id.
   std::string arm;
-  ArmRun run;  ///< status, error code, whether its checks passed, cost, steps, tokens
-  std::string recorded_at;    ///< RFC 3339 UTC, set by the store
+  ArmRun run;               ///< status, error code, whether its checks passed, cost, steps, tokens
+  std::string recorded_at;  ///< RFC 3339 UTC, set by the store
   /// Field by field.
   friend bool operator==(const CanaryRunOutcome&, const CanaryRunOutcome&) = default;
 };
@@ -74,9 +74,11 @@ class CanaryStore {
  public:
   virtual ~CanaryStore() = default;
 
-  /// Records a new running canary. kAlreadyExists when the agent folder already has a running
-  /// canary (naming its proposal) or this proposal was canaried before; kInvalidArgument for an
-  /// empty id or folder, a percent outside (0, 100], or a rule ValidateCanaryRule refuses.
+  /// Records a new running canary, started now (the store's clock sets started_at; the state,
+  /// decided_at, verdict and reason given are not read). kAlreadyExists when the agent folder
+  /// already has a running canary (naming its proposal) or this proposal was canaried before;
+  /// kInvalidArgument for an empty id or folder, a percent outside (0, 100], or a rule
+  /// ValidateCanaryRule refuses.
   virtual Status Start(const Canary& canary) = 0;
 
   /// kNotFound ("no canary for proposal X") for an unknown proposal.
@@ -90,8 +92,8 @@ class CanaryStore {
 
   /// Records (or replaces: a run that failed and was resumed ends again) the outcome of one run,
   /// keyed by run id. kNotFound for an unknown canary; kFailedPrecondition when the canary is not
-  /// running (outcomes after the decision are not counted); kInvalidArgument for an arm that is
-  /// neither kBaselineArm nor the proposal id.
+  /// running (outcomes after the decision are not counted); kInvalidArgument for an empty run id or
+  /// an arm that is neither kBaselineArm nor the proposal id.
   virtual Status RecordOutcome(const CanaryRunOutcome& outcome) = 0;
 
   /// Every outcome recorded for the canary, in run id order. kNotFound for an unknown canary.
@@ -103,7 +105,9 @@ class CanaryStore {
   /// at a time, across processes and hosts, and no outcome is recorded while one runs:
   /// kFailedPrecondition ("canary X was already promoted") for a canary that is not running.
   /// `decide` may return kFailedPrecondition itself to leave the canary running (e.g. the rule says
-  /// continue).
+  /// continue); its error is returned and nothing is stored. Of the canary only state, decided_at
+  /// (the store's clock when left empty), verdict and reason are stored; kInvalidArgument when
+  /// `decide` returns OK but leaves the state running. `decide` must not call this store.
   virtual Result<Canary> Decide(
       std::string_view proposal_id,
       const std::function<Status(Canary&, const std::vector<CanaryRunOutcome>&)>& decide) = 0;
@@ -132,8 +136,8 @@ struct PostgresCanaryStoreOptions {
 Result<std::unique_ptr<CanaryStore>> OpenPostgresCanaryStore(
     const PostgresCanaryStoreOptions& options, Clock& clock);
 
-/// Each arm's outcomes summed from the recorded runs: `baseline` from arm kBaselineArm, `proposal`
-/// from the rest.
+/// Each arm's outcomes summed from the recorded runs with CountRun: `baseline` from arm
+/// kBaselineArm, `proposal` from the rest. Both are overwritten, not added to.
 void SumOutcomes(const std::vector<CanaryRunOutcome>& outcomes, ArmOutcomes& baseline,
                  ArmOutcomes& proposal);
 
