@@ -206,6 +206,9 @@ void ConnectionRunner::SetWaiting(Connection& connection, bool waiting) {
   std::lock_guard<std::mutex> lock(mu_);
   connection.waiting = waiting;
   connection.since = Now();
+  // A request that ends after Shutdown began (a long one, such as an event stream) leaves its
+  // connection to be closed as the waiting ones were, not after a full idle timeout.
+  if (waiting && stopping_) ::shutdown(connection.fd, SHUT_RDWR);
 }
 
 void ConnectionRunner::TakeTurn() {

@@ -104,5 +104,11 @@ void AddTraceRoutes(ApiRoutes& routes, ServeContext& context);    // traces, /v1
 void AddImproveRoutes(ApiRoutes& routes, ServeContext& context);  // improve
 void AddMetricsRoutes(ApiRoutes& routes, ServeContext& context);  // /metrics, /api/v1/metrics
 void AddUiRoutes(ApiRoutes& routes, ServeContext& context);       // the web UI's static files
+void AddEventRoutes(ApiRoutes& routes, ServeContext& context);    // events (server-sent)
+
+class EventStreams;
+// Whether `req` opens the event stream with a ticket of `streams` (spending it): such a request
+// needs no bearer token (api_events.cc).
+bool RedeemsEventTicket(const httplib::Request& req, EventStreams& streams);
 
 }  // namespace mend::server

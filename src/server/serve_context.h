@@ -11,6 +11,7 @@
 #include "mend/base/clock.h"
 #include "mend/base/result.h"
 #include "mend/server/server.h"
+#include "server/event_streams.h"
 
 namespace mend::app {
 struct Runtime;
@@ -52,20 +53,22 @@ class BackgroundRuns {
   std::atomic<bool> stopping_{false};
 };
 
-// What every route group shares: the runtime (borrowed), the options and the runs in flight.
+// What every route group shares: the runtime (borrowed), the options, the runs in flight and the
+// open event streams.
 class ServeContext {
  public:
-  ServeContext(app::Runtime& runtime, ServerOptions options)
-      : runtime_(runtime), options_(std::move(options)) {}
+  ServeContext(app::Runtime& runtime, ServerOptions options);
 
   app::Runtime& runtime() { return runtime_; }
   const ServerOptions& options() const { return options_; }
   BackgroundRuns& runs() { return runs_; }
+  EventStreams& events() { return events_; }
 
  private:
   app::Runtime& runtime_;
   const ServerOptions options_;
   BackgroundRuns runs_;
+  EventStreams events_;
 };
 
 }  // namespace mend::server

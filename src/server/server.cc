@@ -109,7 +109,15 @@ void HttpServer::Configure() {
   });
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     const ProxyRoutes proxy = proxy_ != nullptr ? ProxyRoutes::kMounted : ProxyRoutes::kAbsent;
-    Status allowed = CheckRequest(req, context_.options(), proxy);
+    // An EventSource cannot send the token: a ticket bought with it stands in, once.
+    ServerOptions ticketed;
+    const ServerOptions* checked = &context_.options();
+    if (RedeemsEventTicket(req, context_.events())) {
+      ticketed = *checked;
+      ticketed.token.clear();
+      checked = &ticketed;
+    }
+    Status allowed = CheckRequest(req, *checked, proxy);
     if (allowed.ok()) {
       allowed = CheckBody(req, context_.options(), proxy);
       if (allowed.ok()) return httplib::Server::HandlerResponse::Unhandled;
@@ -152,6 +160,7 @@ void HttpServer::Configure() {
   AddImproveRoutes(routes, context_);
   AddMetricsRoutes(routes, context_);
   AddUiRoutes(routes, context_);
+  AddEventRoutes(routes, context_);
   // Last, so that serve's own /v1/traces comes first.
   if (proxy_ != nullptr) proxy_->service->Mount(*http_);
 }
@@ -220,6 +229,9 @@ Status HttpServer::Start() {
 int HttpServer::Stop() {
   if (stopped_) return still_running_;
   stopped_ = true;
+  // Open event streams would hold their connections, and so the server's stop, until their
+  // clients left.
+  context_.events().Shutdown();
   if (listener_.joinable()) {
     http_->stop();
     listener_.join();
