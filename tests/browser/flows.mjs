@@ -267,6 +267,28 @@ async function metricsOverview(t) {
   assert(await page.locator(".metric").count() >= 3, "the lessonq metrics are not shown");
 }
 
+// A run started through the API, not the page, appears in the open runs list and completes there:
+// the page is refreshed by the server's events. It must not reload, and it waits for the event
+// stream first, so the slow poll that stands in for a broken stream cannot be what showed it.
+async function runAppearsLive(t) {
+  const {page} = t;
+  await open(t, "#/runs");
+  await page.locator('.live-state[data-state="open"]').waitFor();
+  await page.evaluate(() => { window.mendNotReloaded = true; });
+  const id = "run-live-" + Date.now().toString(16);
+  const response = await fetch(`${t.url}/api/v1/runs`, {
+    method: "POST",
+    headers: {Authorization: `Bearer ${t.token}`, "Content-Type": "application/json"},
+    body: JSON.stringify({agent: "reader", task: "TASK-REPLACE: read notes.txt while watched", id}),
+  });
+  assert(response.status === 202, `starting the run answered ${response.status}`);
+  const row = page.locator("table.data tr", {has: page.getByRole("link", {name: id, exact: true})});
+  await row.waitFor();
+  await row.locator(".badge-completed").waitFor();
+  assert(await page.evaluate(() => window.mendNotReloaded === true), "the page was reloaded");
+  await t.screenshot();
+}
+
 // `needs`: the API routes a test uses; the runner checks the server has them before the test.
 export const TESTS = [
   {name: "token-prompt-and-runs-list", asksForToken: true, run: tokenAndRunsList,
@@ -295,4 +317,6 @@ export const TESTS = [
   {name: "apply-proposal", run: applyProposal,
    needs: ["GET /api/v1/improve", "GET /api/v1/improve/ID", "POST /api/v1/improve/ID/apply"]},
   {name: "metrics-overview", run: metricsOverview, needs: ["GET /metrics", "GET /api/v1/metrics"]},
+  {name: "run-appears-live", run: runAppearsLive,
+   needs: ["POST /api/v1/events/tickets", "GET /api/v1/runs", "POST /api/v1/runs"]},
 ];

@@ -3,9 +3,19 @@
 import {apiPath, get, post} from "../lib/api.js";
 import {emptyRow, errorBox, h, render, textBlock} from "../lib/dom.js";
 import {formatDuration, preview} from "../lib/format.js";
-import {onAction, pageHeader, poll, section} from "../lib/page.js";
+import {live} from "../lib/live.js";
+import {onAction, pageHeader, section} from "../lib/page.js";
 
-const POLL_MS = 4000;
+const FALLBACK_POLL_MS = 5000;
+// The queue's workers retry and dead-letter jobs without an event: those show within this long.
+const QUEUE_POLL_MS = 15000;
+
+// A run's end can queue a lesson job; a stored lesson or a failing generator ends one.
+function touchesLessons(event) {
+  const type = String(event.type || "");
+  return type.startsWith("reflexion.") || type === "run.failed" || type === "run.completed" ||
+         type.startsWith("recovery.");
+}
 
 function stat(label, value) {
   return h("div", {class: "stat"}, h("span", {class: "stat-value"}, String(value ?? "–")),
@@ -85,5 +95,6 @@ export async function show(main, current, signal) {
          section("Dead letters", h("p", {class: "muted"},
                    "Jobs that failed permanently or ran out of attempts. Retry queues one again; purge deletes it."),
                  deadSlot));
-  poll(() => load(), POLL_MS, signal);
+  live(() => load(), {signal, matches: touchesLessons, fallbackMs: FALLBACK_POLL_MS,
+                      pollMs: QUEUE_POLL_MS});
 }

@@ -1,13 +1,14 @@
 // Unfinished runs: those waiting for a person (approve, deny, answer right here) and those
-// interrupted or failed (resume).
+// interrupted or failed (resume); reloaded when a run's event arrives.
 import {apiPath, get} from "../lib/api.js";
 import {errorBox, h, render, route} from "../lib/dom.js";
 import {formatAgo, formatTime, preview} from "../lib/format.js";
-import {pageHeader, poll, section} from "../lib/page.js";
+import {isRunEvent, live} from "../lib/live.js";
+import {pageHeader, section} from "../lib/page.js";
 import {awaitedCalls, runActions} from "../lib/run_actions.js";
 import {statusCell} from "./runs.js";
 
-const POLL_MS = 4000;
+const FALLBACK_POLL_MS = 5000;
 
 // What a waiting run waits on (its question, the tool calls to approve) is in its detail, not in
 // the list: it is fetched for the first few waiting runs.
@@ -72,5 +73,5 @@ export async function show(main, current, signal) {
       if (e.name !== "AbortError") render(waitingSlot, errorBox(e));
     }
   };
-  poll(() => load(), POLL_MS, signal);
+  live(() => load(), {signal, matches: (event) => isRunEvent(event), fallbackMs: FALLBACK_POLL_MS});
 }

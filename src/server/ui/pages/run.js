@@ -3,7 +3,8 @@
 import {ApiError, apiPath, get, post} from "../lib/api.js";
 import {badge, emptyRow, errorBox, h, render, route, textBlock} from "../lib/dom.js";
 import {formatAgo, formatCount, formatTime, formatUsd, interruptionText, toMillis} from "../lib/format.js";
-import {onAction, pageHeader, poll} from "../lib/page.js";
+import {isRunEvent, live, liveState} from "../lib/live.js";
+import {onAction, pageHeader} from "../lib/page.js";
 import {awaitedCalls, runActions} from "../lib/run_actions.js";
 import {waterfall} from "../lib/waterfall.js";
 import {modelText, statusCell} from "./runs.js";
@@ -192,13 +193,14 @@ export async function show(main, current, signal) {
       render(t.panels.trace, errorBox(e));
     }
     headerTools.textContent = "updated " + new Date().toLocaleTimeString();
-    // A finished or waiting run changes only through an action here, which sets keepPolling again.
-    // The spans of an attempt reach observe.db a moment after the run's state (the span writer
-    // batches about every second), so a run that changed in the last seconds is read again.
+    // The run's own events (a step, a tool call, its end) refresh the page. Its spans reach
+    // observe.db a moment after its state (the span writer batches about every second), so a run
+    // that changed in the last seconds, or that an action here just changed, is read again until
+    // they are in; without the event stream a running run is polled too.
     const recent = Date.now() - toMillis(run.updated_at) < RECENT_MS;
-    keepPolling = run.status === "running" || Date.now() < pollUntil || recent;
+    keepPolling = (liveState() !== "open" && run.status === "running") ||
+                  Date.now() < pollUntil || recent;
   };
-  poll(async () => {
-    if (keepPolling) await refresh();
-  }, POLL_MS, signal);
+  live(refresh, {signal, matches: (event) => isRunEvent(event, id), fallbackMs: POLL_MS,
+                 pollMs: POLL_MS, pollWhile: () => keepPolling});
 }

@@ -1,13 +1,15 @@
-// The runs list: filters by status and agent, keyset paging, live status by polling, and a form
-// that starts a run of an agent the server knows.
+// The runs list: filters by status and agent, keyset paging, live status from the server's events
+// (polled while the event stream is down), and a form that starts a run of an agent the server
+// knows.
 import {apiPath, get, post, withQuery} from "../lib/api.js";
 import {badge, emptyRow, errorBox, field, h, render, route} from "../lib/dom.js";
 import {formatAgo, formatTime, interruptionText, preview, runStatus} from "../lib/format.js";
-import {onSubmit, pageHeader, poll, section} from "../lib/page.js";
+import {isRunEvent, live, liveIndicator} from "../lib/live.js";
+import {onSubmit, pageHeader, section} from "../lib/page.js";
 
 const STATUSES = ["running", "waiting", "completed", "failed", "quarantined"];
 const PAGE_SIZE = 25;
-const POLL_MS = 3000;
+const FALLBACK_POLL_MS = 5000;
 
 // The model a run uses: the API gives a name, or {provider, model, base_url}.
 export function modelText(run) {
@@ -116,8 +118,8 @@ export async function show(main, current, signal) {
   const tableSlot = h("div", {class: "table-wrap"});
   const pager = h("div", {class: "pager"});
   const updated = h("span", {class: "muted"});
-  const live = h("input", {type: "checkbox", checked: true});
-  live.addEventListener("change", () => { state.live = live.checked; });
+  const liveBox = h("input", {type: "checkbox", checked: true});
+  liveBox.addEventListener("change", () => { state.live = liveBox.checked; });
   const startSlot = h("div");
 
   const load = async () => {
@@ -158,11 +160,12 @@ export async function show(main, current, signal) {
 
   const {form, agents} = filterForm(state, reload);
   render(main,
-    pageHeader("Runs", h("label", {class: "inline"}, live, " Live"), updated),
+    pageHeader("Runs", h("label", {class: "inline"}, liveBox, " Live"), liveIndicator(signal),
+               updated),
     form, tableSlot, pager, startSlot);
-  poll(async () => {
+  live(async () => {
     if (state.live) await load();
-  }, POLL_MS, signal);
+  }, {signal, matches: (event) => isRunEvent(event), fallbackMs: FALLBACK_POLL_MS});
   try {
     const known = (await get(apiPath("agents"), {signal})).agents || [];
     render(agents, known.map((a) => h("option", {value: a.name})));
