@@ -145,6 +145,7 @@
 
 // app: the wiring: Runtime and OpenAgent, recovery, the daemon, lessons, improve, migrations.
 #include "mend/app/backup.h"
+#include "mend/app/canary.h"
 #include "mend/app/check_hooks.h"
 #include "mend/app/daemon.h"
 #include "mend/app/improve_attempt.h"

@@ -314,4 +314,17 @@ Result<ShadowSpec> ParseShadow(const toml::table& agent_toml, const std::string&
   return shadow;
 }
 
+Result<CanarySpec> ParseCanary(const toml::table& agent_toml, const std::string& path) {
+  CanarySpec canary;
+  MEND_ASSIGN_OR_RETURN(const toml::table* t, GetTomlTable(agent_toml, "canary", path, "canary"));
+  if (t == nullptr) return canary;
+  MEND_RETURN_IF_ERROR(CheckKnownKeys(*t, {"check", "timeout_seconds"}, path, "canary."));
+  MEND_ASSIGN_OR_RETURN(auto check, GetTomlArgv(*t, "check", path, "canary.check"));
+  if (check.has_value()) canary.check = std::move(*check);
+  MEND_ASSIGN_OR_RETURN(auto timeout,
+                        GetTomlInt(*t, "timeout_seconds", path, "canary.timeout_seconds", 1, 3600));
+  if (timeout.has_value()) canary.timeout = std::chrono::seconds(*timeout);
+  return canary;
+}
+
 }  // namespace mend::agent::folder_internal

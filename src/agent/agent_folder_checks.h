@@ -24,4 +24,8 @@ Result<std::vector<CheckSpec>> ParseChecks(const toml::table& agent_toml, const 
 Result<ShadowSpec> ParseShadow(const toml::table& agent_toml, const std::string& path,
                                const AgentSpec& spec);
 
+// The [canary] table of `agent_toml`: the command that judges a canaried run; empty when absent.
+// Errors are kInvalidArgument "<path>:<line>: canary.check ...".
+Result<CanarySpec> ParseCanary(const toml::table& agent_toml, const std::string& path);
+
 }  // namespace mend::agent::folder_internal

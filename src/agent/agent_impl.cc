@@ -194,6 +194,8 @@ Result<RunResult> AgentImpl::Send(const std::string& task, const SendOptions& op
   origin.model = options_.run_model;
   origin.fingerprint = fingerprint_;
   origin.shadow = options_.shadow;
+  origin.arm = options_.arm;
+  origin.canary = options_.canary;
   obs::Span attempt =
       StartAttemptSpan(options_, spec_, record.id, origin, origin.kind, "", options.trace_parent);
   AdoptTrace(origin, &attempt, record.id);

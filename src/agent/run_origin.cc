@@ -84,6 +84,10 @@ Result<RunOrigin> ParseOriginFields(const json& j) {
   MEND_ASSIGN_OR_RETURN(auto kind, GetOptionalString(j, "kind"));
   MEND_ASSIGN_OR_RETURN(auto workspace, GetOptionalString(j, "workspace"));
   MEND_ASSIGN_OR_RETURN(auto shadow, GetOptionalBool(j, "shadow"));
+  MEND_ASSIGN_OR_RETURN(auto arm, GetOptionalString(j, "arm"));
+  origin.arm = arm.value_or("");
+  MEND_ASSIGN_OR_RETURN(auto canary, GetOptionalString(j, "canary"));
+  origin.canary = canary.value_or("");
   MEND_ASSIGN_OR_RETURN(auto prefix, GetOptionalInt64(j, "prompt_prefix_bytes"));
   MEND_ASSIGN_OR_RETURN(auto trace_id, GetOptionalString(j, "trace_id"));
   MEND_ASSIGN_OR_RETURN(auto root_span_id, GetOptionalString(j, "trace_root_span_id"));
@@ -222,6 +226,8 @@ Result<std::string> WriteRunOrigin(std::string_view metadata, const RunOrigin& o
   }
   if (!origin.fingerprint.empty()) j["agent_fingerprint"] = FingerprintJson(origin.fingerprint);
   if (origin.shadow) j["shadow"] = true;
+  if (!origin.arm.empty()) j["arm"] = origin.arm;
+  if (!origin.canary.empty()) j["canary"] = origin.canary;
   if (origin.prompt_prefix_bytes.has_value()) {
     j["prompt_prefix_bytes"] = static_cast<int64_t>(*origin.prompt_prefix_bytes);
   }

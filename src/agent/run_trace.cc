@@ -34,6 +34,10 @@ obs::Span StartAttemptSpan(const AgentOptions& options, const AgentSpec& spec,
   if (requested.empty()) requested = spec.model;
   if (!requested.empty()) span.SetAttribute("gen_ai.request.model", requested);
   if (!fork_parent.empty()) span.SetAttribute("mend.fork.parent_run_id", fork_parent);
+  if (!origin.arm.empty()) {
+    span.SetAttribute("mend.canary.arm", origin.arm)
+        .SetAttribute("mend.canary.proposal", origin.canary);
+  }
   span.Announce();
   return span;
 }

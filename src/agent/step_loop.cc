@@ -480,6 +480,8 @@ RunOutcome StepLoop::RunPostRunHooks(const Status& error) {
   outcome.attempt = AttemptExcerpt(run_.messages);
   outcome.steps = run_.state.steps;
   outcome.cost_usd = run_.state.cost_usd;
+  outcome.input_tokens = run_.state.input_tokens;
+  outcome.output_tokens = run_.state.output_tokens;
   hooks_.AfterRun(outcome);
   return outcome;
 }

@@ -23,7 +23,11 @@ Status AddCheckHooks(Runtime& runtime, agent::Agent& agent, const agent::AgentSp
   options.events = runtime.events.get();
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<heal::OutputCheck> hook,
                         heal::OutputCheckForAgent(spec, std::move(options)));
-  if (hook != nullptr) agent.AddPostToolHook(std::move(hook));
+  if (hook != nullptr) {
+    std::shared_ptr<heal::OutputCheck> shared = std::move(hook);
+    agent.AddPostToolHook(shared);
+    agent.AddPostRunHook(shared);
+  }
   return OkStatus();
 }
 

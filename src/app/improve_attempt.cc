@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "mend/app/canary.h"
 #include "mend/app/mcp_tools.h"
 #include "mend/app/runtime.h"
 #include "mend/base/home_layout.h"
@@ -101,11 +102,23 @@ Result<std::optional<improve::Proposal>> Propose(Runtime& runtime, improve::Atte
                             runtime.env.clock->Now());
   MEND_RETURN_IF_ERROR(attempts.PutProposal(proposal));
   if (request.mode == ProposalMode::kAuto) {
-    Result<improve::Proposal> applied = improve::ApplyProposal(
-        *runtime.env.fs, *runtime.env.clock, attempts, runtime.home, report.attempt_id);
+    // With improve.canary.share, auto mode canaries the proposal and lets the canary promote it.
+    const double share = runtime.config.GetDouble("improve.canary.share");
+    Status refused = RefuseWhileCanary(runtime, request.agent_dir, report.attempt_id);
+    if (refused.ok() && share > 0) {
+      refused = StartCanary(runtime, report.attempt_id, share, /*auto_decide=*/true).status();
+      if (refused.ok()) {
+        return std::optional<improve::Proposal>(std::move(proposal));
+      }
+    }
+    Result<improve::Proposal> applied =
+        !refused.ok() ? Result<improve::Proposal>(refused)
+                      : improve::ApplyProposal(*runtime.env.fs, *runtime.env.clock, attempts,
+                                               runtime.home, report.attempt_id);
     if (applied.ok()) {
       proposal = *applied;
-    } else if (applied.status().code() == StatusCode::kFailedPrecondition) {
+    } else if (applied.status().code() == StatusCode::kFailedPrecondition ||
+               applied.status().code() == StatusCode::kAlreadyExists) {
       proposal.note = "auto mode did not apply it: " + std::string(applied.status().message());
       MEND_RETURN_IF_ERROR(attempts.PutProposal(proposal));
     } else {

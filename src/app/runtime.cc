@@ -7,6 +7,7 @@
 #include <system_error>
 #include <utility>
 
+#include "app/canary_agent.h"
 #include "app/deferred_provider.h"
 #include "app/event_log.h"
 #include "app/lessons_internal.h"
@@ -15,6 +16,7 @@
 #include "app/runtime_parts.h"
 #include "app/unavailable_fact_store.h"
 #include "mend/agent/agent_spec.h"
+#include "mend/app/canary.h"
 #include "mend/app/check_hooks.h"
 #include "mend/app/mcp_tools.h"
 #include "mend/app/memory_hooks.h"
@@ -407,10 +409,20 @@ namespace {
 
 // The Agent of `spec` for runs on `model` (recorded in new runs; see AgentOptions::run_model),
 // with every hook the configuration asks for.
+// The canary arm an Agent's runs take: none (both empty), or the proposal `canary`'s arm `arm`
+// ("baseline" or the proposal id).
+struct ArmOf {
+  std::string canary;
+  std::string arm;
+};
+
 Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::AgentSpec spec,
                                                   const agent::RunModel& model, ShadowMode shadow,
-                                                  ProviderUse use, const std::atomic<bool>* stop) {
+                                                  ProviderUse use, const std::atomic<bool>* stop,
+                                                  const ArmOf& arm = {}) {
   agent::AgentOptions options;
+  options.arm = arm.arm;
+  options.canary = arm.canary;
   options.stop = stop;
   options.env = runtime.env;
   options.provider = runtime.provider.get();
@@ -461,7 +473,27 @@ Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::Agent
     agent->AddPreToolHook(guard);
     agent->AddPostToolHook(guard);
   }
+  // After the check hooks: the outcome hook reads their flag.
+  if (!arm.canary.empty()) {
+    agent->AddPostRunHook(
+        internal::NewCanaryOutcomeHook(runtime, arm.canary, arm.arm, spec.canary));
+  }
   return agent;
+}
+
+// The running canary of the agent folder `dir`, if any. A canary store that cannot be read runs
+// the agent as it is (the baseline) and says so: no run is lost to it.
+std::optional<improve::Canary> RunningCanary(Runtime& runtime, const std::string& dir) {
+  Result<improve::CanaryStore*> canaries = Canaries(runtime);
+  Result<std::optional<improve::Canary>> running =
+      canaries.ok() ? (*canaries)->Running(NormalizePath(dir))
+                    : Result<std::optional<improve::Canary>>(canaries.status());
+  if (running.ok()) return *running;
+  if (runtime.warn) {
+    runtime.warn("canaries could not be read, so new runs take the agent folder as it is: " +
+                 running.status().ToString());
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -472,7 +504,17 @@ Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::str
   const agent::RunModel model = NewRunModel(runtime, spec);
   const ShadowMode shadow =
       runtime.config.GetBool("heal.shadow") ? ShadowMode::kOn : ShadowMode::kOff;
-  return OpenAgentOn(runtime, std::move(spec), model, shadow, use, stop);
+  std::optional<improve::Canary> canary = RunningCanary(runtime, spec.dir);
+  if (!canary.has_value()) return OpenAgentOn(runtime, std::move(spec), model, shadow, use, stop);
+  MEND_ASSIGN_OR_RETURN(agent::AgentSpec proposed, internal::LoadProposalSpec(runtime, *canary));
+  MEND_ASSIGN_OR_RETURN(
+      std::unique_ptr<agent::Agent> baseline,
+      OpenAgentOn(runtime, std::move(spec), model, shadow, use, stop,
+                  ArmOf{canary->proposal_id, std::string(improve::kBaselineArm)}));
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> proposal,
+                        OpenAgentOn(runtime, std::move(proposed), model, shadow, use, stop,
+                                    ArmOf{canary->proposal_id, canary->proposal_id}));
+  return internal::NewCanaryAgent(runtime, *canary, std::move(baseline), std::move(proposal));
 }
 
 Result<store::RunRecord> FindRun(Runtime& runtime, const std::string& run_id) {
@@ -496,6 +538,22 @@ Result<std::unique_ptr<agent::Agent>> OpenAgentForRun(Runtime& runtime, const st
   // A run started in shadow mode stays in it: resuming it must not run the tools it simulated.
   const ShadowMode shadow =
       runtime.config.GetBool("heal.shadow") || origin.shadow ? ShadowMode::kOn : ShadowMode::kOff;
+  // A run of a canary keeps its arm while the canary runs; once it is decided the agent folder
+  // holds what won (the proposal's files after a promotion, the baseline after a rollback), and
+  // the run goes on with that, uncounted.
+  if (!origin.canary.empty()) {
+    Result<improve::CanaryStore*> canaries = Canaries(runtime);
+    MEND_RETURN_IF_ERROR(canaries.status());
+    Result<improve::Canary> canary = (*canaries)->Get(origin.canary);
+    if (canary.ok() && canary->state == improve::CanaryState::kRunning) {
+      if (origin.arm == canary->proposal_id) {
+        MEND_ASSIGN_OR_RETURN(spec, internal::LoadProposalSpec(runtime, *canary));
+      }
+      return OpenAgentOn(runtime, std::move(spec), model, shadow, use, stop,
+                         ArmOf{origin.canary, origin.arm});
+    }
+    if (!canary.ok() && canary.status().code() != StatusCode::kNotFound) return canary.status();
+  }
   return OpenAgentOn(runtime, std::move(spec), model, shadow, use, stop);
 }
 

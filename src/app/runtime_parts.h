@@ -12,6 +12,7 @@
 
 #include "mend/app/runtime.h"
 #include "mend/app/runtime_metrics.h"
+#include "mend/improve/canary_store.h"
 #include "mend/llm/provider.h"
 #include "mend/llm/recording_provider.h"
 #include "mend/obs/metrics.h"
@@ -45,6 +46,9 @@ struct RuntimeParts {
   std::vector<std::unique_ptr<llm::RecordingProvider>> recorders;
   // Endpoints already warned about (Runtime::warn).
   std::set<std::string> warned_endpoints;
+  // The canary store (Canaries in canary.h), opened on first use; canaries_mu guards it.
+  std::mutex canaries_mu;
+  std::unique_ptr<improve::CanaryStore> canaries;
 };
 
 // The one way in to a Runtime's parts, for app's files and app's tests.

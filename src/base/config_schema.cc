@@ -262,6 +262,35 @@ void AddRecoverKeys(std::vector<ConfigKeySpec>& keys) {
 void AddImproveKeys(std::vector<ConfigKeySpec>& keys) {
   keys.push_back(String("improve.editor_model", "MEND_IMPROVE_EDITOR_MODEL", "editor-model",
                         "model that proposes instruction edits; empty = the agent's model"));
+  // The canary of an accepted proposal (docs/improve.md, "Canary").
+  ConfigKeySpec share = String("improve.canary.share", "MEND_IMPROVE_CANARY_SHARE", "",
+                               "percent of new runs an auto-mode proposal is canaried on before "
+                               "it is promoted; 0 = auto mode applies it to every run at once");
+  share.type = ConfigType::kDouble;
+  share.default_value = "0";
+  share.double_max = 100;
+  keys.push_back(std::move(share));
+  keys.push_back(Int("improve.canary.min_runs", 20, 1, 100000, "MEND_IMPROVE_CANARY_MIN_RUNS",
+                     "finished runs each arm of a canary needs before any decision"));
+  keys.push_back(Int("improve.canary.max_runs", 200, 1, 1000000, "MEND_IMPROVE_CANARY_MAX_RUNS",
+                     "finished runs per arm after which an undecided canary is rolled back as "
+                     "unproven"));
+  ConfigKeySpec confidence =
+      String("improve.canary.confidence", "MEND_IMPROVE_CANARY_CONFIDENCE", "",
+             "posterior probability a canary's promotion or rollback needs, in (0.5, 1)");
+  confidence.type = ConfigType::kDouble;
+  confidence.default_value = "0.95";
+  confidence.double_min = 0.501;
+  confidence.double_max = 0.999999;
+  keys.push_back(std::move(confidence));
+  ConfigKeySpec cost =
+      String("improve.canary.max_cost_increase", "MEND_IMPROVE_CANARY_MAX_COST_INCREASE", "",
+             "a canaried proposal whose cost per successful run exceeds the baseline's by more "
+             "than this fraction is rolled back (improve's cost gate)");
+  cost.type = ConfigType::kDouble;
+  cost.default_value = "0.5";
+  cost.double_max = 100;
+  keys.push_back(std::move(cost));
 }
 
 // The connection limits of a listening daemon (`serve`, `proxy`; docs/security.md, "Hostile

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mend/app/canary.h"
 #include "mend/app/improve_view.h"
 #include "mend/app/runtime.h"
 #include "mend/base/home_layout.h"
@@ -134,15 +135,72 @@ Status Show(CliContext& ctx, const std::string& id) {
   return OkStatus();
 }
 
-Status Apply(CliContext& ctx, const std::string& id) {
+struct ApplyArgs {
+  std::string id;
+  double canary = 0;  // percent; 0: apply to every run
+  bool canary_given = false;
+  bool auto_decide = false;
+};
+
+void PrintCanary(CliContext& ctx, app::Runtime& runtime, const std::string& id) {
+  Result<app::CanaryReport> report = app::ReadCanary(runtime, id);
+  if (!report.ok()) {
+    ctx.err << "mend: " << report.status().ToString() << "\n";
+    return;
+  }
+  if (ctx.json) {
+    ctx.out << DumpJson(app::CanaryReportJson(*report)) << "\n";
+  } else {
+    ctx.out << app::CanaryReportText(*report);
+  }
+}
+
+Status StartCanary(CliContext& ctx, const ApplyArgs& args) {
+  if (!(args.canary > 0 && args.canary <= 100)) {
+    return UsageError(InvalidArgumentError("--canary must be a percent in (0, 100], got " +
+                                           std::to_string(args.canary)));
+  }
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  MEND_RETURN_IF_ERROR(improve::ValidateCanaryRule(app::CanaryRuleFromConfig(*runtime)));
+  MEND_RETURN_IF_ERROR(app::StartCanary(*runtime, args.id, args.canary, args.auto_decide).status());
+  PrintCanary(ctx, *runtime, args.id);
+  return OkStatus();
+}
+
+Status Apply(CliContext& ctx, const ApplyArgs& args) {
+  if (args.auto_decide && !args.canary_given) {
+    return UsageError(InvalidArgumentError("--auto needs --canary PERCENT"));
+  }
+  if (args.canary_given) return StartCanary(ctx, args);
+  const std::string& id = args.id;
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
   MEND_ASSIGN_OR_RETURN(improve::AttemptStore * store, runtime->Attempts());
+  MEND_ASSIGN_OR_RETURN(improve::Proposal queued, store->GetProposal(id));
+  MEND_RETURN_IF_ERROR(app::RefuseWhileCanary(*runtime, queued.agent_dir, id));
   MEND_ASSIGN_OR_RETURN(improve::Proposal p, improve::ApplyProposal(ctx.fs, *runtime->env.clock,
                                                                     *store, runtime->home, id));
   if (ctx.json) {
     ctx.out << DumpJson(app::ProposalDecisionJson(p)) << "\n";
   } else {
     PrintProposalLine(ctx.out, p);
+  }
+  return OkStatus();
+}
+
+enum class CanaryAction { kShow, kPromote, kRollBack };
+
+Status Canary(CliContext& ctx, const std::string& id, CanaryAction action) {
+  MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
+  if (action == CanaryAction::kPromote) {
+    MEND_RETURN_IF_ERROR(app::PromoteCanary(*runtime, id).status());
+  } else if (action == CanaryAction::kRollBack) {
+    MEND_RETURN_IF_ERROR(app::RollbackCanary(*runtime, id).status());
+  }
+  MEND_ASSIGN_OR_RETURN(app::CanaryReport report, app::ReadCanary(*runtime, id));
+  if (ctx.json) {
+    ctx.out << DumpJson(app::CanaryReportJson(report)) << "\n";
+  } else {
+    ctx.out << app::CanaryReportText(report);
   }
   return OkStatus();
 }
@@ -214,13 +272,45 @@ void AddImproveSubcommands(CLI::App& improve, CliContext& ctx) {
   show->add_option("ID", *show_id, "the attempt id (imp-...)")->required();
   show->callback([&ctx, show_id] { ctx.action = [&ctx, show_id] { return Show(ctx, *show_id); }; });
 
-  auto apply_id = std::make_shared<std::string>();
+  auto apply_args = std::make_shared<ApplyArgs>();
   CLI::App* apply = improve.add_subcommand(
       "apply",
-      "write a queued proposal into its agent folder on this host, if the files are unchanged");
-  apply->add_option("ID", *apply_id, "the attempt id (imp-...)")->required();
-  apply->callback(
-      [&ctx, apply_id] { ctx.action = [&ctx, apply_id] { return Apply(ctx, *apply_id); }; });
+      "write a queued proposal into its agent folder on this host, if the files are unchanged; "
+      "with --canary, try it on a share of new runs first");
+  apply->add_option("ID", apply_args->id, "the attempt id (imp-...)")->required();
+  CLI::Option* canary_option = apply->add_option(
+      "--canary", apply_args->canary,
+      "percent of the agent's new runs that take the proposal, in (0, 100]; the agent folder is "
+      "not changed until the canary is promoted");
+  apply->add_flag("--auto", apply_args->auto_decide,
+                  "with --canary: promote or roll back on its own as soon as the rule decides "
+                  "(improve.canary.*)");
+  apply->callback([&ctx, apply_args, canary_option] {
+    apply_args->canary_given = canary_option->count() > 0;
+    ctx.action = [&ctx, apply_args] { return Apply(ctx, *apply_args); };
+  });
+
+  auto canary_id = std::make_shared<std::string>();
+  CLI::App* canary = improve.add_subcommand(
+      "canary", "a canary's arms, counts, failure rates with intervals, and what the rule says");
+  canary->add_option("ID", *canary_id, "the attempt id of the canaried proposal")->required();
+  canary->callback([&ctx, canary_id] {
+    ctx.action = [&ctx, canary_id] { return Canary(ctx, *canary_id, CanaryAction::kShow); };
+  });
+  auto promote_id = std::make_shared<std::string>();
+  CLI::App* promote = improve.add_subcommand(
+      "promote", "end a running canary by writing its proposal into the agent folder");
+  promote->add_option("ID", *promote_id, "the attempt id of the canaried proposal")->required();
+  promote->callback([&ctx, promote_id] {
+    ctx.action = [&ctx, promote_id] { return Canary(ctx, *promote_id, CanaryAction::kPromote); };
+  });
+  auto rollback_id = std::make_shared<std::string>();
+  CLI::App* rollback = improve.add_subcommand(
+      "rollback", "end a running canary: no new run takes the proposal, which is rejected");
+  rollback->add_option("ID", *rollback_id, "the attempt id of the canaried proposal")->required();
+  rollback->callback([&ctx, rollback_id] {
+    ctx.action = [&ctx, rollback_id] { return Canary(ctx, *rollback_id, CanaryAction::kRollBack); };
+  });
 
   auto reject_id = std::make_shared<std::string>();
   auto reason = std::make_shared<std::string>();

@@ -177,8 +177,8 @@ void AddImproveCommand(CLI::App& app, CliContext& ctx) {
       "Only instructions.md and skills/*.md can change. A candidate becomes a proposal only when "
       "it is better on at least one training case by a majority of --repeats runs, worse on no "
       "case (held-out included) and its cost per successful run stays within the limit. "
-      "Every attempt writes <home>/improve/<attempt-id>/. Subcommands: list, show ID, apply ID, "
-      "reject ID.");
+      "Every attempt writes <home>/improve/<attempt-id>/. Subcommands: list, show ID, apply ID "
+      "[--canary PERCENT [--auto]], reject ID, canary ID, promote ID, rollback ID.");
   improve->require_subcommand(0, 1);
   AddImproveSubcommands(*improve, ctx);
   improve->callback([&ctx, args, improve] {
@@ -186,7 +186,8 @@ void AddImproveCommand(CLI::App& app, CliContext& ctx) {
       ctx.action = [&ctx, args] {
         if (args->agent_dir.empty()) {
           return UsageError(InvalidArgumentError(
-              "improve needs AGENT_DIR (or one of list, show ID, apply ID, reject ID)"));
+              "improve needs AGENT_DIR (or one of list, show ID, apply ID, reject ID, canary ID, "
+              "promote ID, rollback ID)"));
         }
         return RunImprove(ctx, *args);
       };

@@ -65,6 +65,12 @@ void PrintHeader(const agent::RunView& v, const app::RunOverview& o, std::ostrea
     Field(out, "", "changed at " + c.at + " from " + agent::DescribeRunModel(c.from));
   }
   if (o.origin.shadow) Field(out, "shadow", "yes: only the read-only tools run");
+  if (!o.origin.arm.empty()) {
+    Field(out, "arm",
+          o.origin.arm == "baseline"
+              ? "baseline (the agent folder's files; canary of proposal " + o.origin.canary + ")"
+              : o.origin.arm + " (the proposal's files, canaried)");
+  }
   Field(out, "usage",
         std::to_string(v.steps) +
             (v.steps == 1 ? " step (model turn), " : " steps (model turns), ") +
@@ -145,6 +151,8 @@ static json ViewJson(const agent::RunView& v, const app::RunOverview& o) {
           {"model", ModelJson(o.origin.model)},
           {"model_changes", std::move(changes)},
           {"shadow", o.origin.shadow},
+          {"arm", app::NullIfEmpty(o.origin.arm)},
+          {"canary", app::NullIfEmpty(o.origin.canary)},
           {"attempts", r.attempts},
           {"next_attempt_at",
            r.next_attempt_at.has_value() ? json(FormatRfc3339(*r.next_attempt_at)) : json(nullptr)},

@@ -143,6 +143,10 @@ Result<agent::PostToolAction> OutputCheck::AfterTool(const agent::ToolCallInfo& 
                        : !command_stdout.empty() ? command_stdout
                                                  : "output check failed: " + failure;
     bool replace = spec.action == CheckAction::kReplace;
+    if (call.run != nullptr) {
+      std::lock_guard<std::mutex> lock(mu_);
+      failed_runs_.insert(call.run->run_id);
+    }
     PublishHealAction(options_.events, call, replace ? "replace" : "hint", failure);
     if (replace) {
       action.replacement = agent::ToolResult::Error(std::move(text));
@@ -152,6 +156,15 @@ Result<agent::PostToolAction> OutputCheck::AfterTool(const agent::ToolCallInfo& 
     action.append_hint += text;
   }
   return action;
+}
+
+Status OutputCheck::AfterRun(agent::RunOutcome& outcome) {
+  if (outcome.run == nullptr) return OkStatus();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (failed_runs_.erase(outcome.run->run_id) > 0) {
+    outcome.flags[std::string(kChecksFailedFlag)] = true;
+  }
+  return OkStatus();
 }
 
 }  // namespace mend::heal

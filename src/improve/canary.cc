@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "improve/evaluate_check.h"
 #include "mend/base/hash.h"
+#include "mend/base/json.h"
 
 namespace mend::improve {
 namespace {
@@ -181,6 +184,13 @@ Result<CanaryDecision> DecideCanary(const ArmOutcomes& baseline, const ArmOutcom
   decision.verdict = CanaryVerdict::kContinue;
   decision.reason = counts + "; not settled yet";
   return decision;
+}
+
+CheckVerdict RunCanaryCheck(const std::vector<std::string>& argv, const std::string& cwd,
+                            const CanaryCheckInput& input, std::chrono::milliseconds timeout) {
+  nlohmann::json j = {{"run_id", input.run_id}, {"arm", input.arm},       {"task", input.task},
+                      {"status", input.status}, {"output", input.output}, {"error", input.error}};
+  return internal::RunCheck(argv, cwd, DumpJson(j), timeout);
 }
 
 }  // namespace mend::improve

@@ -59,6 +59,10 @@ struct AgentOptions {
   /// Empty: nothing is recorded or compared.
   RunModel run_model;
   bool shadow = false;  ///< recorded in new runs; the caller registers the shadow hook itself
+  /// The canary arm new runs record (RunOrigin::arm); empty: none.
+  std::string arm;
+  /// The canary new runs record (RunOrigin::canary): the proposal id; empty: none.
+  std::string canary;
   /// Tools offered to the model in addition to those the spec enables (embedding and tests). A
   /// tool here wins over a same-named one from the spec. Shared by every run of the Agent.
   std::vector<std::shared_ptr<Tool>> extra_tools;

@@ -86,6 +86,15 @@ struct ShadowSpec {
   std::vector<std::string> read_only;
 };
 
+/// agent.toml's [canary] table (docs/improve.md, "Canary"): how a run of a canaried agent is
+/// judged besides its status and checks.
+struct CanarySpec {
+  /// argv of the command that judges a finished run (improve's check protocol, without case
+  /// arguments); empty: none.
+  std::vector<std::string> check;
+  std::chrono::milliseconds timeout{30'000};  ///< how long the command may run
+};
+
 /// One [[mcp_servers]] table of agent.toml (docs/mcp.md): an MCP server whose tools the agent gets
 /// as `<name>__<tool>`. The agent module only loads and validates it; app starts the server and
 /// hands its tools to the agent (AgentOptions::extra_tools).
@@ -135,6 +144,7 @@ struct AgentSpec {
   std::vector<CheckSpec> checks;           ///< in the file's order
   ShadowSpec shadow;                       ///< [shadow]
   std::vector<McpServerSpec> mcp_servers;  ///< in the file's order
+  CanarySpec canary;                       ///< [canary]
   /// Lowercase hex SHA-256 of agent.toml's bytes (run fingerprints, run_origin.h).
   std::string agent_toml_sha256;
 };

@@ -123,6 +123,8 @@ struct RunOutcome {
   std::map<std::string, bool> flags;  ///< e.g. "verified_with_discrepancy", "refine_low_quality"
   int64_t steps = 0;                  ///< model turns taken
   double cost_usd = 0;                ///< spent by the run
+  int64_t input_tokens = 0;           ///< over the whole run
+  int64_t output_tokens = 0;          ///< over the whole run
 
   /// Whether flag `name` is set.
   bool Flag(std::string_view name) const {

@@ -92,6 +92,13 @@ struct RunOrigin {
   std::vector<ModelChange> model_changes;  ///< oldest first
   AgentFingerprint fingerprint;            ///< of the agent when the run started
   bool shadow = false;                     ///< started in shadow mode: resumes stay in it
+  /// The canary arm the run took (docs/improve.md, "Canary"): "baseline", or the id of the
+  /// proposal whose files it runs with; "" when its agent had no canary when it started. Kept for
+  /// the run's life: a resume of a proposal's run takes the proposal's files while the canary
+  /// runs.
+  std::string arm;
+  /// The proposal whose canary the run is part of (either arm); "" when none.
+  std::string canary;
   /// The bytes of the stored system prompt that came from the instructions and skills (the rest
   /// came from pre-run hooks), so a resume can put changed instructions in their place.
   std::optional<size_t> prompt_prefix_bytes;

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +20,9 @@ class EventBus;
 }
 
 namespace mend::heal {
+
+/// The run flag OutputCheck sets on a run in which one of its checks failed.
+inline constexpr std::string_view kChecksFailedFlag = "output_check_failed";
 
 namespace internal {
 struct CompiledCheck;  ///< a spec with its compiled pattern or parsed schema
@@ -89,7 +94,10 @@ struct OutputCheckOptions {
 /// reason}. Command checks run in the run's workspace. A check command that cannot start makes
 /// AfterTool fail (reported by the agent as `hook.failed`; the result stays as it
 /// was). Thread-safe.
-class OutputCheck final : public agent::PostToolHook {
+///
+/// Registered as a post-run hook too, it sets the flag kChecksFailedFlag on a run in which a check
+/// failed while this process drove it (a canary counts such a run as not successful).
+class OutputCheck final : public agent::PostToolHook, public agent::PostRunHook {
  public:
   /// kInvalidArgument naming the check's index for a pattern that does not compile, a schema that
   /// is not JSON or not usable, a kMaxBytes check with max_bytes 0, a kCommand check without
@@ -101,6 +109,8 @@ class OutputCheck final : public agent::PostToolHook {
   std::string_view name() const override { return "output-check"; }
   Result<agent::PostToolAction> AfterTool(const agent::ToolCallInfo& call,
                                           const agent::ToolResult& result) override;
+  /// Sets kChecksFailedFlag when a check failed in the run, and forgets the run.
+  Status AfterRun(agent::RunOutcome& outcome) override;
 
   OutputCheck(std::vector<std::unique_ptr<internal::CompiledCheck>> checks,
               OutputCheckOptions options);  ///< use Create
@@ -114,6 +124,8 @@ class OutputCheck final : public agent::PostToolHook {
 
   std::vector<std::unique_ptr<internal::CompiledCheck>> checks_;
   OutputCheckOptions options_;
+  std::mutex mu_;
+  std::set<std::string> failed_runs_;  // guarded by mu_: runs with a failed check since AfterRun
 };
 
 }  // namespace mend::heal

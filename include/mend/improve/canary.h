@@ -6,11 +6,14 @@
 // the proposal, roll it back, or keep going. This header holds the rule only: pure functions of the
 // recorded outcomes, so a decision can be recomputed from them (as improve's gates can).
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mend/base/result.h"
+#include "mend/improve/evaluate.h"
 #include "mend/store/run_record.h"
 
 namespace mend::improve {
@@ -103,5 +106,22 @@ bool TakesProposal(std::string_view proposal_id, std::string_view run_id, double
 /// outcomes (successes above runs, a negative count or cost).
 Result<CanaryDecision> DecideCanary(const ArmOutcomes& baseline, const ArmOutcomes& proposal,
                                     const CanaryRule& rule);
+
+/// A live run as an agent folder's `[canary] check` command reads it on stdin (improve's check
+/// protocol, docs/improve.md "Check command", without a case).
+struct CanaryCheckInput {
+  std::string run_id;  ///< the run
+  std::string arm;     ///< "baseline" or the proposal id
+  std::string task;    ///< what the run was asked
+  std::string status;  ///< "completed" or "failed"
+  std::string output;  ///< the final answer; "" when it failed
+  std::string error;   ///< why it failed; "" when it completed
+};
+
+/// Runs the `[canary] check` command `argv` in `cwd` on `input` (a JSON object on stdin), killed
+/// after `timeout`, and reads its verdict as improve reads a case's (CheckVerdict: a timeout, a
+/// non-zero exit or an unreadable verdict is a failed one, with `error` saying why).
+CheckVerdict RunCanaryCheck(const std::vector<std::string>& argv, const std::string& cwd,
+                            const CanaryCheckInput& input, std::chrono::milliseconds timeout);
 
 }  // namespace mend::improve
