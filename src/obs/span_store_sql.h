@@ -200,6 +200,42 @@ inline constexpr char kTracesFirstPage[] = "SELECT " MEND_TRACE_COLUMNS
 inline constexpr char kTracesBefore[] = "SELECT " MEND_TRACE_COLUMNS
                                         " FROM traces WHERE (start_ns, trace_id) < (?2, ?3) "
                                         "ORDER BY start_ns DESC, trace_id DESC LIMIT ?1";
+// A filtered page (TraceQuery's filters). ?2, ?3: the page's upper bound, a cursor or the `to`
+// time; ?4: the `from` time; ?5 service, ?6 outcome (0 any, 1 ok, 2 error), ?7 agent, ?8 model,
+// ?9 error text in lower case; "" (or 0) lets every trace pass. The agent and model filters first
+// look for the attribute's key in the span's JSON text, so only spans that hold it are parsed.
+// clang-format off
+#define MEND_ATTRIBUTE_IS(attributes, key_test, value_test)                    \
+  "EXISTS (SELECT 1 FROM json_each(" attributes ") a WHERE "                   \
+  "json_extract(a.value, '$.k') " key_test " AND " value_test ")"
+#define MEND_ERROR_KEYS "IN ('error.type', 'exception.type', 'exception.message')"
+#define MEND_HOLDS_TEXT "instr(lower(json_extract(a.value, '$.s')), ?9) > 0"
+#define MEND_TRACE_FILTERS                                                                    \
+  " WHERE (start_ns, trace_id) < (?2, ?3) AND start_ns >= ?4"                                 \
+  " AND (?5 = '' OR (CASE WHEN root_service <> '' THEN root_service ELSE any_service END) = ?5)" \
+  " AND (?6 = 0 OR (?6 = 1 AND error_count = 0) OR (?6 = 2 AND error_count > 0))"            \
+  " AND (?7 = '' OR EXISTS (SELECT 1 FROM spans s WHERE s.trace_id = traces.trace_id"        \
+  " AND instr(s.attributes, '\"gen_ai.agent.name\"') > 0 AND "                               \
+  MEND_ATTRIBUTE_IS("s.attributes", "= 'gen_ai.agent.name'", "json_extract(a.value, '$.s') = ?7") \
+  "))"                                                                                        \
+  " AND (?8 = '' OR EXISTS (SELECT 1 FROM spans s WHERE s.trace_id = traces.trace_id"        \
+  " AND instr(s.attributes, '.model\"') > 0 AND "                                             \
+  MEND_ATTRIBUTE_IS("s.attributes", "IN ('gen_ai.request.model', 'gen_ai.response.model')",  \
+                    "json_extract(a.value, '$.s') = ?8")                                      \
+  "))"                                                                                        \
+  " AND (?9 = '' OR (error_count > 0 AND EXISTS (SELECT 1 FROM spans s WHERE"                \
+  " s.trace_id = traces.trace_id AND s.status = 2 AND (instr(lower(s.status_message), ?9) > 0" \
+  " OR " MEND_ATTRIBUTE_IS("s.attributes", MEND_ERROR_KEYS, MEND_HOLDS_TEXT)                  \
+  " OR EXISTS (SELECT 1 FROM json_each(s.events) e WHERE "                                    \
+  MEND_ATTRIBUTE_IS("e.value, '$.attributes'", MEND_ERROR_KEYS, MEND_HOLDS_TEXT) ")))))"
+inline constexpr char kTracesFiltered[] = "SELECT " MEND_TRACE_COLUMNS " FROM traces"
+    MEND_TRACE_FILTERS " ORDER BY start_ns DESC, trace_id DESC LIMIT ?1";
+inline constexpr char kCountTracesFiltered[] = "SELECT count(*) FROM traces" MEND_TRACE_FILTERS;
+// clang-format on
+#undef MEND_TRACE_FILTERS
+#undef MEND_HOLDS_TEXT
+#undef MEND_ERROR_KEYS
+#undef MEND_ATTRIBUTE_IS
 inline constexpr char kCountTraces[] = "SELECT count(*) FROM traces";
 inline constexpr char kCountTracesBefore[] =
     "SELECT count(*) FROM traces WHERE (start_ns, trace_id) < (?1, ?2)";

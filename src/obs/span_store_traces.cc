@@ -1,6 +1,10 @@
 // observe.db: the list of traces (mend's runs and spans other programs sent alike).
+#include <algorithm>
 #include <charconv>
+#include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "mend/obs/span_store.h"
 #include "obs/span_codec.h"
@@ -30,18 +34,65 @@ Result<TraceCursor> ParseTraceCursor(std::string_view text) {
   return TraceCursor{internal::FromUnixNanos(ns), std::string(trace_id)};
 }
 
+namespace {
+
+bool HasFilters(const TraceQuery& q) {
+  return !q.agent.empty() || !q.service.empty() || q.outcome != TraceOutcome::kAny ||
+         !q.model.empty() || q.from.has_value() || q.to.has_value() || !q.error_text.empty();
+}
+
+std::string AsciiLower(std::string text) {
+  for (char& c : text) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return text;
+}
+
+// The upper bound of the traces a filtered query may list: the cursor, or `to` when that comes
+// first. ("" sorts before every trace id, so (to, "") keeps exactly the traces started before
+// `to`; with neither, only a trace started at the largest time representable is left out.)
+std::pair<int64_t, std::string> UpperBound(const TraceQuery& q,
+                                           const std::optional<TraceCursor>& cursor) {
+  std::pair<int64_t, std::string> bound{std::numeric_limits<int64_t>::max(), ""};
+  if (q.to.has_value()) bound = {UnixNanos(*q.to), ""};
+  if (cursor.has_value()) {
+    bound = std::min(bound, std::make_pair(UnixNanos(cursor->start), cursor->trace_id));
+  }
+  return bound;
+}
+
+// Binds kTracesFiltered's and kCountTracesFiltered's parameters from ?2 on.
+void BindFilters(SqliteStmt& stmt, const TraceQuery& q,
+                 const std::pair<int64_t, std::string>& bound, const std::string& error_text) {
+  stmt.Bind(2, bound.first)
+      .BindText(3, bound.second)
+      .Bind(4, q.from.has_value() ? UnixNanos(*q.from) : std::numeric_limits<int64_t>::min())
+      .BindText(5, q.service)
+      .Bind(6, static_cast<int64_t>(q.outcome))
+      .BindText(7, q.agent)
+      .BindText(8, q.model)
+      .BindText(9, error_text);
+}
+
+}  // namespace
+
 Result<TracePage> SpanStore::ListTraces(const TraceQuery& query) {
   if (query.limit < 1 || query.limit > kMaxTracePageSize) {
     return InvalidArgumentError("the page size must be between 1 and " +
                                 std::to_string(kMaxTracePageSize));
   }
+  const bool filtered = HasFilters(query);
+  const std::string error_text = AsciiLower(query.error_text);
   std::lock_guard<std::mutex> lock(mu_);
-  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt,
-                        conn_->Prepare(query.before.has_value() ? internal::kTracesBefore
-                                                                : internal::kTracesFirstPage));
+  const char* sql = filtered                   ? internal::kTracesFiltered
+                    : query.before.has_value() ? internal::kTracesBefore
+                                               : internal::kTracesFirstPage;
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, conn_->Prepare(sql));
   // One more than asked for tells whether there is a next page.
   stmt.Bind(1, static_cast<int64_t>(query.limit + 1));
-  if (query.before.has_value()) {
+  if (filtered) {
+    BindFilters(stmt, query, UpperBound(query, query.before), error_text);
+  } else if (query.before.has_value()) {
     stmt.Bind(2, UnixNanos(query.before->start)).BindText(3, query.before->trace_id);
   }
   TracePage page;
@@ -55,6 +106,13 @@ Result<TracePage> SpanStore::ListTraces(const TraceQuery& query) {
     }
     page.traces.push_back(internal::TraceOfRow(stmt));
   }
+  if (filtered) {
+    MEND_ASSIGN_OR_RETURN(page.total, CountFiltered(query, std::nullopt, error_text));
+    if (page.next.has_value()) {
+      MEND_ASSIGN_OR_RETURN(page.more, CountFiltered(query, page.next, error_text));
+    }
+    return page;
+  }
   MEND_ASSIGN_OR_RETURN(page.total, conn_->QueryInt(internal::kCountTraces));
   if (page.next.has_value()) {
     MEND_ASSIGN_OR_RETURN(SqliteStmt more, conn_->Prepare(internal::kCountTracesBefore));
@@ -63,6 +121,15 @@ Result<TracePage> SpanStore::ListTraces(const TraceQuery& query) {
     if (row) page.more = more.Int(0);
   }
   return page;
+}
+
+Result<int64_t> SpanStore::CountFiltered(const TraceQuery& query,
+                                         const std::optional<TraceCursor>& before,
+                                         const std::string& error_text) {
+  MEND_ASSIGN_OR_RETURN(SqliteStmt count, conn_->Prepare(internal::kCountTracesFiltered));
+  BindFilters(count, query, UpperBound(query, before), error_text);
+  MEND_ASSIGN_OR_RETURN(bool row, count.Step());
+  return row ? count.Int(0) : 0;
 }
 
 Result<TraceSummary> SpanStore::GetTraceSummary(const std::string& trace_id) {

@@ -5,7 +5,9 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -109,11 +111,57 @@ Result<nlohmann::json> TraceJson(obs::SpanStore& store, const std::string& trace
   return nlohmann::json{{"trace_id", trace_id}, {"spans", std::move(list)}};
 }
 
+// A filter's text, "" when absent; a value longer than any name or message worth matching is
+// refused rather than sent to the database.
+Result<std::string> TextFilter(const ApiRequest& req, std::string_view name) {
+  constexpr size_t kMaxFilterBytes = 1024;
+  std::string value = req.Query(name).value_or("");
+  if (value.size() > kMaxFilterBytes) {
+    return InvalidArgumentError(std::string(name) + ": at most " + std::to_string(kMaxFilterBytes) +
+                                " bytes");
+  }
+  return value;
+}
+
+Result<std::optional<Time>> TimeFilter(const ApiRequest& req, std::string_view name) {
+  std::optional<std::string> text = req.Query(name);
+  if (!text || text->empty()) return std::optional<Time>();
+  Result<Time> parsed = ParseRfc3339(*text);
+  if (!parsed.ok()) {
+    return InvalidArgumentError(std::string(name) + ": \"" + *text +
+                                "\" is not an RFC 3339 time (such as 2025-01-31T09:00:00Z)");
+  }
+  return std::optional<Time>(*parsed);
+}
+
+// The filters of GET /api/v1/traces (docs/http_api.md, "Traces").
+Status ParseTraceFilters(const ApiRequest& req, obs::TraceQuery& query) {
+  MEND_ASSIGN_OR_RETURN(query.agent, TextFilter(req, "agent"));
+  MEND_ASSIGN_OR_RETURN(query.service, TextFilter(req, "service"));
+  MEND_ASSIGN_OR_RETURN(query.model, TextFilter(req, "model"));
+  MEND_ASSIGN_OR_RETURN(query.error_text, TextFilter(req, "error_text"));
+  const std::string status = req.Query("status").value_or("");
+  if (status == "ok") {
+    query.outcome = obs::TraceOutcome::kOk;
+  } else if (status == "error") {
+    query.outcome = obs::TraceOutcome::kError;
+  } else if (!status.empty()) {
+    return InvalidArgumentError("status: \"" + status + "\" is neither ok nor error");
+  }
+  MEND_ASSIGN_OR_RETURN(query.from, TimeFilter(req, "from"));
+  MEND_ASSIGN_OR_RETURN(query.to, TimeFilter(req, "to"));
+  if (query.from && query.to && *query.from >= *query.to) {
+    return InvalidArgumentError("from: must be before to");
+  }
+  return OkStatus();
+}
+
 Result<ApiResponse> ListTraces(Spans& spans, const ApiRequest& req) {
   MEND_ASSIGN_OR_RETURN(int64_t limit,
                         req.QueryInt("limit", 20, 1, static_cast<int64_t>(obs::kMaxTracePageSize)));
   obs::TraceQuery query;
   query.limit = static_cast<size_t>(limit);
+  MEND_RETURN_IF_ERROR(ParseTraceFilters(req, query));
   if (std::optional<std::string> cursor = req.Query("cursor"); cursor && !cursor->empty()) {
     Result<obs::TraceCursor> parsed = obs::ParseTraceCursor(*cursor);
     if (!parsed.ok())

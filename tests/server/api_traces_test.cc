@@ -237,5 +237,112 @@ TEST_F(TracesApiTest, ARunsTraceIsFoundByItsRunId) {
   EXPECT_EQ(list.body["traces"][0]["service"], "mend");
 }
 
+// A one-span trace another program sent: trace `n` (1..9), started n minutes after t0, of agent
+// `agent` and model `model` when set, failed with `error` when set.
+obs::SpanData FilterSpan(int n, const std::string& agent, const std::string& model,
+                         const std::string& error) {
+  obs::SpanData span;
+  span.context.trace_id = std::string(31, 'a') + std::to_string(n);
+  span.context.span_id = std::string(15, 'b') + std::to_string(n);
+  span.name = "work " + std::to_string(n);
+  span.start = Time(std::chrono::seconds(1'700'000'000)) + std::chrono::minutes(n);
+  span.end = span.start + std::chrono::seconds(1);
+  if (!agent.empty()) span.attributes.push_back({"gen_ai.agent.name", agent});
+  if (!model.empty()) span.attributes.push_back({"gen_ai.request.model", model});
+  if (!error.empty()) {
+    span.status = obs::SpanStatus::kError;
+    span.status_message = error;
+  }
+  return span;
+}
+
+class TraceFiltersTest : public TracesApiTest {
+ protected:
+  // Traces 1..4: 1 and 2 of service "shop", 3 and 4 of "bank"; agents, models and errors as below.
+  void Seed() {
+    StartServer();
+    obs::OtlpResource shop = Resource();
+    obs::OtlpResource bank = Resource();
+    bank.attributes = {{"service.name", std::string("bank")}};
+    Post(shop, {FilterSpan(1, "planner", "gpt-small", ""),
+                FilterSpan(2, "writer", "gpt-small", "Rate limit exceeded")});
+    Post(bank,
+         {FilterSpan(3, "planner", "big-model", "disk full"), FilterSpan(4, "", "big-model", "")});
+  }
+  void Post(const obs::OtlpResource& resource, const std::vector<obs::SpanData>& spans) {
+    auto posted = PostOtlp(obs::EncodeOtlpJson(resource, spans), "application/json");
+    ASSERT_TRUE(posted);
+    ASSERT_EQ(posted->status, 200) << posted->body;
+  }
+  // The last digits of the traces the list answers, newest first.
+  std::vector<int> Listed(const std::string& query) {
+    Reply list = Get("/api/v1/traces?" + query);
+    EXPECT_EQ(list.status, 200) << query << ": " << list.text;
+    std::vector<int> ids;
+    for (const nlohmann::json& t : list.body["traces"]) {
+      ids.push_back(t["trace_id"].get<std::string>().back() - '0');
+    }
+    EXPECT_EQ(list.body["total"], ids.size()) << query;
+    return ids;
+  }
+};
+
+TEST_F(TraceFiltersTest, EachFilterNarrowsTheList) {
+  Seed();
+  using ::testing::ElementsAre;
+  EXPECT_THAT(Listed(""), ElementsAre(4, 3, 2, 1));
+  EXPECT_THAT(Listed("agent=planner"), ElementsAre(3, 1));
+  EXPECT_THAT(Listed("service=shop"), ElementsAre(2, 1));
+  EXPECT_THAT(Listed("status=error"), ElementsAre(3, 2));
+  EXPECT_THAT(Listed("status=ok"), ElementsAre(4, 1));
+  EXPECT_THAT(Listed("model=big-model"), ElementsAre(4, 3));
+  EXPECT_THAT(Listed("from=2023-11-14T22:16:00Z"), ElementsAre(4, 3));
+  EXPECT_THAT(Listed("to=2023-11-14T22:16:00Z"), ElementsAre(2, 1));
+  EXPECT_THAT(Listed("error_text=rate%20LIMIT"), ElementsAre(2));
+  // An empty value is no filter.
+  EXPECT_THAT(Listed("agent=&status=&from="), ElementsAre(4, 3, 2, 1));
+}
+
+TEST_F(TraceFiltersTest, FiltersCombineAndPage) {
+  Seed();
+  using ::testing::ElementsAre;
+  EXPECT_THAT(Listed("agent=planner&status=error"), ElementsAre(3));
+  EXPECT_THAT(Listed("service=shop&model=gpt-small&error_text=rate"), ElementsAre(2));
+  EXPECT_THAT(Listed("service=bank&agent=writer"), ElementsAre());
+  EXPECT_THAT(Listed("from=2023-11-14T22:15:00Z&to=2023-11-14T22:17:00Z"), ElementsAre(3, 2));
+
+  Reply first = Get("/api/v1/traces?limit=1&model=gpt-small");
+  ASSERT_EQ(first.status, 200) << first.text;
+  EXPECT_EQ(first.body["total"], 2);
+  EXPECT_EQ(first.body["more"], 1);
+  ASSERT_TRUE(first.body["next"].is_string());
+  Reply second =
+      Get("/api/v1/traces?limit=1&model=gpt-small&cursor=" + first.body["next"].get<std::string>());
+  ASSERT_EQ(second.status, 200) << second.text;
+  ASSERT_EQ(second.body["traces"].size(), 1u);
+  EXPECT_EQ(second.body["traces"][0]["trace_id"], std::string(31, 'a') + "1");
+  EXPECT_EQ(second.body["more"], 0);
+  EXPECT_EQ(second.body["next"], nullptr);
+}
+
+TEST_F(TraceFiltersTest, ABadParameterIsRefusedNamingIt) {
+  Seed();
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"status=failed", "status"},
+      {"from=yesterday", "from"},
+      {"to=2023-11-14", "to"},
+      {"from=2023-11-14T22:16:00Z&to=2023-11-14T22:15:00Z", "from"},
+      {"agent=" + std::string(2000, 'x'), "agent"},
+      {"error_text=" + std::string(2000, 'x'), "error_text"},
+  };
+  for (const auto& [query, name] : bad) {
+    Reply r = Get("/api/v1/traces?" + query);
+    EXPECT_EQ(r.status, 400) << query;
+    EXPECT_EQ(r.body["error"]["code"], "INVALID_ARGUMENT") << query;
+    EXPECT_THAT(r.body["error"]["message"].get<std::string>(), ::testing::StartsWith(name + ":"))
+        << query;
+  }
+}
+
 }  // namespace
 }  // namespace mend::server

@@ -87,10 +87,34 @@ std::string FormatTraceCursor(const TraceCursor& cursor);
 /// kInvalidArgument for text FormatTraceCursor cannot have produced.
 Result<TraceCursor> ParseTraceCursor(std::string_view text);
 
-/// A page of SpanStore::ListTraces.
+/// Which traces a TraceQuery keeps by their spans' status.
+enum class TraceOutcome {
+  kAny,    ///< every trace
+  kOk,     ///< traces without a span of status ERROR
+  kError,  ///< traces with at least one span of status ERROR
+};
+
+/// A page of SpanStore::ListTraces. Each filter that is set narrows the list and they combine (a
+/// trace must pass all of them); the page's total and more count only the traces that pass. The
+/// filters are applied by the database, through the per-trace summary and the spans of each
+/// candidate trace, never by reading every trace into memory.
 struct TraceQuery {
   size_t limit = 20;                  ///< 1..kMaxTracePageSize
   std::optional<TraceCursor> before;  ///< only traces older than this; unset: the newest
+  /// "": any; else a span of the trace has the string attribute gen_ai.agent.name equal to it.
+  std::string agent;
+  /// "": any; else the trace's TraceSummary::service_name equals it.
+  std::string service;
+  TraceOutcome outcome = TraceOutcome::kAny;  ///< by the trace's error count
+  /// "": any; else a span of the trace has gen_ai.request.model or gen_ai.response.model equal to
+  /// it.
+  std::string model;
+  std::optional<Time> from;  ///< only traces whose earliest span started at or after this
+  std::optional<Time> to;    ///< only traces whose earliest span started before this
+  /// "": any; else a span of the trace with status ERROR holds it (ASCII letters in any case) in
+  /// its status message, or in an error.type, exception.type or exception.message attribute of
+  /// the span or of one of its events.
+  std::string error_text;
 };
 
 /// What the stored spans of one trace add up to: mend's own runs and spans other programs sent
@@ -211,9 +235,9 @@ class SpanStore {
   Result<RunTraceSummary> RunSummary(const std::string& run_id);
   /// A page of runs, newest first. kInvalidArgument for a limit outside 1..kMaxRunTracePageSize.
   Result<RunTracePage> ListRuns(const RunTraceQuery& query);
-  /// A page of traces, newest first, whether or not they belong to a mend run. kInvalidArgument for
-  /// a limit outside 1..kMaxTracePageSize; kFailedPrecondition on a version 1 file opened
-  /// read-only.
+  /// A page of traces, newest first, whether or not they belong to a mend run, narrowed by the
+  /// query's filters. kInvalidArgument for a limit outside 1..kMaxTracePageSize;
+  /// kFailedPrecondition on a version 1 file opened read-only.
   Result<TracePage> ListTraces(const TraceQuery& query);
   /// The summary of one trace; kNotFound when none of its spans is stored, kFailedPrecondition as
   /// for ListTraces.
@@ -233,6 +257,9 @@ class SpanStore {
 
  private:
   SpanStore(std::unique_ptr<db::SqliteConn> conn, int64_t schema_version);
+  /// Traces that pass `query`'s filters and sort before `before` (all when unset); mu_ held.
+  Result<int64_t> CountFiltered(const TraceQuery& query, const std::optional<TraceCursor>& before,
+                                const std::string& error_text);
 
   std::mutex mu_;
   std::unique_ptr<db::SqliteConn> conn_;
