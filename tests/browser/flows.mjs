@@ -206,6 +206,41 @@ async function traceListOpensATrace(t) {
   await t.screenshot();
 }
 
+// The failed summariser run's trace is found by its agent and its errors; the filters are kept in
+// the page's address, so a reload shows the same list, and the trace opens from it with its model
+// turn saying that content capture was off.
+async function traceFoundByAFilter(t) {
+  const {page, ids} = t;
+  await open(t, "#/traces");
+  const row = (id) => page.locator("table.data tr", {has: page.getByRole("link", {name: id, exact: true})});
+  await row(ids.replace).waitFor();
+  await page.getByLabel("Agent").fill("summariser");
+  await page.getByLabel("Status").selectOption("error");
+  await page.getByRole("button", {name: "Filter", exact: true}).click();
+  await row(ids.replace).waitFor({state: "detached"});
+  await row(ids.fail).waitFor();
+  const hash = await page.evaluate(() => window.location.hash);
+  assert(hash.includes("agent=summariser") && hash.includes("status=error"),
+         `the filters are not in the address: ${hash}`);
+  await page.reload();
+  await row(ids.fail).waitFor();
+  assert(await row(ids.replace).count() === 0, "a reload lost the filter");
+  assert(await page.getByLabel("Agent").inputValue() === "summariser", "the agent filter was not kept");
+  assert(await page.getByLabel("Status").inputValue() === "error", "the status filter was not kept");
+  assert(await page.locator("table.data tbody tr").count() === 1, "more than the failed run's trace matched");
+  // A filter nothing matches says so; a bad time comes back as the API's error.
+  await page.getByLabel("Model").fill("no-such-model");
+  await page.getByRole("button", {name: "Filter", exact: true}).click();
+  await page.getByText("No traces match.").waitFor();
+  await page.getByLabel("Model").fill("");
+  await page.getByRole("button", {name: "Filter", exact: true}).click();
+  await row(ids.fail).locator("td").first().getByRole("link").click();
+  // The seeded home runs without content capture: a model turn says so instead of showing nothing.
+  await page.locator(".wf-row.type-chat .wf-label").first().click();
+  await page.locator(".wf-row.type-chat .content-off").first().waitFor();
+  await t.screenshot();
+}
+
 async function forkFromCheckpoint(t) {
   const {page, ids} = t;
   await open(t, `#/runs/${encodeURIComponent(ids.replace)}`);
@@ -311,6 +346,8 @@ export const TESTS = [
   {name: "trace-marks-replaced-result", run: traceMarksReplacedResult,
    needs: ["GET /api/v1/runs/ID", "GET /api/v1/runs/ID/trace"]},
   {name: "trace-list-opens-a-trace", run: traceListOpensATrace,
+   needs: ["GET /api/v1/traces", "GET /api/v1/traces/ID"]},
+  {name: "trace-found-by-a-filter", run: traceFoundByAFilter,
    needs: ["GET /api/v1/traces", "GET /api/v1/traces/ID"]},
   {name: "fork-from-checkpoint", run: forkFromCheckpoint,
    needs: ["GET /api/v1/runs/ID", "POST /api/v1/runs/ID/fork", "POST /api/v1/runs/ID/resume"]},

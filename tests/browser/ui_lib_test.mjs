@@ -10,7 +10,9 @@ import {formatDuration, formatUptime, formatUsd, interruptionText, preview, runS
 import {headline, parseMetrics} from "../../src/server/ui/lib/prometheus.js";
 import {auditText} from "../../src/server/ui/pages/improve.js";
 import {awaitedCalls} from "../../src/server/ui/lib/run_actions.js";
-import {attributesOf, classify, layout, summarize, timeAxis} from "../../src/server/ui/lib/spans.js";
+import {attributesOf, classify, layout, modelContent, summarize, timeAxis}
+  from "../../src/server/ui/lib/spans.js";
+import {fromLocalInput, toLocalInput} from "../../src/server/ui/pages/traces.js";
 
 test("toMillis keeps sub-millisecond precision of RFC 3339 times", () => {
   const base = Date.parse("2026-01-02T03:04:05Z");
@@ -205,4 +207,24 @@ test("auditText says whether the recorded decision was recomputed and what diffe
   assert.equal(auditText({recomputed_matches: false,
                           recomputed_mismatch: "cases[1].verdict: recorded better, recomputed same (case a)"}),
                "recomputed: DOES NOT match: cases[1].verdict: recorded better, recomputed same (case a)");
+});
+
+test("a model turn's prompt and completion, or that content capture was off", () => {
+  const chat = (attributes) => modelContent(classify({name: "chat fake-model", attributes}));
+  assert.deepEqual(chat({"gen_ai.operation.name": "chat"}),
+                   {captured: false, prompt: null, completion: null});
+  assert.deepEqual(chat({"gen_ai.input.messages": "hi", "gen_ai.output.messages": "hello"}),
+                   {captured: true, prompt: "hi", completion: "hello"});
+  assert.deepEqual(chat([{k: "gen_ai.output.messages", s: "hello"}]),
+                   {captured: true, prompt: null, completion: "hello"});
+  assert.equal(modelContent(classify({name: "execute_tool read", attributes: {}})), null);
+});
+
+test("the traces filters' times go to the local time inputs and back", () => {
+  const local = toLocalInput("2025-01-31T09:00:05Z");
+  assert.match(local, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/);
+  assert.equal(fromLocalInput(local), "2025-01-31T09:00:05Z");
+  assert.equal(toLocalInput(""), "");
+  assert.equal(toLocalInput("yesterday"), "");
+  assert.equal(fromLocalInput(""), "");
 });

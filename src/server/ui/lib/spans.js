@@ -17,6 +17,22 @@ export function attributesOf(value) {
   return out;
 }
 
+// The attributes that hold a model turn's messages; mend records them only with
+// observe.capture_content = true (docs/observe.md, "Content").
+export const PROMPT_KEY = "gen_ai.input.messages";
+export const COMPLETION_KEY = "gen_ai.output.messages";
+
+// What a model turn (a chat span) says of its messages: null for another span; else whether any
+// was captured, and the prompt and completion as text (null when that one is absent).
+export function modelContent(info) {
+  if (!info || info.type !== "chat") return null;
+  const text = (value) => value === undefined || value === null ? null
+    : typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  const prompt = text(info.attrs[PROMPT_KEY]);
+  const completion = text(info.attrs[COMPLETION_KEY]);
+  return {captured: prompt !== null || completion !== null, prompt, completion};
+}
+
 function isTrue(value) {
   return value === true || value === "true" || value === 1;
 }

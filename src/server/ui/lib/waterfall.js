@@ -2,9 +2,9 @@
 // trace, and the highlights of docs/observe.md: model turns, tool calls, denied calls and other
 // failed spans, results a hook replaced, heal actions (span events) and recovery attempts. Each
 // row is a button that opens the span's attributes, status and events.
-import {h} from "./dom.js";
+import {h, textBlock} from "./dom.js";
 import {formatDuration, formatTime} from "./format.js";
-import {layout, summarize, timeAxis} from "./spans.js";
+import {COMPLETION_KEY, PROMPT_KEY, layout, modelContent, summarize, timeAxis} from "./spans.js";
 
 const MAX_ROWS = 3000;
 
@@ -27,9 +27,26 @@ function valueText(value) {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
+// A model turn's prompt and completion, or why they are not there: mend records them only with
+// content capture on, so an empty panel would look like a turn without messages.
+function contentSection(content) {
+  if (!content.captured) {
+    return [h("h4", {}, "Prompt and completion"),
+            h("p", {class: "muted content-off"}, "Not recorded: content capture was off when this " +
+              "span was written (observe.capture_content = false, the default).")];
+  }
+  return [h("h4", {}, "Prompt"), content.prompt === null ? h("p", {class: "muted"}, "none recorded")
+                                                         : textBlock(content.prompt),
+          h("h4", {}, "Completion"), content.completion === null
+            ? h("p", {class: "muted"}, "none recorded") : textBlock(content.completion)];
+}
+
 function details(row) {
   const span = row.span;
-  const attrs = Object.entries(row.info.attrs).sort(([a], [b]) => a.localeCompare(b));
+  const content = modelContent(row.info);
+  const attrs = Object.entries(row.info.attrs)
+    .filter(([k]) => !content || (k !== PROMPT_KEY && k !== COMPLETION_KEY))
+    .sort(([a], [b]) => a.localeCompare(b));
   const parts = [
     h("dl", {class: "kv"},
       h("dt", {}, "span"), h("dd", {}, h("code", {}, span.span_id ?? "")),
@@ -44,6 +61,7 @@ function details(row) {
       row.info.heal.map((e) => h("li", {}, h("strong", {}, e.action), e.tool ? ` on ${e.tool}` : "",
                                  e.reason ? ": " + e.reason : ""))));
   }
+  if (content) parts.push(...contentSection(content));
   const others = (span.events || []).filter((e) => e && e.name !== "heal.action");
   if (others.length) {
     parts.push(h("h4", {}, "Events"), h("ul", {}, others.map((e) => h("li", {},
