@@ -1,4 +1,5 @@
-// Routes of improve's recorded attempts: list, show, apply, reject (docs/http_api.md, "Improve").
+// Routes of improve's recorded attempts: list, show, apply, reject, and canaries (docs/http_api.md,
+// "Improve").
 // Each mirrors a `mend improve` subcommand and answers its JSON shape (app/improve_view.h).
 #include <memory>
 #include <mutex>
@@ -6,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mend/app/canary.h"
 #include "mend/app/improve_view.h"
 #include "mend/app/runtime.h"
 #include "mend/improve/attempt_store.h"
@@ -52,6 +54,8 @@ Result<ApiResponse> Decide(app::Runtime& runtime, const ApiRequest& req, Decisio
   MEND_ASSIGN_OR_RETURN(improve::AttemptStore * store, runtime.Attempts());
   improve::Proposal proposal;
   if (decision == Decision::kApply) {
+    MEND_ASSIGN_OR_RETURN(improve::Proposal queued, store->GetProposal(id));
+    MEND_RETURN_IF_ERROR(app::RefuseWhileCanary(runtime, queued.agent_dir, id));
     MEND_ASSIGN_OR_RETURN(proposal, improve::ApplyProposal(fs, clock, *store, runtime.home, id));
   } else {
     MEND_ASSIGN_OR_RETURN(
@@ -59,6 +63,39 @@ Result<ApiResponse> Decide(app::Runtime& runtime, const ApiRequest& req, Decisio
         improve::RejectProposal(clock, *store, id, reason.empty() ? "rejected by hand" : reason));
   }
   return ApiResponse(app::ProposalDecisionJson(proposal));
+}
+
+// POST /api/v1/improve/{id}/canary {"percent": number, "auto": bool}: starts a canary (201).
+Result<ApiResponse> StartCanary(app::Runtime& runtime, const ApiRequest& req) {
+  MEND_ASSIGN_OR_RETURN(std::string id, AttemptId(req));
+  const nlohmann::json& body = req.body;
+  if (!body.is_object() || !body.contains("percent") || !body["percent"].is_number()) {
+    return InvalidArgumentError("body field percent must be a number in (0, 100]");
+  }
+  const double percent = body["percent"].get<double>();
+  bool auto_decide = false;
+  if (body.contains("auto")) {
+    if (!body["auto"].is_boolean())
+      return InvalidArgumentError("body field auto must be a boolean");
+    auto_decide = body["auto"].get<bool>();
+  }
+  MEND_RETURN_IF_ERROR(improve::ValidateCanaryRule(app::CanaryRuleFromConfig(runtime)));
+  MEND_RETURN_IF_ERROR(app::StartCanary(runtime, id, percent, auto_decide).status());
+  MEND_ASSIGN_OR_RETURN(app::CanaryReport report, app::ReadCanary(runtime, id));
+  return ApiResponse(app::CanaryReportJson(report), 201);
+}
+
+enum class CanaryAction { kShow, kPromote, kRollBack };
+
+Result<ApiResponse> Canary(app::Runtime& runtime, const ApiRequest& req, CanaryAction action) {
+  MEND_ASSIGN_OR_RETURN(std::string id, AttemptId(req));
+  if (action == CanaryAction::kPromote) {
+    MEND_RETURN_IF_ERROR(app::PromoteCanary(runtime, id).status());
+  } else if (action == CanaryAction::kRollBack) {
+    MEND_RETURN_IF_ERROR(app::RollbackCanary(runtime, id).status());
+  }
+  MEND_ASSIGN_OR_RETURN(app::CanaryReport report, app::ReadCanary(runtime, id));
+  return ApiResponse(app::CanaryReportJson(report));
 }
 
 }  // namespace
@@ -74,6 +111,17 @@ void AddImproveRoutes(ApiRoutes& routes, ServeContext& context) {
   // `.+` rather than `[^/]+`, so an id with a slash is refused as a bad id (400), not missed.
   routes.Post("/api/v1/improve/(.+)/apply", decide(Decision::kApply));
   routes.Post("/api/v1/improve/(.+)/reject", decide(Decision::kReject));
+  routes.Post("/api/v1/improve/(.+)/canary",
+              [&runtime](const ApiRequest& req) { return StartCanary(runtime, req); });
+  routes.Get("/api/v1/improve/(.+)/canary", [&runtime](const ApiRequest& req) {
+    return Canary(runtime, req, CanaryAction::kShow);
+  });
+  routes.Post("/api/v1/improve/(.+)/promote", [&runtime](const ApiRequest& req) {
+    return Canary(runtime, req, CanaryAction::kPromote);
+  });
+  routes.Post("/api/v1/improve/(.+)/rollback", [&runtime](const ApiRequest& req) {
+    return Canary(runtime, req, CanaryAction::kRollBack);
+  });
   routes.Get("/api/v1/improve/(.+)",
              [&runtime](const ApiRequest& req) { return Show(runtime, req); });
 }

@@ -320,5 +320,37 @@ TEST_F(ImproveApiTest, NoAnswerCarriesASecret) {
   }
 }
 
+// A canary from the API: started (201) on a share of new runs without touching the folder, shown,
+// refusing `apply` and a second canary while it runs, then promoted as `apply` would write it.
+TEST_F(ImproveApiTest, ACanaryIsStartedShownAndPromoted) {
+  StartServer();
+  WriteAttempt(kId, /*improved=*/true);
+  const std::string base = std::string("/api/v1/improve/") + kId;
+  ExpectError(Post(base + "/canary", {{"percent", "ten"}}), 400, "INVALID_ARGUMENT");
+  ExpectError(Post(base + "/canary", {{"percent", 0}}), 400, "INVALID_ARGUMENT");
+  ExpectError(Post(base + "/canary", {{"percent", 10}, {"auto", "yes"}}), 400, "INVALID_ARGUMENT");
+  Reply started = Post(base + "/canary", {{"percent", 25}, {"auto", false}});
+  ASSERT_EQ(started.status, 201) << started.text;
+  EXPECT_EQ(started.body["state"], "running");
+  EXPECT_EQ(started.body["percent"], 25);
+  EXPECT_EQ(started.body["arms"][0]["arm"], "baseline");
+  EXPECT_EQ(started.body["arms"][1]["arm"], kId);
+  EXPECT_EQ(started.body["recommendation"]["verdict"], "continue");
+  EXPECT_EQ(AgentFile("instructions.md"), kOldInstructions);
+  Reply shown = Get(base + "/canary");
+  ASSERT_EQ(shown.status, 200) << shown.text;
+  EXPECT_EQ(shown.body["proposal"], kId);
+  ExpectError(Post(base + "/canary", {{"percent", 25}}), 409, "ALREADY_EXISTS");
+  ExpectError(Post(base + "/apply"), 409, "FAILED_PRECONDITION");
+  Reply promoted = Post(base + "/promote");
+  ASSERT_EQ(promoted.status, 200) << promoted.text;
+  EXPECT_EQ(promoted.body["state"], "promoted");
+  EXPECT_EQ(promoted.body["verdict"], "promote_manual");
+  EXPECT_EQ(AgentFile("instructions.md"), kNewInstructions);
+  EXPECT_EQ(AgentFile("skills/tests.md"), kNewSkill);
+  ExpectError(Post(base + "/rollback"), 409, "FAILED_PRECONDITION");
+  ExpectError(Get(std::string("/api/v1/improve/") + kUnknownId + "/canary"), 404, "NOT_FOUND");
+}
+
 }  // namespace
 }  // namespace mend::server
