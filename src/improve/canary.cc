@@ -1,4 +1,4 @@
-// The canary's decision rule (mend/improve/canary.h, docs/improve.md "Canary: the decision rule").
+// The canary's decision rule (mend/improve/canary.h, docs/improve.md "Canary").
 #include "mend/improve/canary.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #pragma once
 
-// The decision rule of a canary (docs/improve.md, "Canary: the decision rule"): live runs of an
+// The decision rule of a canary (docs/improve.md, "Canary"): live runs of an
 // agent split between its current instructions (the baseline arm) and an accepted proposal, and a
 // sequential, beta-binomial comparison of their failure rates and costs that says when to promote
 // the proposal, roll it back, or keep going. This header holds the rule only: pure functions of the
