@@ -268,5 +268,28 @@ TEST_F(AgentFolderTest, ExampleAgentLoads) {
   EXPECT_THAT(spec->shadow.read_only, ElementsAre("list_dir", "read_file", "run_checks"));
 }
 
+TEST_F(AgentFolderTest, CanaryTableGivesTheCheckAndItsTimeout) {
+  Write("agent.toml",
+        std::string(kMinimal) + "[canary]\ncheck = [\"sh\", \"ok.sh\"]\ntimeout_seconds = 5\n");
+  Result<AgentSpec> spec = Load();
+  ASSERT_THAT(spec, ::mend::testing::IsOk());
+  EXPECT_EQ(spec->canary.check, (std::vector<std::string>{"sh", "ok.sh"}));
+  EXPECT_EQ(spec->canary.timeout, std::chrono::seconds(5));
+  Write("agent.toml", kMinimal);
+  spec = Load();
+  ASSERT_THAT(spec, ::mend::testing::IsOk());
+  EXPECT_TRUE(spec->canary.check.empty());
+  EXPECT_EQ(spec->canary.timeout, std::chrono::seconds(30));
+}
+
+TEST_F(AgentFolderTest, CanaryTableErrorsNameTheKey) {
+  EXPECT_THAT(TomlError(std::string(kMinimal) + "[canary]\ncheck = \"sh ok.sh\"\n"),
+              HasSubstr("canary.check"));
+  EXPECT_THAT(TomlError(std::string(kMinimal) + "[canary]\ntimeout_seconds = 0\n"),
+              HasSubstr("canary.timeout_seconds"));
+  EXPECT_THAT(TomlError(std::string(kMinimal) + "[canary]\ncommand = [\"sh\"]\n"),
+              HasSubstr("canary.command"));
+}
+
 }  // namespace
 }  // namespace mend::agent
