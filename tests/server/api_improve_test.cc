@@ -337,6 +337,12 @@ TEST_F(ImproveApiTest, ACanaryIsStartedShownAndPromoted) {
   EXPECT_EQ(started.body["arms"][1]["arm"], kId);
   EXPECT_EQ(started.body["recommendation"]["verdict"], "continue");
   EXPECT_EQ(AgentFile("instructions.md"), kOldInstructions);
+  auto scraped = client_->Get("/metrics");
+  ASSERT_TRUE(scraped);
+  EXPECT_THAT(scraped->body, HasSubstr("mend_canaries{state=\"running\"} 1\n"));
+  EXPECT_THAT(
+      scraped->body,
+      HasSubstr("mend_canary_runs{agent=\"fixer\",arm=\"proposal\",outcome=\"success\"} 0\n"));
   Reply shown = Get(base + "/canary");
   ASSERT_EQ(shown.status, 200) << shown.text;
   EXPECT_EQ(shown.body["proposal"], kId);
