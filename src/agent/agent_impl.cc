@@ -67,6 +67,15 @@ Status ResolveWaitingCall(ActiveRun& run, StepLoop& loop, ToolResult result) {
 
 }  // namespace
 
+std::string NewRunId(const Env& env) {
+  const uint64_t bits = env.random != nullptr
+                            ? env.random->Next64()
+                            : static_cast<uint64_t>(env.clock->Now().time_since_epoch().count());
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(bits));
+  return "run-" + std::string(buf);
+}
+
 Result<std::unique_ptr<Agent>> Agent::Create(AgentSpec spec, AgentOptions options) {
   if (options.provider == nullptr) return InvalidArgumentError("agent options need a provider");
   if (options.store == nullptr) return InvalidArgumentError("agent options need a store");
@@ -107,15 +116,6 @@ void AgentImpl::AddPostRunHook(std::shared_ptr<PostRunHook> hook) {
 HooksRunner AgentImpl::MakeHooksRunner() {
   std::lock_guard<std::mutex> lock(mu_);
   return HooksRunner(hooks_, options_.events);
-}
-
-std::string AgentImpl::NewRunId() {
-  uint64_t bits = options_.env.random != nullptr
-                      ? options_.env.random->Next64()
-                      : static_cast<uint64_t>(options_.env.clock->Now().time_since_epoch().count());
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(bits));
-  return "run-" + std::string(buf);
 }
 
 std::string AgentImpl::NewRunWorkspace() const {
@@ -182,7 +182,7 @@ Result<RunResult> AgentImpl::Send(const std::string& task, const SendOptions& op
   }
   Time now = options_.env.clock->Now();
   store::RunRecord record;
-  record.id = options.run_id.empty() ? NewRunId() : options.run_id;
+  record.id = options.run_id.empty() ? NewRunId(options_.env) : options.run_id;
   record.agent = spec_.name;
   record.agent_dir = spec_.dir;
   record.task = task;

@@ -38,7 +38,6 @@ class AgentImpl final : public Agent {
   using Decision = std::function<Status(ActiveRun&, StepLoop&)>;
 
   HooksRunner MakeHooksRunner();
-  std::string NewRunId();
   // The workspace of a new run: the options' override, the spec's, else the caller's directory.
   std::string NewRunWorkspace() const;
   RunInfo MakeInfo(const std::string& run_id, const std::string& task,

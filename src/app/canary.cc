@@ -3,9 +3,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -126,43 +128,94 @@ void RecordDecision(Runtime& runtime, const improve::Canary& c,
 
 enum class Direction { kPromote, kRollBack };
 
-// The decision of a running canary in one store transaction: `verdict` and `reason` given, or the
-// rule's when empty.
-Result<improve::Canary> DecideOnce(Runtime& runtime, std::string_view proposal_id,
-                                   Direction direction, std::string verdict, std::string reason) {
+// What a decision does and says.
+struct Choice {
+  Direction direction = Direction::kRollBack;
+  std::string verdict;
+  std::string reason;
+};
+
+// Picks the decision from a running canary and its arms' counts; std::nullopt leaves it running.
+using Chooser = std::function<Result<std::optional<Choice>>(const improve::Canary&,
+                                                            const improve::ArmOutcomes& baseline,
+                                                            const improve::ArmOutcomes& proposal)>;
+
+// Decides a running canary in one store transaction, on the outcomes recorded when it runs:
+// promotion writes the proposal's files as `improve apply` does, a rollback rejects the proposal.
+// std::nullopt when `choose` left it running.
+Result<std::optional<improve::Canary>> DecideWith(Runtime& runtime, std::string_view proposal_id,
+                                                  const Chooser& choose) {
   MEND_ASSIGN_OR_RETURN(improve::CanaryStore * canaries, Canaries(runtime));
   MEND_ASSIGN_OR_RETURN(improve::AttemptStore * attempts, runtime.Attempts());
   improve::ArmOutcomes baseline;
   improve::ArmOutcomes proposal;
-  MEND_ASSIGN_OR_RETURN(
-      improve::Canary decided,
-      canaries->Decide(proposal_id, [&](improve::Canary& c,
-                                        const std::vector<improve::CanaryRunOutcome>& outcomes) {
-        baseline = {};
-        proposal = {};
+  bool declined = false;
+  Result<improve::Canary> decided = canaries->Decide(
+      proposal_id,
+      [&](improve::Canary& c, const std::vector<improve::CanaryRunOutcome>& outcomes) -> Status {
         improve::SumOutcomes(outcomes, baseline, proposal);
-        Time now = runtime.env.clock->Now();
-        if (direction == Direction::kPromote) {
+        MEND_ASSIGN_OR_RETURN(std::optional<Choice> choice, choose(c, baseline, proposal));
+        if (!choice.has_value()) {
+          declined = true;
+          return FailedPreconditionError("canary " + c.proposal_id + " is not settled");
+        }
+        if (choice->direction == Direction::kPromote) {
           MEND_RETURN_IF_ERROR(improve::ApplyProposal(*runtime.env.fs, *runtime.env.clock,
                                                       *attempts, runtime.home, c.proposal_id)
                                    .status());
           c.state = improve::CanaryState::kPromoted;
         } else {
-          Result<improve::Proposal> rejected = improve::RejectProposal(
-              *runtime.env.clock, *attempts, c.proposal_id, "canary rolled back: " + reason);
+          Result<improve::Proposal> rejected =
+              improve::RejectProposal(*runtime.env.clock, *attempts, c.proposal_id,
+                                      "canary rolled back: " + choice->reason);
           // A proposal someone rejected meanwhile is rolled back all the same.
           if (!rejected.ok() && rejected.status().code() != StatusCode::kFailedPrecondition) {
             return rejected.status();
           }
           c.state = improve::CanaryState::kRolledBack;
         }
-        c.decided_at = FormatRfc3339(now);
-        c.verdict = verdict;
-        c.reason = reason;
+        c.decided_at = FormatRfc3339(runtime.env.clock->Now());
+        c.verdict = std::move(choice->verdict);
+        c.reason = std::move(choice->reason);
         return OkStatus();
-      }));
-  RecordDecision(runtime, decided, baseline, proposal);
-  return decided;
+      });
+  if (declined) return std::optional<improve::Canary>();
+  MEND_RETURN_IF_ERROR(decided.status());
+  RecordDecision(runtime, *decided, baseline, proposal);
+  return std::optional<improve::Canary>(*std::move(decided));
+}
+
+// A person's decision: the rule's verdict when it agrees, `manual_verdict` when it does not.
+Result<improve::Canary> DecideByHand(Runtime& runtime, std::string_view proposal_id,
+                                     Direction direction) {
+  MEND_ASSIGN_OR_RETURN(
+      std::optional<improve::Canary> decided,
+      DecideWith(
+          runtime, proposal_id,
+          [direction](const improve::Canary& c, const improve::ArmOutcomes& baseline,
+                      const improve::ArmOutcomes& proposal) -> Result<std::optional<Choice>> {
+            MEND_ASSIGN_OR_RETURN(improve::CanaryDecision rule,
+                                  improve::DecideCanary(baseline, proposal, c.rule));
+            const bool promote = direction == Direction::kPromote;
+            const bool agrees = promote
+                                    ? rule.verdict == improve::CanaryVerdict::kPromote
+                                    : rule.verdict == improve::CanaryVerdict::kRollBack ||
+                                          rule.verdict == improve::CanaryVerdict::kRollBackUnproven;
+            const std::string done = promote ? "promoted by hand" : "rolled back by hand";
+            Choice choice;
+            choice.direction = direction;
+            if (agrees) {
+              choice.verdict = std::string(improve::CanaryVerdictName(rule.verdict));
+              choice.reason = done + ", as the rule said: " + rule.reason;
+            } else {
+              choice.verdict = promote ? "promote_manual" : "roll_back_manual";
+              choice.reason = done + "; the rule said " +
+                              std::string(improve::CanaryVerdictName(rule.verdict)) + ": " +
+                              rule.reason;
+            }
+            return std::optional<Choice>(std::move(choice));
+          }));
+  return *std::move(decided);  // a person's choice never leaves the canary running
 }
 
 }  // namespace
@@ -330,96 +383,43 @@ std::string CanaryReportText(const CanaryReport& r) {
   return out.str();
 }
 
-Result<improve::Canary> PromoteCanary(Runtime& runtime, std::string_view proposal_id,
-                                      bool by_hand) {
-  MEND_ASSIGN_OR_RETURN(CanaryReport report, ReadCanary(runtime, proposal_id));
-  std::string verdict = "promote";
-  std::string reason = report.rule.reason;
-  if (by_hand && report.rule.verdict != improve::CanaryVerdict::kPromote) {
-    verdict = "promote_manual";
-    reason = "promoted by hand; the rule said " +
-             std::string(improve::CanaryVerdictName(report.rule.verdict)) + ": " + reason;
-  } else if (by_hand) {
-    reason = "promoted by hand, as the rule said: " + reason;
-  }
-  return DecideOnce(runtime, proposal_id, Direction::kPromote, std::move(verdict),
-                    std::move(reason));
+Result<improve::Canary> PromoteCanary(Runtime& runtime, std::string_view proposal_id) {
+  return DecideByHand(runtime, proposal_id, Direction::kPromote);
 }
 
-Result<improve::Canary> RollbackCanary(Runtime& runtime, std::string_view proposal_id,
-                                       bool by_hand) {
-  MEND_ASSIGN_OR_RETURN(CanaryReport report, ReadCanary(runtime, proposal_id));
-  std::string verdict = std::string(improve::CanaryVerdictName(report.rule.verdict));
-  std::string reason = report.rule.reason;
-  const bool rule_rolls_back = report.rule.verdict == improve::CanaryVerdict::kRollBack ||
-                               report.rule.verdict == improve::CanaryVerdict::kRollBackUnproven;
-  if (by_hand && !rule_rolls_back) {
-    verdict = "roll_back_manual";
-    reason = "rolled back by hand; the rule said " +
-             std::string(improve::CanaryVerdictName(report.rule.verdict)) + ": " + reason;
-  } else if (by_hand) {
-    reason = "rolled back by hand, as the rule said: " + reason;
-  }
-  return DecideOnce(runtime, proposal_id, Direction::kRollBack, std::move(verdict),
-                    std::move(reason));
+Result<improve::Canary> RollbackCanary(Runtime& runtime, std::string_view proposal_id) {
+  return DecideByHand(runtime, proposal_id, Direction::kRollBack);
 }
 
 Result<std::optional<improve::Canary>> SettleCanary(Runtime& runtime,
                                                     std::string_view proposal_id) {
-  MEND_ASSIGN_OR_RETURN(CanaryReport report, ReadCanary(runtime, proposal_id));
-  if (!report.canary.auto_decide || report.canary.state != improve::CanaryState::kRunning ||
-      report.rule.verdict == improve::CanaryVerdict::kContinue) {
+  MEND_ASSIGN_OR_RETURN(improve::CanaryStore * canaries, Canaries(runtime));
+  MEND_ASSIGN_OR_RETURN(improve::Canary canary, canaries->Get(proposal_id));
+  if (!canary.auto_decide || canary.state != improve::CanaryState::kRunning) {
     return std::optional<improve::Canary>();
   }
-  // The outcomes are read again inside the decision: what settles it must still hold there.
-  MEND_ASSIGN_OR_RETURN(improve::CanaryStore * canaries, Canaries(runtime));
-  MEND_ASSIGN_OR_RETURN(improve::AttemptStore * attempts, runtime.Attempts());
-  improve::ArmOutcomes baseline;
-  improve::ArmOutcomes proposal;
-  Result<improve::Canary> decided = canaries->Decide(
-      proposal_id,
-      [&](improve::Canary& c, const std::vector<improve::CanaryRunOutcome>& outcomes) -> Status {
-        baseline = {};
-        proposal = {};
-        improve::SumOutcomes(outcomes, baseline, proposal);
-        MEND_ASSIGN_OR_RETURN(improve::CanaryDecision d,
+  Result<std::optional<improve::Canary>> decided = DecideWith(
+      runtime, proposal_id,
+      [](const improve::Canary& c, const improve::ArmOutcomes& baseline,
+         const improve::ArmOutcomes& proposal) -> Result<std::optional<Choice>> {
+        MEND_ASSIGN_OR_RETURN(improve::CanaryDecision rule,
                               improve::DecideCanary(baseline, proposal, c.rule));
-        if (d.verdict == improve::CanaryVerdict::kContinue) {
-          return FailedPreconditionError("the canary is not settled");
-        }
-        const bool promote = d.verdict == improve::CanaryVerdict::kPromote;
-        if (promote) {
-          MEND_RETURN_IF_ERROR(improve::ApplyProposal(*runtime.env.fs, *runtime.env.clock,
-                                                      *attempts, runtime.home, c.proposal_id)
-                                   .status());
-          c.state = improve::CanaryState::kPromoted;
-        } else {
-          Result<improve::Proposal> rejected = improve::RejectProposal(
-              *runtime.env.clock, *attempts, c.proposal_id, "canary rolled back: " + d.reason);
-          if (!rejected.ok() && rejected.status().code() != StatusCode::kFailedPrecondition) {
-            return rejected.status();
-          }
-          c.state = improve::CanaryState::kRolledBack;
-        }
-        c.decided_at = FormatRfc3339(runtime.env.clock->Now());
-        c.verdict = std::string(improve::CanaryVerdictName(d.verdict));
-        c.reason = d.reason;
-        return OkStatus();
+        if (rule.verdict == improve::CanaryVerdict::kContinue) return std::optional<Choice>();
+        Choice choice;
+        choice.direction = rule.verdict == improve::CanaryVerdict::kPromote ? Direction::kPromote
+                                                                            : Direction::kRollBack;
+        choice.verdict = std::string(improve::CanaryVerdictName(rule.verdict));
+        choice.reason = std::move(rule.reason);
+        return std::optional<Choice>(std::move(choice));
       });
-  if (!decided.ok()) {
-    // Decided meanwhile by another process, or not settled after all.
-    if (decided.status().code() == StatusCode::kFailedPrecondition) {
-      Result<improve::Canary> now = canaries->Get(proposal_id);
-      if (now.ok() && now->state == improve::CanaryState::kRunning &&
-          decided.status().message().find("not settled") == std::string::npos) {
-        return decided.status();  // e.g. a changed agent file: promotion must be seen
-      }
+  // Another process decided it first: nothing is left to do here.
+  if (!decided.ok() && decided.status().code() == StatusCode::kFailedPrecondition) {
+    Result<improve::Canary> now = canaries->Get(proposal_id);
+    if (now.ok() && now->state != improve::CanaryState::kRunning) {
       return std::optional<improve::Canary>();
     }
-    return decided.status();
   }
-  RecordDecision(runtime, *decided, baseline, proposal);
-  return std::optional<improve::Canary>(*decided);
+  return decided;
 }
 
 Status RecordCanaryRun(Runtime& runtime, const improve::CanaryRunOutcome& outcome) {

@@ -2,7 +2,6 @@
 #include "app/canary_agent.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <set>
 #include <utility>
 #include <vector>
@@ -176,7 +175,7 @@ class CanaryAgent final : public agent::Agent {
   Result<agent::RunResult> Send(const std::string& task,
                                 const agent::SendOptions& options) override {
     agent::SendOptions chosen = options;
-    if (chosen.run_id.empty()) chosen.run_id = NewRunId();
+    if (chosen.run_id.empty()) chosen.run_id = agent::NewRunId(runtime_.env);
     agent::Agent& arm = improve::TakesProposal(canary_.proposal_id, chosen.run_id, canary_.percent)
                             ? *proposal_
                             : *baseline_;
@@ -204,16 +203,6 @@ class CanaryAgent final : public agent::Agent {
   }
 
  private:
-  std::string NewRunId() const {
-    const uint64_t bits =
-        runtime_.env.random != nullptr
-            ? runtime_.env.random->Next64()
-            : static_cast<uint64_t>(runtime_.env.clock->Now().time_since_epoch().count());
-    char hex[17];
-    std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(bits));
-    return "run-" + std::string(hex);
-  }
-
   // The Agent of the arm `run_id` recorded; the baseline's when it cannot be read (the call then
   // reports what is wrong with the run).
   agent::Agent& For(const std::string& run_id) {

@@ -3,7 +3,6 @@
 // run continues on the server's run threads (BackgroundRuns) and the answer is 202; a run stops at
 // its next checkpoint when the server drains (AgentOptions::stop).
 #include <condition_variable>
-#include <cstdio>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -74,16 +73,6 @@ Result<std::string> AgentDirOf(ServeContext& context, const std::string& name) {
   return dir;
 }
 
-std::string NewRunId(app::Runtime& runtime) {
-  const uint64_t bits =
-      runtime.env.random != nullptr
-          ? runtime.env.random->Next64()
-          : static_cast<uint64_t>(runtime.env.clock->Now().time_since_epoch().count());
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(bits));
-  return "run-" + std::string(hex);
-}
-
 // Set once: by Send when the run's record exists, or by Send's end when it failed before.
 class Creation {
  public:
@@ -115,7 +104,7 @@ Result<ApiResponse> StartRun(ServeContext& context, const ApiRequest& request) {
   }
   MEND_ASSIGN_OR_RETURN(std::string dir, AgentDirOf(context, name));
   app::Runtime& runtime = context.runtime();
-  if (run_id.empty()) run_id = NewRunId(runtime);
+  if (run_id.empty()) run_id = agent::NewRunId(runtime.env);
   if (runtime.store->GetRun(run_id).ok()) return AlreadyExistsError("run " + run_id + " exists");
   MEND_ASSIGN_OR_RETURN(
       std::unique_ptr<agent::Agent> agent,

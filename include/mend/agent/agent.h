@@ -111,6 +111,10 @@ struct RunResult {
   std::string trace_id;               ///< the run's trace (docs/observe.md); "" when not traced
 };
 
+/// A new run id, "run-<16 hex digits>", from env.random (the clock's time when there is none): what
+/// Send gives a run when SendOptions::run_id is empty, for a caller that needs the id first.
+std::string NewRunId(const Env& env);
+
 /// Runs one agent durably (docs/runs.md). Every model turn and every tool result is checkpointed
 /// before the loop moves on; Resume() continues from the newest checkpoint without regenerating a
 /// checkpointed model turn or re-running a recorded tool result (a tool that was in flight at the

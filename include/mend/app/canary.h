@@ -63,19 +63,18 @@ nlohmann::json CanaryReportJson(const CanaryReport& report);
 /// The report for a terminal: arms, counts, rates with intervals, recommendation, decision.
 std::string CanaryReportText(const CanaryReport& report);
 
-/// Promotes a running canary: writes the proposal's files into the agent folder exactly as
+/// A person promotes a running canary: writes the proposal's files into the agent folder exactly as
 /// `improve apply` does (over unchanged files, with a backup) and marks both the proposal applied
-/// and the canary promoted. `by_hand`: a person's decision (verdict "promote_manual" unless the
-/// rule says promote). The decision is a `canary.decided` event, a `heal.action` event and a line
-/// in `improve/<id>/canary.jsonl`. kFailedPrecondition for a canary that is not running, or a
-/// changed agent file (the canary then keeps running).
-Result<improve::Canary> PromoteCanary(Runtime& runtime, std::string_view proposal_id,
-                                      bool by_hand = true);
+/// and the canary promoted, with the rule's verdict when it says promote on the outcomes recorded
+/// then, "promote_manual" otherwise. The decision is a `canary.decided` event, a `heal.action`
+/// event and a line in `improve/<id>/canary.jsonl`. kFailedPrecondition for a canary that is not
+/// running, or a changed agent file (the canary then keeps running).
+Result<improve::Canary> PromoteCanary(Runtime& runtime, std::string_view proposal_id);
 
-/// Rolls a running canary back: no new run takes the proposal, the proposal is rejected (its note
-/// says why), the agent folder is left as it is. Recorded as PromoteCanary's decision is.
-Result<improve::Canary> RollbackCanary(Runtime& runtime, std::string_view proposal_id,
-                                       bool by_hand = true);
+/// A person rolls a running canary back: no new run takes the proposal, the proposal is rejected
+/// (its note says why), the agent folder is left as it is; "roll_back_manual" unless the rule says
+/// roll back. Recorded as PromoteCanary's decision is.
+Result<improve::Canary> RollbackCanary(Runtime& runtime, std::string_view proposal_id);
 
 /// Applies the rule to a running --auto canary: promotes or rolls back when it says so and returns
 /// the decided canary; std::nullopt when it says continue, or the canary is not --auto or no
