@@ -20,6 +20,7 @@
 #include "mend/base/home_layout.h"
 #include "mend/improve/audit.h"
 #include "mend/improve/proposal.h"
+#include "mend/obs/trace.h"
 #include "tests/app/agent_home_test.h"
 #include "tests/support/status_matchers.h"
 
@@ -101,6 +102,7 @@ class CanaryTest : public AgentHomeTest {
     RuntimeOptions options;
     options.event_log = EventLog::kNone;
     options.provider = std::make_unique<ProviderRef>(model_);
+    options.span_processor = spans_;
     Result<std::unique_ptr<Runtime>> runtime = OpenRuntime(*config, env_, std::move(options));
     EXPECT_THAT(runtime, IsOk());
     return runtime.ok() ? std::move(runtime).value() : nullptr;
@@ -166,8 +168,16 @@ class CanaryTest : public AgentHomeTest {
   }
 
   InstructionModel model_;
+  std::shared_ptr<obs::MemorySpanProcessor> spans_ = std::make_shared<obs::MemorySpanProcessor>();
   std::unique_ptr<Runtime> runtime_;
 };
+
+// The arm of a run's attempt span, "<none>" without one.
+std::string ArmOfSpan(const obs::SpanData& span, std::string_view key) {
+  const obs::AttributeValue* v = obs::FindAttribute(span.attributes, key);
+  const auto* s = v == nullptr ? nullptr : std::get_if<std::string>(v);
+  return s == nullptr ? "<none>" : *s;
+}
 
 TEST_F(CanaryTest, AProposalThatHelpsIsPromotedAfterTheMinimum) {
   Propose(*runtime_, kProposalId, "HELP\n");
@@ -344,6 +354,47 @@ TEST_F(CanaryTest, TwoProcessesOnOneHomeDecideOnce) {
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[1]["verdict"], "promote");
   EXPECT_EQ(Instructions(), "HELP\n");
+}
+
+// A proposal that adds a skill: a run of its arm gets the skill in its prompt although the folder
+// has no skills/ yet, and names its arm in its trace; a baseline run gets neither.
+TEST_F(CanaryTest, TheProposalsArmReadsItsFilesOverTheFolderAndNamesItsArm) {
+  MEND_ASSERT_OK(env_.fs->CreateDirs(home::AttemptDir(runtime_->home, kProposalId)));
+  improve::AgentText base;
+  base.instructions = "Answer briefly.\n";
+  improve::AgentText after = base;
+  after.skills["skills/triage.md"] =
+      "---\nname: triage\ndescription: SKILL-TRIAGE sorts the inbox\n---\nSort by sender.\n";
+  MEND_ASSERT_OK((*runtime_->Attempts())
+                     ->PutProposal(improve::MakeProposal(kProposalId, agent_dir_, base, after,
+                                                         env_.clock->Now())));
+  ASSERT_THAT(StartCanary(*runtime_, kProposalId, 50, /*auto_decide=*/false), IsOk());
+  Send(*runtime_, 0, 12);
+  int proposal_runs = 0;
+  for (int i = 0; i < 12; ++i) {
+    const std::string id = "r" + std::to_string(i);
+    const bool takes = improve::TakesProposal(kProposalId, id, 50);
+    proposal_runs += takes;
+    const agent::RunOrigin origin = OriginOf(*runtime_, id);
+    EXPECT_EQ(origin.arm, takes ? std::string(kProposalId) : "baseline") << id;
+    EXPECT_EQ(origin.canary, kProposalId);
+  }
+  ASSERT_GT(proposal_runs, 0);
+  ASSERT_LT(proposal_runs, 12);
+  int with_skill = 0;
+  for (const std::string& prompt : model_.prompts)
+    with_skill += prompt.find("SKILL-TRIAGE") != std::string::npos;
+  EXPECT_EQ(with_skill, proposal_runs);
+  EXPECT_FALSE(std::filesystem::exists(agent_dir_ + "/skills"));
+  int traced = 0;
+  for (const obs::SpanData& span : spans_->spans()) {
+    if (span.name.rfind("invoke_agent", 0) != 0) continue;
+    ++traced;
+    const std::string arm = ArmOfSpan(span, "mend.canary.arm");
+    EXPECT_TRUE(arm == "baseline" || arm == kProposalId) << arm;
+    EXPECT_EQ(ArmOfSpan(span, "mend.canary.proposal"), kProposalId);
+  }
+  EXPECT_EQ(traced, 12);
 }
 
 TEST_F(CanaryTest, ABadShareOrAProposalNotQueuedIsRefused) {

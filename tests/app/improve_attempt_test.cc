@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "mend/app/canary.h"
 #include "mend/app/runtime.h"
 #include "tests/app/agent_home_test.h"
 #include "tests/support/status_matchers.h"
@@ -141,6 +142,38 @@ TEST_F(ImproveAttemptTest, AutoModeAppliesTheProposalItRecorded) {
   EXPECT_THAT((*attempts)->GetProposal(attempt->report.attempt_id), IsOk());
   EXPECT_FALSE(
       std::filesystem::exists(dir_ + "/home/improve-scratch-" + std::to_string(::getpid())));
+}
+
+// With improve.canary.share, auto mode canaries the proposal (deciding on its own) and leaves the
+// folder as it is until the canary promotes it.
+TEST_F(ImproveAttemptTest, AutoModeWithACanaryShareCanariesTheProposal) {
+  ConfigSources sources;
+  sources.flags["home"] = dir_ + "/home";
+  sources.env["MEND_IMPROVE_CANARY_SHARE"] = "30";
+  Result<Config> config = LoadConfig(sources, *env_.fs);
+  ASSERT_THAT(config, IsOk());
+  RuntimeOptions options;
+  options.event_log = EventLog::kNone;
+  runtime_.reset();
+  Result<std::unique_ptr<Runtime>> runtime = OpenRuntime(*config, env_, std::move(options));
+  ASSERT_THAT(runtime, IsOk());
+  runtime_ = std::move(runtime).value();
+  ImproveRequest request = Request();
+  request.mode = ProposalMode::kAuto;
+  Result<ImproveAttempt> attempt = RunImproveAttempt(*runtime_, spec_, request);
+  ASSERT_THAT(attempt, IsOk());
+  ASSERT_TRUE(attempt->proposal.has_value());
+  EXPECT_EQ(attempt->proposal->status, improve::ProposalStatus::kQueued);
+  Result<std::string> instructions = ReadFileToString(*env_.fs, agent_dir_ + "/instructions.md");
+  ASSERT_THAT(instructions, IsOk());
+  EXPECT_EQ(*instructions, "Answer briefly.\n");
+  Result<improve::CanaryStore*> canaries = Canaries(*runtime_);
+  ASSERT_THAT(canaries, IsOk());
+  Result<improve::Canary> canary = (*canaries)->Get(attempt->report.attempt_id);
+  ASSERT_THAT(canary, IsOk());
+  EXPECT_EQ(canary->state, improve::CanaryState::kRunning);
+  EXPECT_EQ(canary->percent, 30);
+  EXPECT_TRUE(canary->auto_decide);
 }
 
 TEST_F(ImproveAttemptTest, ManualModeLeavesTheFolderAlone) {

@@ -551,6 +551,42 @@ TEST_F(RunCommandsTest, DemoImproveQueuesATestedProposalThatApplyWrites) {
   EXPECT_THAT(err(), HasSubstr("no improve attempt named"));
 }
 
+// `improve apply --canary`, `improve canary`, `promote` and `rollback` on the demo's proposal:
+// bad flags are usage errors, a running canary leaves the folder alone and refuses a plain apply,
+// and a person's rollback against the rule is recorded as such.
+TEST_F(RunCommandsTest, ACanaryOfTheDemosProposalIsStartedShownAndRolledBack) {
+  ASSERT_EQ(Mend({"demo", "--json"}), 0) << err();
+  const std::string id = Json()["improve"]["attempt_id"];
+  const std::string instructions = home_ + "/demo-agent/instructions.md";
+  const std::string before = *ReadFileToString(fs_, instructions);
+  EXPECT_EQ(Mend({"improve", "apply", id, "--auto"}), 2);
+  EXPECT_THAT(err(), HasSubstr("--auto needs --canary PERCENT"));
+  EXPECT_EQ(Mend({"improve", "apply", id, "--canary", "150"}), 2);
+  EXPECT_THAT(err(), HasSubstr("--canary must be a percent in (0, 100]"));
+  EXPECT_EQ(Mend({"improve", "apply", id, "--canary", "25"}), 0) << err();
+  EXPECT_THAT(out(), HasSubstr("canary of proposal " + id));
+  EXPECT_THAT(out(), HasSubstr("25% of new runs take the proposal; waits for promote or rollback"));
+  EXPECT_EQ(*ReadFileToString(fs_, instructions), before);
+  EXPECT_EQ(Mend({"improve", "canary", id, "--json"}), 0) << err();
+  EXPECT_EQ(Json()["state"], "running");
+  EXPECT_EQ(Json()["percent"], 25);
+  EXPECT_EQ(Json()["auto"], false);
+  EXPECT_EQ(Json()["arms"][1]["runs"], 0);
+  EXPECT_EQ(Json()["recommendation"]["verdict"], "continue");
+  EXPECT_EQ(Mend({"improve", "apply", id}), 1);
+  EXPECT_THAT(err(), HasSubstr("is being canaried"));
+  EXPECT_EQ(Mend({"improve", "rollback", id, "--json"}), 0) << err();
+  EXPECT_EQ(Json()["state"], "rolled_back");
+  EXPECT_EQ(Json()["verdict"], "roll_back_manual");
+  EXPECT_EQ(*ReadFileToString(fs_, instructions), before);
+  EXPECT_EQ(Mend({"improve", "list", "--json"}), 0) << err();
+  EXPECT_EQ(Json()["attempts"][0]["proposal"], "rejected");
+  EXPECT_EQ(Mend({"improve", "promote", id}), 1);
+  EXPECT_THAT(err(), HasSubstr(id));
+  EXPECT_EQ(Mend({"improve", "canary", "imp-20990101T000000-00000000"}), 1);
+  EXPECT_THAT(err(), HasSubstr("no canary"));
+}
+
 // The CLI path of --from-failures and --mode auto, on the demo's two stopped runs. The scripted
 // model answers in order, so with --concurrency 1 the baseline's four runs, the editor and the
 // candidate's four runs take the script's steps in turn.

@@ -101,6 +101,28 @@ TEST(OutputCheckTest, RegexChecksHintWhenTheyFail) {
             "output check failed: output matches /Traceback/");
 }
 
+// Registered as a post-run hook too, the check marks a run in which one of its checks failed,
+// once: the next run starts clean.
+TEST(OutputCheckTest, ARunWithAFailedCheckIsFlaggedWhenItEnds) {
+  auto check = Make({Regex(Kind::kMustMatch, "^PASS")});
+  ASSERT_NE(check, nullptr);
+  static const agent::RunInfo kRun{"r1", "t", nullptr, "/ws"};
+  agent::RunOutcome clean;
+  clean.run = &kRun;
+  Apply(*check, "t", agent::ToolResult::Ok("PASS"));
+  ASSERT_TRUE(check->AfterRun(clean).ok());
+  EXPECT_FALSE(clean.Flag(kChecksFailedFlag));
+  Apply(*check, "t", agent::ToolResult::Ok("FAIL"));
+  agent::RunOutcome failed;
+  failed.run = &kRun;
+  ASSERT_TRUE(check->AfterRun(failed).ok());
+  EXPECT_TRUE(failed.Flag(kChecksFailedFlag));
+  agent::RunOutcome again;
+  again.run = &kRun;
+  ASSERT_TRUE(check->AfterRun(again).ok());
+  EXPECT_FALSE(again.Flag(kChecksFailedFlag));
+}
+
 // A tool's output is hostile input: a megabyte of it must not hang a pattern check or exhaust
 // the stack (std::regex, used before, recursed once per character and backtracked
 // exponentially on these).
