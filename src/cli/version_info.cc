@@ -5,6 +5,7 @@
 
 #include "mend/base/home_layout.h"
 #include "mend/improve/attempt_store.h"
+#include "mend/improve/canary_store.h"
 #include "mend/lessonq/postgres_queue.h"
 #include "mend/lessonq/wal_codec.h"
 #include "mend/memory/schema_version.h"
@@ -44,6 +45,9 @@ std::vector<SchemaVersionInfo> SchemaVersions() {
                       in_db(memory::ReadSqliteMemorySchemaVersion)});
   versions.push_back({"mend.db", "proxy", "proxy.schema_version", proxy::kProxySchemaVersion,
                       in_db(proxy::ReadSqliteProxySchemaVersion)});
+  versions.push_back({"mend.db", "canaries", "canary.schema_version",
+                      improve::CanaryStoreSchemaVersion(),
+                      in_db(improve::ReadSqliteCanaryStoreSchemaVersion)});
   versions.push_back({"observe.db", "traces", "schema_version", obs::kSpanStoreSchemaVersion,
                       [](const std::string& home) {
                         return obs::SpanStore::ReadSchemaVersion(home::ObserveFile(home));
@@ -57,6 +61,8 @@ std::vector<SchemaVersionInfo> SchemaVersions() {
                       lessonq::PostgresLessonQueueSchemaVersion(), nullptr});
   versions.push_back({"postgres", "improve", "improve.schema_version",
                       improve::PostgresAttemptStoreSchemaVersion(), nullptr});
+  versions.push_back({"postgres", "canaries", "canary.schema_version",
+                      improve::CanaryStoreSchemaVersion(), nullptr});
   return versions;
 }
 

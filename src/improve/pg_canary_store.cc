@@ -14,6 +14,7 @@
 #include "improve/canary_store_checks.h"
 #include "mend/base/time_format.h"
 #include "mend/db/pg_conn.h"
+#include "mend/db/schema_read.h"
 #include "mend/improve/canary_store.h"
 #include "mend/store/postgres_store.h"
 #include "mend/store/run_record.h"
@@ -418,6 +419,13 @@ Result<std::unique_ptr<CanaryStore>> OpenPostgresCanaryStore(
   auto store = std::make_unique<PgCanaryStore>(options, clock);
   MEND_RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<CanaryStore>(std::move(store));
+}
+
+int64_t CanaryStoreSchemaVersion() { return kSchemaVersion; }
+
+Result<int64_t> ReadPostgresCanaryStoreSchemaVersion(const std::string& url,
+                                                     const std::string& schema) {
+  return db::ReadPostgresMetaVersion(url, schema, std::chrono::seconds(5), "canary.schema_version");
 }
 
 }  // namespace mend::improve

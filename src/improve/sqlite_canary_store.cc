@@ -2,15 +2,18 @@
 // store's: `canaries`, one row per canary, and `canary_runs`, one row per recorded run. A partial
 // unique index keeps one running canary per agent folder; writes and decisions take SQLite's write
 // lock (BEGIN IMMEDIATE), so processes of one home decide a canary once.
+#include <charconv>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
 #include "improve/canary_store_checks.h"
 #include "mend/base/time_format.h"
+#include "mend/db/schema_read.h"
 #include "mend/db/sqlite.h"
 #include "mend/improve/canary_store.h"
 #include "mend/store/run_record.h"
@@ -21,8 +24,17 @@ namespace {
 using db::SqliteConn;
 using db::SqliteStmt;
 
-// Created when missing, so that the run store's tables and schema version are left alone and
-// either store may open a new mend.db first. The CHECK keeps a state every reader knows.
+// The canaries' version, under their own key of mend.db's `meta` table (created as the run store
+// creates it, so either store may open a new mend.db first; the run store's keys are left alone).
+constexpr char kVersionKey[] = "canary.schema_version";
+constexpr int64_t kSchemaVersion = 1;
+constexpr char kCreateMeta[] =
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
+constexpr char kSelectVersion[] = "SELECT value FROM meta WHERE key = 'canary.schema_version'";
+constexpr char kInsertVersion[] =
+    "INSERT INTO meta (key, value) VALUES ('canary.schema_version', ?1)";
+
+// Version 1. The CHECK keeps a state every reader knows.
 constexpr char kSchema[] = R"sql(
 CREATE TABLE IF NOT EXISTS canaries (
   proposal_id       TEXT PRIMARY KEY,
@@ -105,7 +117,28 @@ class SqliteCanaryStore final : public CanaryStore {
     MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA journal_mode = WAL"));
     MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA synchronous = FULL"));
     MEND_RETURN_IF_ERROR(db_->Exec("PRAGMA foreign_keys = ON"));
-    return db_->InTransaction(SqliteConn::TxKind::kWrite, [&] { return db_->Exec(kSchema); });
+    return db_->InTransaction(SqliteConn::TxKind::kWrite, [&]() -> Status {
+      MEND_RETURN_IF_ERROR(db_->Exec(kCreateMeta));
+      MEND_ASSIGN_OR_RETURN(SqliteStmt select, db_->Prepare(kSelectVersion));
+      MEND_ASSIGN_OR_RETURN(bool found, select.Step());
+      if (found) {
+        const std::string text = select.Text(0);
+        int64_t v = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (error != std::errc() || end != text.data() + text.size() || v < 1) {
+          return DataLossError(path_ + ": unreadable canary schema version \"" + text + "\"");
+        }
+        if (v > kSchemaVersion) {
+          return FailedPreconditionError(
+              path_ + ": the canaries' tables were written by a newer mend (schema " +
+              std::to_string(v) + " > " + std::to_string(kSchemaVersion) + "); upgrade mend");
+        }
+        return OkStatus();
+      }
+      MEND_RETURN_IF_ERROR(db_->Exec(kSchema));
+      MEND_ASSIGN_OR_RETURN(SqliteStmt insert, db_->Prepare(kInsertVersion));
+      return insert.BindText(1, std::to_string(kSchemaVersion)).Run();
+    });
   }
 
   Status Start(const Canary& canary) override {
@@ -299,6 +332,10 @@ Result<std::unique_ptr<CanaryStore>> OpenSqliteCanaryStore(const std::string& pa
   auto store = std::make_unique<SqliteCanaryStore>(path, clock, std::move(db));
   MEND_RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<CanaryStore>(std::move(store));
+}
+
+Result<int64_t> ReadSqliteCanaryStoreSchemaVersion(const std::string& path) {
+  return db::ReadSqliteMetaVersion(path, kVersionKey);
 }
 
 }  // namespace mend::improve

@@ -98,7 +98,7 @@ TEST_F(VersionCommandTest, VerboseListsEverySchemaWithItsNumberAndCreatesNoHome)
   EXPECT_THAT(text, StartsWith("mend " + VersionText() + "\n"));
   EXPECT_THAT(text, HasSubstr("home: " + home_ + " (does not exist; nothing read)\n"));
   const std::vector<SchemaVersionInfo> versions = SchemaVersions();
-  ASSERT_EQ(versions.size(), 9u);
+  ASSERT_EQ(versions.size(), 11u);
   for (const SchemaVersionInfo& info : versions) {
     EXPECT_THAT(text, ContainsRegex(RowPattern(info))) << info.file << " " << info.schema;
   }

@@ -116,6 +116,23 @@ TEST_P(SqliteCanaryStoreTest, AnUnknownRunStatusIsDataLossNamingTheRun) {
   EXPECT_EQ(store_->Get(kProposal)->state, CanaryState::kRunning);
 }
 
+// The canaries keep their version under their own key of mend.db's meta table: written once,
+// read by `mend version --verbose`, and a newer one (or one that is not a number) refuses to open.
+TEST_P(SqliteCanaryStoreTest, ItsSchemaVersionIsKeptAndANewerOneIsRefused) {
+  EXPECT_EQ(*ReadSqliteCanaryStoreSchemaVersion(path()), CanaryStoreSchemaVersion());
+  store_.reset();
+  RawSqliteExec(path(), "UPDATE meta SET value = '2' WHERE key = 'canary.schema_version'");
+  ManualClock clock;
+  EXPECT_THAT(OpenSqliteCanaryStore(path(), clock).status(),
+              StatusIs(StatusCode::kFailedPrecondition, HasSubstr("newer mend")));
+  RawSqliteExec(path(), "UPDATE meta SET value = 'x' WHERE key = 'canary.schema_version'");
+  EXPECT_THAT(OpenSqliteCanaryStore(path(), clock).status(),
+              StatusIs(StatusCode::kDataLoss, HasSubstr("canary schema version")));
+  RawSqliteExec(path(), "UPDATE meta SET value = '1' WHERE key = 'canary.schema_version'");
+  store_ = OpenStore();
+  ASSERT_NE(store_, nullptr);
+}
+
 TEST(SqliteCanaryStoreOpenTest, AFileThatIsNotADatabaseIsRefused) {
   std::string pattern = ::testing::TempDir() + "mend_canary_XXXXXX";
   ASSERT_NE(mkdtemp(pattern.data()), nullptr);

@@ -136,6 +136,17 @@ struct PostgresCanaryStoreOptions {
 Result<std::unique_ptr<CanaryStore>> OpenPostgresCanaryStore(
     const PostgresCanaryStoreOptions& options, Clock& clock);
 
+///@{
+/// The schema version of the canaries' tables this build writes (the same on SQLite, key
+/// `canary.schema_version` of mend.db's `meta`, and on PostgreSQL), and the one stored in the
+/// SQLite file `path` or at `url` in `schema` (empty: the connection's default), 0 when there is
+/// none, read without creating anything; for `mend migrate` and `mend version --verbose`.
+int64_t CanaryStoreSchemaVersion();
+Result<int64_t> ReadSqliteCanaryStoreSchemaVersion(const std::string& path);
+Result<int64_t> ReadPostgresCanaryStoreSchemaVersion(const std::string& url,
+                                                     const std::string& schema = "");
+///@}
+
 /// Each arm's outcomes summed from the recorded runs with CountRun: `baseline` from arm
 /// kBaselineArm, `proposal` from the rest. Both are overwritten, not added to.
 void SumOutcomes(const std::vector<CanaryRunOutcome>& outcomes, ArmOutcomes& baseline,
