@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/runtime_parts.h"
+#include "mend/agent/run_origin.h"
 #include "mend/app/run_json.h"
 #include "mend/app/runtime.h"
 #include "mend/base/file_system.h"
@@ -437,6 +438,25 @@ Status RecordCanaryRun(Runtime& runtime, const improve::CanaryRunOutcome& outcom
     runtime.events->Publish(std::move(e));
   }
   return SettleCanary(runtime, outcome.proposal_id).status();
+}
+
+Status RecordQuarantinedCanaryRun(Runtime& runtime, const std::string& run_id) {
+  MEND_ASSIGN_OR_RETURN(store::RunRecord run, runtime.store->GetRun(run_id));
+  MEND_ASSIGN_OR_RETURN(agent::RunOrigin origin, agent::ParseRunOrigin(run.metadata, run_id));
+  if (origin.canary.empty() || origin.arm.empty()) return OkStatus();
+  MEND_ASSIGN_OR_RETURN(improve::CanaryStore * canaries, Canaries(runtime));
+  MEND_ASSIGN_OR_RETURN(std::vector<improve::CanaryRunOutcome> recorded,
+                        canaries->Outcomes(origin.canary));
+  improve::CanaryRunOutcome outcome;
+  for (const improve::CanaryRunOutcome& o : recorded) {
+    if (o.run_id == run_id) outcome = o;
+  }
+  outcome.proposal_id = origin.canary;
+  outcome.run_id = run_id;
+  outcome.arm = origin.arm;
+  outcome.run.status = store::RunStatus::kQuarantined;
+  if (run.last_error.has_value()) outcome.run.error_code = run.last_error->code;
+  return RecordCanaryRun(runtime, outcome);
 }
 
 Status RefuseWhileCanary(Runtime& runtime, const std::string& agent_dir,

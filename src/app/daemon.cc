@@ -14,7 +14,10 @@ namespace {
 
 void LogRecoveryTo(heal::RecoveryOptions& options, std::ostream& log) {
   options.on_recovered = [&log](const std::string& id) { log << "recovered " << id << "\n"; };
-  options.on_quarantined = [&log](const std::string& id) { log << "quarantined " << id << "\n"; };
+  options.on_quarantined = [&log, counted = options.on_quarantined](const std::string& id) {
+    if (counted) counted(id);
+    log << "quarantined " << id << "\n";
+  };
   options.on_outage = [&log](const heal::OutageChange& change) {
     const std::string where = heal::DescribeEndpoint(change.endpoint);
     if (change.in_outage) {

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "mend/app/canary.h"
 #include "mend/app/run_model.h"
 
 namespace mend::app {
@@ -56,6 +57,13 @@ heal::RecoveryOptions RecoveryOptionsFor(Runtime& runtime) {
   options.retry_with_diagnosis = runtime.config.GetBool("recover.retry_with_diagnosis");
   options.max_runs_per_pass =
       static_cast<size_t>(runtime.config.GetInt("recover.max_runs_per_pass"));
+  // A quarantined run of a canary counts for its arm (docs/improve.md, "Canary").
+  options.on_quarantined = [&runtime](const std::string& run_id) {
+    Status s = RecordQuarantinedCanaryRun(runtime, run_id);
+    if (!s.ok() && runtime.warn) {
+      runtime.warn("the canary did not count quarantined run " + run_id + ": " + s.ToString());
+    }
+  };
   return options;
 }
 

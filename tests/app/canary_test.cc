@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mend/agent/run_origin.h"
+#include "mend/app/recovery.h"
 #include "mend/app/runtime.h"
 #include "mend/base/home_layout.h"
 #include "mend/improve/audit.h"
@@ -44,7 +45,7 @@ int Number(const std::string& task) { return std::stoi(task.substr(task.find('-'
 //   - "HELP" answers every task well;
 //   - "HURT" answers "email" tasks badly (a kind no improve case covered), others well;
 //   - "SAME" answers as the baseline does.
-// A task naming "stop" sets the stop flag (the process going away mid-run) the first time.
+// A task naming "refuse" fails with a permanent model error; one naming "stop" sets the stop flag (the process going away mid-run) the first time.
 class InstructionModel final : public llm::LlmProvider {
  public:
   Result<llm::Completion> Complete(const llm::CompletionRequest& request) override {
@@ -65,6 +66,7 @@ class InstructionModel final : public llm::LlmProvider {
       c.finish_reason = llm::FinishReason::kToolCalls;
       return c;
     }
+    if (task.find("refuse") != std::string::npos) return InvalidArgumentError("model refused");
     bool good = Number(task) % 3 != 0;
     if (system.find("HELP") != std::string::npos) good = true;
     if (system.find("HURT") != std::string::npos) good = !IsKind(task, "email");
@@ -395,6 +397,41 @@ TEST_F(CanaryTest, TheProposalsArmReadsItsFilesOverTheFolderAndNamesItsArm) {
     EXPECT_EQ(ArmOfSpan(span, "mend.canary.proposal"), kProposalId);
   }
   EXPECT_EQ(traced, 12);
+}
+
+// Recovery's quarantine of a canaried run counts for the run's arm, keeping what its last ending
+// recorded; a run of no canary is left alone.
+TEST_F(CanaryTest, AQuarantinedRunCountsForItsArm) {
+  Propose(*runtime_, kProposalId, "HELP\n");
+  ASSERT_THAT(StartCanary(*runtime_, kProposalId, 100, /*auto_decide=*/false), IsOk());
+  {
+    Result<std::unique_ptr<agent::Agent>> agent = OpenAgent(*runtime_, agent_dir_);
+    ASSERT_THAT(agent, IsOk());
+    agent::SendOptions send;
+    send.run_id = "r0";
+    Result<agent::RunResult> failed = (*agent)->Send("code-1 refuse", send);
+    ASSERT_THAT(failed, IsOk());
+    ASSERT_EQ(failed->status, store::RunStatus::kFailed);
+  }
+  Result<std::vector<improve::CanaryRunOutcome>> before =
+      (*Canaries(*runtime_))->Outcomes(kProposalId);
+  ASSERT_THAT(before, IsOk());
+  ASSERT_EQ(before->size(), 1u);
+  EXPECT_EQ((*before)[0].run.status, store::RunStatus::kFailed);
+  store::RunUpdate update;
+  update.status = store::RunStatus::kQuarantined;
+  MEND_ASSERT_OK(runtime_->store->UpdateUnleased("r0", update));
+  heal::RecoveryOptions options = RecoveryOptionsFor(*runtime_);
+  ASSERT_TRUE(options.on_quarantined);
+  options.on_quarantined("r0");
+  Result<CanaryReport> report = ReadCanary(*runtime_, kProposalId);
+  ASSERT_THAT(report, IsOk());
+  EXPECT_EQ(report->proposal.outcomes.runs, 1);
+  EXPECT_EQ(report->proposal.outcomes.quarantined, 1);
+  EXPECT_EQ(report->proposal.outcomes.successes, 0);
+  EXPECT_EQ(report->proposal.outcomes.steps, (*before)[0].run.steps);
+  MEND_ASSERT_OK(RecordQuarantinedCanaryRun(*runtime_, "r0"));  // again: still one run
+  EXPECT_EQ(ReadCanary(*runtime_, kProposalId)->proposal.outcomes.runs, 1);
 }
 
 TEST_F(CanaryTest, ABadShareOrAProposalNotQueuedIsRefused) {

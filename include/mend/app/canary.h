@@ -85,6 +85,11 @@ Result<std::optional<improve::Canary>> SettleCanary(Runtime& runtime, std::strin
 /// longer running takes no outcome (OK, nothing recorded).
 Status RecordCanaryRun(Runtime& runtime, const improve::CanaryRunOutcome& outcome);
 
+/// Records that recovery quarantined run `run_id`, when the run is part of a canary (RunOrigin::
+/// canary), keeping the steps, tokens and cost its last ending recorded; OK and nothing recorded
+/// for any other run. RecoveryOptionsFor calls it for every quarantine.
+Status RecordQuarantinedCanaryRun(Runtime& runtime, const std::string& run_id);
+
 /// kFailedPrecondition when the agent folder `agent_dir` has a running canary: of `proposal_id`
 /// itself (promote or roll it back instead) or of another proposal (one canary per agent). OK
 /// otherwise. `improve apply` and auto mode call it before writing a proposal's files.

@@ -44,7 +44,9 @@ class RuntimeRunDriver final : public heal::RunDriver {
 
 /// Recovery options from the configuration (recover.interval, recover.max_attempts,
 /// recover.retry_with_diagnosis, recover.max_runs_per_pass) and the runtime (store, clock, events);
-/// the caller sets the driver and the callbacks.
+/// on_quarantined counts a quarantined run of a canary for its arm (RecordQuarantinedCanaryRun): a
+/// caller that sets its own calls the one it replaces. The caller sets the driver and the other
+/// callbacks.
 heal::RecoveryOptions RecoveryOptionsFor(Runtime& runtime);
 
 }  // namespace mend::app
