@@ -563,15 +563,26 @@ TEST_F(RunCommandsTest, ACanaryOfTheDemosProposalIsStartedShownAndRolledBack) {
   EXPECT_THAT(err(), HasSubstr("--auto needs --canary PERCENT"));
   EXPECT_EQ(Mend({"improve", "apply", id, "--canary", "150"}), 2);
   EXPECT_THAT(err(), HasSubstr("--canary must be a percent in (0, 100]"));
-  EXPECT_EQ(Mend({"improve", "apply", id, "--canary", "25"}), 0) << err();
+  EXPECT_EQ(Mend({"improve", "apply", id, "--canary", "100"}), 0) << err();
   EXPECT_THAT(out(), HasSubstr("canary of proposal " + id));
-  EXPECT_THAT(out(), HasSubstr("25% of new runs take the proposal; waits for promote or rollback"));
+  EXPECT_THAT(out(),
+              HasSubstr("100% of new runs take the proposal; waits for promote or rollback"));
+  // A run of the agent now takes the proposal, and says so.
+  Script(R"([{"text": "Done.", "output_tokens": 5}])");
+  ASSERT_EQ(MendWithModel({"run", home_ + "/demo-agent", "say done", "--json"}), 0) << err();
+  const std::string run_id = Json()["run_id"];
+  EXPECT_EQ(Mend({"show", run_id, "--json"}), 0) << err();
+  EXPECT_EQ(Json()["arm"], id);
+  EXPECT_EQ(Json()["canary"], id);
+  EXPECT_EQ(Mend({"show", run_id}), 0) << err();
+  EXPECT_THAT(out(), HasSubstr(id + " (the proposal's files, canaried)"));
   EXPECT_EQ(*ReadFileToString(fs_, instructions), before);
   EXPECT_EQ(Mend({"improve", "canary", id, "--json"}), 0) << err();
   EXPECT_EQ(Json()["state"], "running");
-  EXPECT_EQ(Json()["percent"], 25);
+  EXPECT_EQ(Json()["percent"], 100);
   EXPECT_EQ(Json()["auto"], false);
-  EXPECT_EQ(Json()["arms"][1]["runs"], 0);
+  EXPECT_EQ(Json()["arms"][1]["runs"], 1);
+  EXPECT_EQ(Json()["arms"][1]["successes"], 1);
   EXPECT_EQ(Json()["recommendation"]["verdict"], "continue");
   EXPECT_EQ(Mend({"improve", "apply", id}), 1);
   EXPECT_THAT(err(), HasSubstr("is being canaried"));
