@@ -59,13 +59,13 @@ CanaryArmReport ArmReport(std::string arm, const improve::ArmOutcomes& o) {
   return r;
 }
 
-// One line of improve/<id>/canary.jsonl, when the audit folder is in this home (a canary decided
-// on another replica writes its line there). Best effort: the store holds the canary itself.
+// One line of improve/<id>/canary.jsonl in this home, the proposal's audit folder created when
+// the attempt ran on another replica (as `improve apply` does for its backup), so the home that
+// started or decided a canary holds the line. Best effort: the store holds the canary itself.
 void AppendAuditLine(Runtime& runtime, std::string_view proposal_id, const json& line) {
   FileSystem& fs = *runtime.env.fs;
   const std::string dir = home::AttemptDir(runtime.home, proposal_id);
-  Result<FileInfo> info = fs.Stat(dir);
-  if (!info.ok() || !info->is_directory) return;
+  if (!fs.CreateDirs(dir).ok()) return;
   Result<std::unique_ptr<WritableFile>> file =
       fs.OpenWritable(JoinPath(dir, "canary.jsonl"), WriteMode::kAppend);
   if (!file.ok()) return;
