@@ -416,10 +416,23 @@ struct ArmOf {
   std::string arm;
 };
 
+// The tools of the folder's MCP servers for an Agent that drives runs; none for a command that
+// drives no run (fork, pending) or a folder without servers. The servers live as long as any of
+// the tools does.
+Result<McpTools> StartMcpToolsFor(Runtime& runtime, const agent::AgentSpec& spec, ProviderUse use) {
+  if (use != ProviderUse::kDrivesRuns || spec.mcp_servers.empty()) return McpTools();
+  McpToolsOptions mcp_options;
+  mcp_options.workspace = spec.workspace.empty() ? runtime.caller_dir : spec.workspace;
+  mcp_options.events = runtime.events.get();
+  return StartMcpTools(spec, std::move(mcp_options));
+}
+
+// `mcp`: the MCP tools the Agent gets (StartMcpToolsFor); null: started for this Agent.
 Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::AgentSpec spec,
                                                   const agent::RunModel& model, ShadowMode shadow,
                                                   ProviderUse use, const std::atomic<bool>* stop,
-                                                  const ArmOf& arm = {}) {
+                                                  const ArmOf& arm = {},
+                                                  const McpTools* mcp = nullptr) {
   agent::AgentOptions options;
   options.arm = arm.arm;
   options.canary = arm.canary;
@@ -447,16 +460,14 @@ Result<std::unique_ptr<agent::Agent>> OpenAgentOn(Runtime& runtime, agent::Agent
   options.model_retry.retries = static_cast<int>(runtime.config.GetInt("provider.retries"));
   options.model_retry.first_delay = runtime.config.GetDuration("provider.retry_delay");
   options.model_retry.max_delay = runtime.config.GetDuration("provider.retry_max_delay");
-  // The tools of the folder's MCP servers, started for this Agent and shut down with it. A
-  // command that drives no run (fork, pending) starts none.
-  if (use == ProviderUse::kDrivesRuns && !spec.mcp_servers.empty()) {
-    McpToolsOptions mcp_options;
-    mcp_options.workspace = spec.workspace.empty() ? runtime.caller_dir : spec.workspace;
-    mcp_options.events = runtime.events.get();
-    MEND_ASSIGN_OR_RETURN(McpTools mcp, StartMcpTools(spec, std::move(mcp_options)));
-    options.extra_tools = std::move(mcp.tools);
-    for (std::string& name : mcp.read_only) spec.shadow.read_only.push_back(std::move(name));
+  // The tools of the folder's MCP servers, shut down with the last Agent holding them.
+  McpTools own;
+  if (mcp == nullptr) {
+    MEND_ASSIGN_OR_RETURN(own, StartMcpToolsFor(runtime, spec, use));
+    mcp = &own;
   }
+  options.extra_tools = mcp->tools;
+  for (const std::string& name : mcp->read_only) spec.shadow.read_only.push_back(name);
   // The spec is copied, not moved: AddCheckHooks reads its checks and shadow list.
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> agent,
                         agent::Agent::Create(spec, std::move(options)));
@@ -507,13 +518,16 @@ Result<std::unique_ptr<agent::Agent>> OpenAgent(Runtime& runtime, const std::str
   std::optional<improve::Canary> canary = RunningCanary(runtime, spec.dir);
   if (!canary.has_value()) return OpenAgentOn(runtime, std::move(spec), model, shadow, use, stop);
   MEND_ASSIGN_OR_RETURN(agent::AgentSpec proposed, internal::LoadProposalSpec(runtime, *canary));
+  // A proposal changes instructions.md and skills only, never agent.toml: both arms have the
+  // same MCP servers, started once.
+  MEND_ASSIGN_OR_RETURN(McpTools mcp, StartMcpToolsFor(runtime, spec, use));
   MEND_ASSIGN_OR_RETURN(
       std::unique_ptr<agent::Agent> baseline,
       OpenAgentOn(runtime, std::move(spec), model, shadow, use, stop,
-                  ArmOf{canary->proposal_id, std::string(improve::kBaselineArm)}));
+                  ArmOf{canary->proposal_id, std::string(improve::kBaselineArm)}, &mcp));
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<agent::Agent> proposal,
                         OpenAgentOn(runtime, std::move(proposed), model, shadow, use, stop,
-                                    ArmOf{canary->proposal_id, canary->proposal_id}));
+                                    ArmOf{canary->proposal_id, canary->proposal_id}, &mcp));
   return internal::NewCanaryAgent(runtime, *canary, std::move(baseline), std::move(proposal));
 }
 

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,8 @@ int Number(const std::string& task) { return std::stoi(task.substr(task.find('-'
 //   - "HELP" answers every task well;
 //   - "HURT" answers "email" tasks badly (a kind no improve case covered), others well;
 //   - "SAME" answers as the baseline does.
-// A task naming "refuse" fails with a permanent model error; one naming "stop" sets the stop flag (the process going away mid-run) the first time.
+// A task naming "refuse" fails with a permanent model error; one naming "stop" sets the stop flag
+// (the process going away mid-run) the first time.
 class InstructionModel final : public llm::LlmProvider {
  public:
   Result<llm::Completion> Complete(const llm::CompletionRequest& request) override {
@@ -356,6 +358,37 @@ TEST_F(CanaryTest, TwoProcessesOnOneHomeDecideOnce) {
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[1]["verdict"], "promote");
   EXPECT_EQ(Instructions(), "HELP\n");
+}
+
+// A proposal never changes agent.toml, so both arms of a canaried agent share one start of the
+// folder's MCP servers.
+TEST_F(CanaryTest, BothArmsShareOneStartOfTheFoldersMcpServers) {
+  const std::string log = dir_ + "/mcp.log";
+  MEND_ASSERT_OK(WriteFileAtomically(*env_.fs, agent_dir_ + "/agent.toml",
+                                     "name = \"t\"\ntools = []\n[[mcp_servers]]\nname = \"fake\"\n"
+                                     "command = \"" FAKE_MCP_SERVER_BINARY
+                                     "\"\nargs = [\"--log\", \"" +
+                                         log + "\"]\n"));
+  Propose(*runtime_, kProposalId, "HELP\n");
+  ASSERT_THAT(StartCanary(*runtime_, kProposalId, 50, /*auto_decide=*/false), IsOk());
+  {
+    Result<std::unique_ptr<agent::Agent>> agent = OpenAgent(*runtime_, agent_dir_);
+    ASSERT_THAT(agent, IsOk());
+    for (int i = 0; i < 10; ++i) {
+      agent::SendOptions options;
+      options.run_id = "r" + std::to_string(i);
+      ASSERT_THAT((*agent)->Send("code-" + std::to_string(i), options), IsOk());
+    }
+  }
+  std::set<std::string> arms;
+  for (int i = 0; i < 10; ++i) arms.insert(OriginOf(*runtime_, "r" + std::to_string(i)).arm);
+  EXPECT_EQ(arms, (std::set<std::string>{"baseline", kProposalId}));
+  int initializes = 0;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"initialize\"") != std::string::npos) ++initializes;
+  }
+  EXPECT_EQ(initializes, 1);
 }
 
 // A proposal that adds a skill: a run of its arm gets the skill in its prompt although the folder
