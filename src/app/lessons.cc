@@ -3,6 +3,7 @@
 #include "mend/app/lessons.h"
 
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "app/lessons_internal.h"
@@ -11,6 +12,7 @@
 #include "mend/app/runtime.h"
 #include "mend/base/home_layout.h"
 #include "mend/lessonq/postgres_queue.h"
+#include "mend/obs/events.h"
 #include "mend/obs/trace.h"
 #include "mend/store/postgres_store.h"
 
@@ -87,6 +89,17 @@ Status OpenLessons(Runtime& runtime) {
   Lessons& lessons = runtime.lessons;
   lessons.triggers = TriggerOptionsFromConfig(config);
   lessonq::QueueOptions queue_options = QueueOptionsFromConfig(config);
+  // What became of each job this process's workers attempted, for live views (docs/lesson_queue.md,
+  // "Events"): reflexion.job_stored, _skipped, _retrying or _dead_lettered.
+  queue_options.on_job = [events = runtime.events.get()](const lessonq::Job& job,
+                                                         lessonq::JobFate fate) {
+    obs::Event e("reflexion.job_" + std::string(lessonq::JobFateName(fate)));
+    e.AddString("job", job.id).AddInt("attempts", job.attempts);
+    if (fate == lessonq::JobFate::kRetrying || fate == lessonq::JobFate::kDeadLettered) {
+      e.AddString("error", job.last_error);
+    }
+    events->Publish(std::move(e));
+  };
   reflexion::LessonSinkOptions sink_options;
   sink_options.persist = config.GetBool("reflexion.persist");
   sink_options.lessons_file = home::LessonsFile(queue_options.base_dir);

@@ -24,6 +24,20 @@ Status CheckId(const std::string& id) {
 
 }  // namespace
 
+std::string_view JobFateName(JobFate fate) {
+  switch (fate) {
+    case JobFate::kStored:
+      return "stored";
+    case JobFate::kSkipped:
+      return "skipped";
+    case JobFate::kRetrying:
+      return "retrying";
+    case JobFate::kDeadLettered:
+      return "dead_lettered";
+  }
+  return "unknown";
+}
+
 std::string_view EnqueueOutcomeName(EnqueueOutcome outcome) {
   switch (outcome) {
     case EnqueueOutcome::kAccepted:

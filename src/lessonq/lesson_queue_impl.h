@@ -66,7 +66,7 @@ class LessonQueue::Impl {
   void Process(Job job);
   void Acknowledge(const Job& job, Verdict verdict);
   void Reschedule(Job job);
-  void MoveToDeadLetters(const Job& job);
+  bool MoveToDeadLetters(const Job& job);  // false: the dead-letter record was not written
   void JoinThreads();
 
   Env env_;

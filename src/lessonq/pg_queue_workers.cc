@@ -115,7 +115,10 @@ PgLessonQueue::Outcome PgLessonQueue::Process(ClaimedJob claimed) {
   if (job.attempts >= options_.max_attempts) {
     // Expired claims used up the attempts: a job that kills its workers ends as a dead letter.
     job.next_attempt_at = start;
-    if (Result<bool> buried = table_->Bury(claimed); buried.ok() && *buried) ++dead_lettered_;
+    if (Result<bool> buried = table_->Bury(claimed); buried.ok() && *buried) {
+      ++dead_lettered_;
+      if (options_.on_job) options_.on_job(job, JobFate::kDeadLettered);
+    }
     RefreshGauges();
     return {};
   }
@@ -148,9 +151,13 @@ PgLessonQueue::Outcome PgLessonQueue::Finish(const ClaimedJob& claimed, Verdict 
     verdict = Verdict::kPermanent;
   }
   Outcome outcome;
+  std::optional<JobFate> fate;
   switch (verdict) {
     case Verdict::kSuccess:
     case Verdict::kSkipped:
+      if (options_.on_job) {
+        options_.on_job(job, verdict == Verdict::kSkipped ? JobFate::kSkipped : JobFate::kStored);
+      }
       outcome.finished = std::move(next);  // deleted by the next claim
       ++(verdict == Verdict::kSkipped ? skipped_ : succeeded_);
       break;
@@ -158,13 +165,18 @@ PgLessonQueue::Outcome PgLessonQueue::Finish(const ClaimedJob& claimed, Verdict 
       const BackoffPolicy policy{options_.initial_delay, options_.max_delay, options_.multiplier,
                                  options_.jitter};
       job.next_attempt_at = now + RetryDelay(policy, job.attempts, env_.random->Uniform01());
-      table_->Reschedule(next).status().IgnoreError();
+      if (Result<bool> moved = table_->Reschedule(next); moved.ok() && *moved) {
+        fate = JobFate::kRetrying;
+      }
       metrics_.retry_total.WithLabels({std::to_string(job.attempts)}).Inc();
       ++retried_;
       break;
     }
     case Verdict::kPermanent:
-      if (Result<bool> buried = table_->Bury(next); buried.ok() && *buried) ++dead_lettered_;
+      if (Result<bool> buried = table_->Bury(next); buried.ok() && *buried) {
+        ++dead_lettered_;
+        fate = JobFate::kDeadLettered;
+      }
       RefreshGauges();
       break;
     case Verdict::kAbandoned:
@@ -172,6 +184,7 @@ PgLessonQueue::Outcome PgLessonQueue::Finish(const ClaimedJob& claimed, Verdict 
       table_->Release(claimed, now).status().IgnoreError();
       break;
   }
+  if (fate.has_value() && options_.on_job) options_.on_job(job, *fate);
   return outcome;
 }
 

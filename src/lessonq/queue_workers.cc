@@ -90,25 +90,29 @@ void LessonQueue::Impl::Process(Job job) {
   const Time start = env_.clock->Now();
   job.attempts += 1;
   const Verdict verdict = runner_.Run(processor_, job, start, &job.last_error);
+  std::optional<JobFate> fate;
   switch (verdict) {
     case Verdict::kSuccess:
     case Verdict::kSkipped:
       Acknowledge(job, verdict);
+      fate = verdict == Verdict::kSkipped ? JobFate::kSkipped : JobFate::kStored;
       break;
     case Verdict::kTransient:
       if (job.attempts >= options_.max_attempts) {
-        MoveToDeadLetters(job);
+        if (MoveToDeadLetters(job)) fate = JobFate::kDeadLettered;
       } else {
         Reschedule(job);
+        fate = JobFate::kRetrying;
       }
       break;
     case Verdict::kPermanent:
-      MoveToDeadLetters(job);
+      if (MoveToDeadLetters(job)) fate = JobFate::kDeadLettered;
       break;
     case Verdict::kAbandoned:
       heap_.Finish(job.id);  // the record stays as it was, for the next start
       break;
   }
+  if (fate.has_value() && options_.on_job) options_.on_job(job, *fate);
   const std::string label(VerdictLabel(verdict));
   metrics_.attempts_total.WithLabels({label}).Inc();
   const std::chrono::duration<double> took = env_.clock->Now() - start;
@@ -135,14 +139,16 @@ void LessonQueue::Impl::Reschedule(Job job) {
   heap_.Requeue(std::move(job));
 }
 
-void LessonQueue::Impl::MoveToDeadLetters(const Job& job) {
+bool LessonQueue::Impl::MoveToDeadLetters(const Job& job) {
   // DLQ first: a crash between the two steps leaves the job in both directories, never in none.
-  if (dlq_->Update(job).ok()) {
+  const bool moved = dlq_->Update(job).ok();
+  if (moved) {
     wal_->Remove(job.id).IgnoreError();
     ++dead_lettered_;
   }
   heap_.Finish(job.id);
   RefreshGauges();
+  return moved;
 }
 
 Result<DrainReport> LessonQueue::Impl::DrainNow(Duration timeout) {

@@ -132,6 +132,31 @@ TEST_F(LessonsTest, FailedRunLeavesAJobThatTheWorkersTurnIntoARecalledLesson) {
   EXPECT_THAT(requests[1].messages.back().content, ::testing::StartsWith("TASK:\n"));
 }
 
+// The workers say what became of each job (docs/lesson_queue.md, "Events"): an answer without
+// the protocol's blocks dead-letters the job at once, and a lesson job processed later is stored.
+TEST_F(LessonsTest, EachJobsFateIsAnEvent) {
+  Runtime& runtime = Open(
+      {Error(InvalidArgumentError("the deploy tool rejected the manifest")), Text("I cannot say."),
+       Error(InvalidArgumentError("the deploy tool rejected it again")), Text(kLessonReply)});
+  auto sink = std::make_shared<obs::MemorySink>();
+  runtime.events->Subscribe(sink);
+  MEND_ASSERT_OK(StartLessonWorkers(runtime));
+  ASSERT_EQ(Run(runtime, kTask).status, store::RunStatus::kFailed);
+  MEND_ASSERT_OK(runtime.lessons.queue->DrainNow(std::chrono::seconds(20)).status());
+  ASSERT_EQ(Run(runtime, "Deploy the search service to staging.").status,
+            store::RunStatus::kFailed);
+  MEND_ASSERT_OK(runtime.lessons.queue->DrainNow(std::chrono::seconds(20)).status());
+  std::vector<std::string> fates;
+  for (const obs::Event& e : sink->events()) {
+    if (e.type().rfind("reflexion.job_", 0) == 0) fates.push_back(e.type());
+  }
+  EXPECT_EQ(fates,
+            (std::vector<std::string>{"reflexion.job_dead_lettered", "reflexion.job_stored"}));
+  auto dead = runtime.lessons.queue->DeadLetters();
+  MEND_ASSERT_OK(dead);
+  EXPECT_EQ(dead->size(), 1u);
+}
+
 TEST_F(LessonsTest, CompletedRunEnqueuesNothing) {
   Runtime& runtime = Open({Text("deployed")});
   ASSERT_EQ(Run(runtime, kTask).status, store::RunStatus::kCompleted);

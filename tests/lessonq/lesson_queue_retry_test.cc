@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "mend/base/file_system.h"
@@ -88,6 +89,12 @@ TEST_F(RetryTest, TransientFailureIsRetriedAfterTheDelayNotBefore) {
 TEST_F(RetryTest, ExhaustedRetriesMoveTheJobToTheDeadLetterQueue) {
   QueueOptions options = TestOptions();
   options.max_attempts = 2;
+  std::mutex mu;
+  std::vector<std::pair<int, JobFate>> fates;  // (attempts, fate)
+  options.on_job = [&](const Job& job, JobFate fate) {
+    std::lock_guard<std::mutex> lock(mu);
+    fates.emplace_back(job.attempts, fate);
+  };
   Start(
       [](const Job&, const JobContext&) -> Result<ProcessResult> {
         return ResourceExhaustedError("rate limited");
@@ -104,6 +111,33 @@ TEST_F(RetryTest, ExhaustedRetriesMoveTheJobToTheDeadLetterQueue) {
   auto& attempts = registry_.counter_family("mend_lessonq_attempts_total", "", {"outcome"});
   EXPECT_EQ(attempts.WithLabels({"transient"}).value(), 2.0);
   EXPECT_EQ(registry_.gauge("mend_lessonq_dlq_size", "").value(), 1.0);
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_THAT(fates,
+              ElementsAre(std::pair(1, JobFate::kRetrying), std::pair(2, JobFate::kDeadLettered)));
+}
+
+TEST_F(RetryTest, AStoredOrSkippedJobIsReportedOnceProcessed) {
+  QueueOptions options = TestOptions();
+  std::mutex mu;
+  std::vector<std::pair<std::string, JobFate>> fates;  // (job id, fate)
+  options.on_job = [&](const Job& job, JobFate fate) {
+    std::lock_guard<std::mutex> lock(mu);
+    fates.emplace_back(job.id, fate);
+  };
+  const std::string skipped = JobIdFor(Request(2));
+  Start(
+      [&](const Job& job, const JobContext&) -> Result<ProcessResult> {
+        return job.id == skipped ? ProcessResult::kSkipped : ProcessResult::kSuccess;
+      },
+      options);
+  ASSERT_TRUE(queue_->Enqueue(Request(1)).ok());
+  AwaitCall(1);
+  ASSERT_TRUE(queue_->Enqueue(Request(2)).ok());
+  AwaitCall(2);
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_THAT(fates, ElementsAre(std::pair(JobIdFor(Request(1)), JobFate::kStored),
+                                 std::pair(skipped, JobFate::kSkipped)));
+  EXPECT_EQ(JobFateName(JobFate::kDeadLettered), "dead_lettered");
 }
 
 TEST_F(RetryTest, PermanentErrorDeadLettersAtOnce) {

@@ -8,6 +8,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "mend/obs/metrics.h"
 #include "tests/lessonq/pg_queue_test_util.h"
@@ -127,6 +130,12 @@ TEST_F(PgQueueTest, ExhaustedRetriesDeadLetterAndRetryBringsTheJobBack) {
   obs::MetricsRegistry registry;
   QueueOptions options = TestOptions();
   options.max_attempts = 2;
+  std::mutex mu;
+  std::vector<std::pair<int, JobFate>> fates;  // (attempts, fate)
+  options.on_job = [&](const Job& job, JobFate fate) {
+    std::lock_guard<std::mutex> lock(mu);
+    fates.emplace_back(job.attempts, fate);
+  };
   auto queue = Open(options, &registry);
   ASSERT_NE(queue, nullptr);
   std::atomic<bool> fail{true};
@@ -158,6 +167,12 @@ TEST_F(PgQueueTest, ExhaustedRetriesDeadLetterAndRetryBringsTheJobBack) {
   EXPECT_THAT(queue->DeadLetters(), IsOkAndHolds(IsEmpty()));
   EXPECT_THAT(queue->Pending(), IsOkAndHolds(IsEmpty()));
   EXPECT_THAT(queue->RetryDeadLetter(JobIdFor(Request(1))), StatusIs(StatusCode::kNotFound));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_THAT(fates,
+                ElementsAre(std::pair(1, JobFate::kRetrying), std::pair(2, JobFate::kDeadLettered),
+                            std::pair(1, JobFate::kStored)));
+  }
   EXPECT_THAT(queue->RetryDeadLetter("../etc/passwd"), StatusIs(StatusCode::kInvalidArgument));
 }
 

@@ -18,6 +18,15 @@
 namespace mend::lessonq {
 
 /// The defaults are docs/lesson_queue.md's (the seed's CHATCLI_QUALITY_REFLEXION_QUEUE_* defaults).
+/// What became of a job after an attempt (QueueOptions::on_job).
+enum class JobFate {
+  kStored,        ///< processed: a lesson was stored
+  kSkipped,       ///< processed: nothing actionable
+  kRetrying,      ///< failed transiently; attempted again after its backoff
+  kDeadLettered,  ///< failed permanently or out of attempts: in the dead-letter queue
+};
+std::string_view JobFateName(JobFate fate);  ///< "stored", "skipped", "retrying", "dead_lettered"
+
 struct QueueOptions {
   /// The WAL queue's directory, required there: holds wal/, dlq/ and the owner lock `owner.lock`.
   /// The PostgreSQL queue does not use it.
@@ -41,6 +50,10 @@ struct QueueOptions {
   /// kChatcliMaxRecordBytes), so a directory chatcli also reads keeps its jobs; the job in this
   /// process keeps its full texts.
   bool chatcli_safe = false;
+  /// Optional: told what became of each job a worker of this process attempted, once the queue
+  /// has recorded it, on that worker's thread (for live displays: app publishes events). Must not
+  /// block or call the queue. A job an attempt abandoned at shutdown is not reported.
+  std::function<void(const Job& job, JobFate fate)> on_job;
 };
 
 /// The context of one processing attempt.

@@ -7,10 +7,12 @@ import {live} from "../lib/live.js";
 import {onAction, pageHeader, section} from "../lib/page.js";
 
 const FALLBACK_POLL_MS = 5000;
-// The queue's workers retry and dead-letter jobs without an event: those show within this long.
-const QUEUE_POLL_MS = 15000;
+// Jobs moved by another process (the CLI, a worker on another replica) publish nothing here:
+// those show within this long.
+const QUEUE_POLL_MS = 60000;
 
-// A run's end can queue a lesson job; a stored lesson or a failing generator ends one.
+// A run's end can queue a lesson job; the workers publish what became of each one
+// (reflexion.job_stored, _skipped, _retrying, _dead_lettered).
 function touchesLessons(event) {
   const type = String(event.type || "");
   return type.startsWith("reflexion.") || type === "run.failed" || type === "run.completed" ||
