@@ -1,7 +1,7 @@
 // What the browser tests do in the UI, in order (they share one server, so later tests see what
 // earlier ones changed). Each gets t = {page, url, ids, paths, home, seeder, token, screenshot,
-// docsScreenshot, log}; a thrown error fails the test.
-import {mkdirSync, readFileSync} from "node:fs";
+// docsImage, log}; a thrown error fails the test.
+import {readFileSync} from "node:fs";
 import path from "node:path";
 
 import {ANSWER, DENY_REASON} from "./seed.mjs";
@@ -41,6 +41,7 @@ async function tokenAndRunsList(t) {
   }
   await page.getByRole("button", {name: "Forget token"}).waitFor();
   await t.screenshot();
+  await t.docsImage("runs");
   // The keyboard reaches the page with a visible focus ring, starting at the skip link (the token
   // is in the tab's sessionStorage now, so a reload asks for nothing).
   await page.reload();
@@ -79,6 +80,7 @@ async function approveWaitingRun(t) {
   await open(t, "#/pending");
   const card = page.locator(`li[data-run="${ids.approve}"]`);
   await card.waitFor();
+  await t.docsImage("pending");
   await card.getByRole("button", {name: "Approve"}).click();
   await page.getByText(`Approved ${ids.approve}`).waitFor();
   await open(t, `#/runs/${encodeURIComponent(ids.approve)}`);
@@ -136,6 +138,7 @@ async function retryDeadLetter(t) {
   await open(t, "#/lessons");
   const row = page.locator(`tr[data-job="${ids.deadLetter}"]`);
   await row.waitFor();
+  await t.docsImage("lessons");
   await row.getByRole("button", {name: `Retry lesson job ${ids.deadLetter}`}).click();
   await page.getByText("No dead letters.").waitFor();
   await t.screenshot();
@@ -164,6 +167,7 @@ async function searchAndRecallMemory(t) {
   await hit.first().getByRole("button", {name: "Details"}).click();
   await page.locator(".fact-detail dt", {hasText: "helped"}).first().waitFor();
   await t.screenshot({fullPage: true});
+  await t.docsImage("memory");
 }
 
 async function traceMarksReplacedResult(t) {
@@ -173,10 +177,7 @@ async function traceMarksReplacedResult(t) {
   await row.waitFor();
   await row.getByText("result replaced by hook").waitFor();
   await row.getByText("heal: replace").waitFor();
-  if (t.docsScreenshot) {
-    mkdirSync(path.dirname(t.docsScreenshot), {recursive: true});
-    await page.screenshot({path: t.docsScreenshot});
-  }
+  await t.docsImage("run");
   await row.locator(".wf-label").click();
   await row.locator(".wf-detail").getByText("withheld: the file holds a key").first().waitFor();
   const turns = await page.locator(".wf-row.type-chat").count();
@@ -200,6 +201,7 @@ async function traceListOpensATrace(t) {
   await open(t, "#/traces");
   const row = page.locator("table.data tr", {has: page.getByRole("link", {name: ids.replace, exact: true})});
   await row.waitFor();
+  await t.docsImage("traces");
   await row.locator("td").first().getByRole("link").click();
   await page.locator(".wf-row.is-replaced").waitFor();
   await page.getByRole("link", {name: ids.replace, exact: true}).first().waitFor();
@@ -298,6 +300,7 @@ async function metricsOverview(t) {
   // The process's counters say since when they count.
   await page.getByText(/count what this server did since it started, \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(up \d+ (s|min)/).waitFor();
   await t.screenshot({fullPage: true});
+  await t.docsImage("metrics");
   await page.getByLabel("Filter", {exact: true}).fill("lessonq");
   assert(await page.locator(".metric").count() >= 3, "the lessonq metrics are not shown");
 }

@@ -4,10 +4,10 @@
 // headless Chromium (the Debian package) through playwright-core (tests/browser/package.json).
 //
 //   node tests/browser/run.mjs --mend PATH --fake-server PATH --out DIR
-//        [--chromium PATH] [--only NAME]... [--keep] [--docs-screenshot FILE]
+//        [--chromium PATH] [--only NAME]... [--keep] [--docs-images DIR]
 //
-// Each test saves a screenshot into --out; --docs-screenshot also saves the run page with the
-// replaced tool result's trace there (docs/images/ui-run.png is made so). Prints one "ok"/"not ok" line per test and a final
+// Each test saves a screenshot into --out; with --docs-images the tests also save the pages
+// docs/serve.md shows, as DIR/ui-<page>.png (docs/images is made so). Prints one "ok"/"not ok" line per test and a final
 // "N passed, N failed" line. Exit 0: all passed; 1: a test failed; 2: usage or set-up error;
 // 77: skipped (no playwright-core under tests/browser/node_modules, no Chromium, or mend and
 // fake_llm_server not built).
@@ -29,7 +29,7 @@ const TOKEN = "browser-test-token";
 function usage(message) {
   console.error(`run.mjs: ${message}`);
   console.error("usage: node tests/browser/run.mjs --mend PATH --fake-server PATH --out DIR " +
-                "[--chromium PATH] [--only NAME]... [--keep] [--docs-screenshot FILE]");
+                "[--chromium PATH] [--only NAME]... [--keep] [--docs-images DIR]");
   process.exit(2);
 }
 
@@ -46,7 +46,7 @@ function parseArgs(argv) {
     else if (flag === "--out") args.out = path.resolve(value());
     else if (flag === "--chromium") args.chromium = path.resolve(value());
     else if (flag === "--only") args.only.push(value());
-    else if (flag === "--docs-screenshot") args.docsScreenshot = path.resolve(value());
+    else if (flag === "--docs-images") args.docsImages = path.resolve(value());
     else if (flag === "--keep") args.keep = true;
     else usage(`unknown argument ${flag}`);
   }
@@ -224,7 +224,12 @@ async function runTests(args, env, playwright, log) {
       const shot = path.join(args.out, `${String(index + 1).padStart(2, "0")}-${test.name}.png`);
       const t = {page, ...env, token: TOKEN, log,
                  screenshot: async (options = {}) => page.screenshot({path: shot, ...options}),
-                 docsScreenshot: args.docsScreenshot};
+                 // The page as docs/serve.md shows it, saved only with --docs-images.
+                 docsImage: async (name, options = {}) => {
+                   if (!args.docsImages) return;
+                   mkdirSync(args.docsImages, {recursive: true});
+                   await page.screenshot({path: path.join(args.docsImages, `ui-${name}.png`), ...options});
+                 }};
       let error = null;
       try {
         await page.goto(env.url + "/");
