@@ -176,6 +176,9 @@ class CanaryAgent final : public agent::Agent {
                                 const agent::SendOptions& options) override {
     agent::SendOptions chosen = options;
     if (chosen.run_id.empty()) chosen.run_id = agent::NewRunId(runtime_.env);
+    // A turn that continues a run (a chat's next turn) stays on that run's arm, so a conversation
+    // never changes instructions halfway; one begun before the canary goes on with the baseline.
+    if (!chosen.continue_from.empty()) return For(chosen.continue_from).Send(task, chosen);
     agent::Agent& arm = improve::TakesProposal(canary_.proposal_id, chosen.run_id, canary_.percent)
                             ? *proposal_
                             : *baseline_;

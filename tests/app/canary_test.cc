@@ -360,6 +360,38 @@ TEST_F(CanaryTest, TwoProcessesOnOneHomeDecideOnce) {
   EXPECT_EQ(Instructions(), "HELP\n");
 }
 
+// A chat's turns continue one another: each turn stays on the arm of the turn it continues, so a
+// conversation never changes instructions halfway, whatever the new turns' ids would draw.
+TEST_F(CanaryTest, ATurnThatContinuesARunStaysOnItsArm) {
+  Propose(*runtime_, kProposalId, "HELP\n");
+  // A conversation begun before the canary goes on with the baseline.
+  Result<std::unique_ptr<agent::Agent>> plain = OpenAgent(*runtime_, agent_dir_);
+  ASSERT_THAT(plain, IsOk());
+  agent::SendOptions first;
+  first.run_id = "before";
+  ASSERT_THAT((*plain)->Send("code-1", first), IsOk());
+  ASSERT_THAT(StartCanary(*runtime_, kProposalId, 50, /*auto_decide=*/false), IsOk());
+  Result<std::unique_ptr<agent::Agent>> agent = OpenAgent(*runtime_, agent_dir_);
+  ASSERT_THAT(agent, IsOk());
+  for (const std::string start : {"before", "t0"}) {
+    std::string previous = start;
+    if (start == "t0") {
+      agent::SendOptions options;
+      options.run_id = start;
+      ASSERT_THAT((*agent)->Send("code-2", options), IsOk());
+    }
+    const std::string arm = start == "before" ? "baseline" : OriginOf(*runtime_, start).arm;
+    for (int i = 0; i < 8; ++i) {
+      agent::SendOptions options;
+      options.run_id = start + "-turn" + std::to_string(i);
+      options.continue_from = previous;
+      ASSERT_THAT((*agent)->Send("code-" + std::to_string(i), options), IsOk());
+      EXPECT_EQ(OriginOf(*runtime_, options.run_id).arm, arm) << options.run_id;
+      previous = options.run_id;
+    }
+  }
+}
+
 // A proposal never changes agent.toml, so both arms of a canaried agent share one start of the
 // folder's MCP servers.
 TEST_F(CanaryTest, BothArmsShareOneStartOfTheFoldersMcpServers) {
