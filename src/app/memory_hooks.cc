@@ -46,14 +46,19 @@ Result<InjectedSection> BuildSection(Runtime& runtime, const agent::RunInfo& run
                         RecallForTask(runtime, run.task, run.workspace));
   if (retrieval.selected.empty()) return InjectedSection{};
   std::vector<std::string> ids;
+  std::vector<memory::InjectedFact> given;
   ids.reserve(retrieval.selected.size());
-  for (const memory::ScoredFact& scored : retrieval.selected) ids.push_back(scored.fact.id);
+  given.reserve(retrieval.selected.size());
+  for (const memory::ScoredFact& scored : retrieval.selected) {
+    ids.push_back(scored.fact.id);
+    given.emplace_back(scored.fact.id, scored.score);
+  }
   // Only a recall that injected something is a span: the hook acted (docs/observe.md).
   obs::Span span = obs::StartSpan("mend.memory.recall");
   span.SetAttribute("mend.memory.fact_ids", ids)
       .SetAttribute("mend.memory.section_chars", static_cast<int64_t>(retrieval.section.size()))
       .SetContent("mend.memory.section", retrieval.section);
-  if (Status s = runtime.facts->RecordInjection(run.run_id, ids); !s.ok()) {
+  if (Status s = runtime.facts->RecordInjection(run.run_id, given); !s.ok()) {
     span.SetError(StatusCodeName(s.code()), s.message());
     return s;
   }

@@ -58,7 +58,11 @@ size_t PageStart(const std::vector<memory::Fact>& listed, const store::RunCursor
 nlohmann::json FactJson(const memory::Fact& fact) {
   nlohmann::json episodes = nlohmann::json::array();
   for (const memory::Episode& e : fact.provenance) {
-    episodes.push_back({{"task", e.task}, {"outcome", e.outcome}, {"at", FormatRfc3339(e.at)}});
+    episodes.push_back(
+        {{"task", e.task},
+         {"outcome", e.outcome},
+         {"at", FormatRfc3339(e.at)},
+         {"run_id", e.run_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.run_id)}});
   }
   return {{"id", fact.id},
           {"content", fact.content},

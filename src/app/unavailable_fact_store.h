@@ -36,10 +36,16 @@ class UnavailableFactStore final : public memory::FactStore {
   Result<int64_t> Generation() override { return error_; }
   Result<int64_t> VectorGeneration() override { return error_; }
   Result<int64_t> Count() override { return error_; }
-  Status RecordInjection(const std::string&, const std::vector<std::string>&) override {
+  Status RecordInjection(const std::string&, const std::vector<memory::InjectedFact>&) override {
     return error_;
   }
   Result<std::vector<std::string>> InjectedInto(const std::string&) override { return error_; }
+  Result<std::vector<memory::Injection>> InjectionsOfRun(const std::string&) override {
+    return error_;
+  }
+  Result<std::vector<memory::Injection>> InjectionsOfFact(const std::string&, size_t) override {
+    return error_;
+  }
   Status RecordOutcome(const std::string&, bool) override { return error_; }
   Status PutEmbedding(const memory::FactVector&, const std::string&) override { return error_; }
   Result<std::vector<memory::FactVector>> Embeddings(const std::string&) override { return error_; }

@@ -66,7 +66,10 @@ std::vector<std::string> SplitTags(const std::string& joined) {
 std::string EncodeEpisodes(const std::vector<Episode>& episodes) {
   nlohmann::json array = nlohmann::json::array();
   for (const Episode& e : episodes) {
-    array.push_back({{"task", e.task}, {"outcome", e.outcome}, {"at", ToMillis(e.at)}});
+    nlohmann::json item = {{"task", e.task}, {"outcome", e.outcome}, {"at", ToMillis(e.at)}};
+    // Only when known, so episodes written before runs were recorded read the same.
+    if (!e.run_id.empty()) item["run_id"] = e.run_id;
+    array.push_back(std::move(item));
   }
   return DumpJson(array);
 }
@@ -81,6 +84,9 @@ Result<std::vector<Episode>> DecodeEpisodes(const std::string& json) {
     MEND_ASSIGN_OR_RETURN(e.outcome, GetString(item, "outcome"));
     MEND_ASSIGN_OR_RETURN(int64_t at, GetInt64(item, "at"));
     e.at = FromMillis(at);
+    if (item.contains("run_id")) {
+      MEND_ASSIGN_OR_RETURN(e.run_id, GetString(item, "run_id"));
+    }
     out.push_back(std::move(e));
   }
   return out;
@@ -103,6 +109,7 @@ Episode BoundEpisode(const Episode& episode) {
   out.task = TruncateUtf8Bytes(StorableText(Trim(episode.task)), kMaxEpisodeTaskBytes);
   out.outcome = TruncateUtf8Bytes(StorableText(Trim(episode.outcome)), kMaxEpisodeOutcomeBytes);
   out.at = episode.at;
+  out.run_id = StorableText(episode.run_id);
   return out;
 }
 

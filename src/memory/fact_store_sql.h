@@ -6,7 +6,7 @@
 
 namespace mend::memory::internal {
 
-inline constexpr int64_t kMemorySchemaVersion = 3;
+inline constexpr int64_t kMemorySchemaVersion = 4;
 
 inline constexpr char kCreateMeta[] =
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
@@ -107,6 +107,13 @@ INSERT INTO meta (key, value) VALUES ('memory.documents', '0'), ('memory.words',
 // differs. Exports read it; matching and search never do. Older rows get "".
 inline constexpr char kSchemaV3[] =
     "ALTER TABLE facts ADD COLUMN as_written TEXT NOT NULL DEFAULT ''";
+// Version 4: `fact_injections.score` holds the retrieval's score of the fact for the run
+// (ScoredFact::score; NULL when none was given, and in rows written before), and
+// `fact_injections_fact` finds the runs a fact was given to, newest first.
+inline constexpr char kSchemaV4[] = R"sql(
+ALTER TABLE fact_injections ADD COLUMN score REAL;
+CREATE INDEX fact_injections_fact ON fact_injections (fact_id, at);
+)sql";
 inline constexpr char kUpdateVersion[] =
     "UPDATE meta SET value = ?1 WHERE key = 'memory.schema_version'";
 

@@ -38,6 +38,14 @@ constexpr char kTagKeyFacts[] =
     "AND ($2 = '' OR workspace = '' OR workspace = $2) ORDER BY key, fact_rowid";
 constexpr char kMeta[] = "SELECT value FROM meta WHERE key = $1";
 constexpr char kInjected[] = "SELECT fact_id FROM fact_injections WHERE run_id = $1 ORDER BY seq";
+// Columns: run_id, fact_id, at, score, completed (NULL while the run's outcome is not known).
+constexpr char kRunInjections[] =
+    "SELECT i.run_id, i.fact_id, i.at, i.score, o.completed FROM fact_injections i "
+    "LEFT JOIN fact_run_outcomes o ON o.run_id = i.run_id WHERE i.run_id = $1 ORDER BY i.seq";
+constexpr char kFactInjections[] =
+    "SELECT i.run_id, i.fact_id, i.at, i.score, o.completed FROM fact_injections i "
+    "LEFT JOIN fact_run_outcomes o ON o.run_id = i.run_id WHERE i.fact_id = $1 "
+    "ORDER BY i.at DESC, i.seq DESC LIMIT $2";
 
 int64_t NonNegative(std::optional<int64_t> v) { return std::max<int64_t>(0, v.value_or(0)); }
 
@@ -238,6 +246,37 @@ Result<std::vector<std::string>> PgFactStore::InjectedInto(const std::string& ru
     return OkStatus();
   }));
   return ids;
+}
+
+Result<std::vector<Injection>> PgFactStore::ReadInjections(const char* sql,
+                                                           const std::vector<PgParam>& params) {
+  std::vector<Injection> out;
+  MEND_RETURN_IF_ERROR(ReadOne([&](PgConn& conn) -> Status {
+    out.clear();
+    MEND_ASSIGN_OR_RETURN(PgResult res, conn.Exec(sql, params, PgConn::Plan::kPrepared));
+    for (int r = 0; r < res.rows(); ++r) {
+      Injection i{.run_id = res.Text(r, 0),
+                  .fact_id = res.Text(r, 1),
+                  .at = FromMillis(res.Int(r, 2).value_or(0))};
+      if (!res.IsNull(r, 3)) i.score = std::strtod(res.Text(r, 3).c_str(), nullptr);
+      if (!res.IsNull(r, 4)) i.completed = res.Text(r, 4) == "t";
+      out.push_back(std::move(i));
+    }
+    return OkStatus();
+  }));
+  return out;
+}
+
+Result<std::vector<Injection>> PgFactStore::InjectionsOfRun(const std::string& run_id) {
+  return ReadInjections(kRunInjections, {PgParam::Text(run_id)});
+}
+
+Result<std::vector<Injection>> PgFactStore::InjectionsOfFact(const std::string& fact_id,
+                                                             size_t limit) {
+  // LIMIT NULL is no limit.
+  return ReadInjections(kFactInjections,
+                        {PgParam::Text(fact_id),
+                         limit == 0 ? PgParam::Null() : PgParam::Int(static_cast<int64_t>(limit))});
 }
 
 }  // namespace mend::memory::internal

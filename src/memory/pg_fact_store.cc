@@ -233,9 +233,12 @@ Status PgFactStore::CreateOrCheckSchema(PgConn& conn) {
           where + " holds memory written by a newer mend (memory schema " + std::to_string(*v) +
           " > " + std::to_string(kPgMemorySchemaVersion) + "); upgrade mend to use it");
     }
-    return OkStatus();
+    if (*v == kPgMemorySchemaVersion) return OkStatus();
+    MEND_RETURN_IF_ERROR(conn.Run(kPgSchemaV2));
+    return conn.Exec(kPgUpdateVersion, {PgParam::Int(kPgMemorySchemaVersion)}).status();
   }
   MEND_RETURN_IF_ERROR(conn.Run(kPgSchemaV1));
+  MEND_RETURN_IF_ERROR(conn.Run(kPgSchemaV2));
   return conn.Exec(kPgInsertVersion, {PgParam::Int(kPgMemorySchemaVersion)}).status();
 }
 
@@ -497,15 +500,17 @@ Status PgFactStore::Supersede(const std::string& old_id, const std::string& new_
 }
 
 Status PgFactStore::RecordInjection(const std::string& run_id,
-                                    const std::vector<std::string>& ids) {
-  if (ids.empty()) return OkStatus();
+                                    const std::vector<InjectedFact>& facts) {
+  if (facts.empty()) return OkStatus();
   const std::string now = Millis(clock_.Now());
   return db::PgTransact(pool_, "BEGIN", [&](PgConn& conn) -> Status {
-    for (const std::string& id : ids) {
+    for (const InjectedFact& fact : facts) {
+      const std::string& id = fact.id;
       MEND_RETURN_IF_ERROR(
-          conn.Exec("INSERT INTO fact_injections (run_id, fact_id, at) VALUES ($1, $2, $3) "
-                    "ON CONFLICT DO NOTHING",
-                    {PgParam::Text(run_id), PgParam::Text(id), PgParam::Text(now)},
+          conn.Exec("INSERT INTO fact_injections (run_id, fact_id, at, score) "
+                    "VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                    {PgParam::Text(run_id), PgParam::Text(id), PgParam::Text(now),
+                     fact.score ? PgParam::Text(PgDoubleText(*fact.score)) : PgParam::Null()},
                     PgConn::Plan::kPrepared)
               .status());
       MEND_RETURN_IF_ERROR(

@@ -62,8 +62,12 @@ class PgFactStore final : public FactStore {
   Result<int64_t> Generation() override;
   Result<int64_t> VectorGeneration() override;
   Result<int64_t> Count() override;
-  Status RecordInjection(const std::string& run_id, const std::vector<std::string>& ids) override;
+  Status RecordInjection(const std::string& run_id,
+                         const std::vector<InjectedFact>& facts) override;
   Result<std::vector<std::string>> InjectedInto(const std::string& run_id) override;
+  Result<std::vector<Injection>> InjectionsOfRun(const std::string& run_id) override;
+  Result<std::vector<Injection>> InjectionsOfFact(const std::string& fact_id,
+                                                  size_t limit) override;
   Status RecordOutcome(const std::string& run_id, bool completed) override;
   Result<std::vector<FactVector>> Embeddings(const std::string& model_id) override;
   Result<int64_t> PutEmbeddings(const std::vector<FactVector>& vectors,
@@ -89,6 +93,9 @@ class PgFactStore final : public FactStore {
   Status WriteTx(const std::function<Status(PgConn&)>& body);
   // Runs `body`, which reads with one statement, outside any explicit transaction: a statement is
   // its own snapshot, and it costs one round trip instead of three.
+  // Runs `sql` (kRunInjections or kFactInjections of pg_fact_search.cc) and reads its rows.
+  Result<std::vector<Injection>> ReadInjections(const char* sql,
+                                                const std::vector<db::PgParam>& params);
   Status ReadOne(const std::function<Status(PgConn&)>& body);
 
   // The helpers below run inside a transaction.

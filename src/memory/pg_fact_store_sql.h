@@ -12,7 +12,7 @@
 
 namespace mend::memory::internal {
 
-inline constexpr int64_t kPgMemorySchemaVersion = 1;
+inline constexpr int64_t kPgMemorySchemaVersion = 2;
 
 // Taken first by every transaction that creates or checks the schema: hosts opening one database
 // at once create it once. (The runs store takes the same lock for its own tables.)
@@ -89,6 +89,14 @@ CREATE TABLE fact_run_outcomes (
 INSERT INTO meta (key, value) VALUES ('memory.generation', '0'), ('memory.vector_generation', '0'),
   ('memory.documents', '0'), ('memory.words', '0'), ('memory.tokens', '0');
 )sql";
+// Version 2, as version 4 on SQLite (fact_store_sql.h): the retrieval's score per injection
+// (NULL in older rows) and the index of the runs a fact was given to.
+inline constexpr char kPgSchemaV2[] = R"sql(
+ALTER TABLE fact_injections ADD COLUMN score DOUBLE PRECISION;
+CREATE INDEX fact_injections_fact ON fact_injections (fact_id, at, seq);
+)sql";
+inline constexpr char kPgUpdateVersion[] =
+    "UPDATE meta SET value = $1 WHERE key = 'memory.schema_version'";
 inline constexpr char kPgInsertVersion[] =
     "INSERT INTO meta (key, value) VALUES ('memory.schema_version', $1)";
 

@@ -45,7 +45,15 @@ constexpr char kVectorGeneration[] =
 constexpr char kCount[] = "SELECT count(*) FROM facts WHERE superseded_by IS NULL";
 constexpr char kInjected[] = "SELECT fact_id FROM fact_injections WHERE run_id = ?1 ORDER BY rowid";
 constexpr char kRecordInjection[] =
-    "INSERT OR IGNORE INTO fact_injections (run_id, fact_id, at) VALUES (?1, ?2, ?3)";
+    "INSERT OR IGNORE INTO fact_injections (run_id, fact_id, at, score) VALUES (?1, ?2, ?3, ?4)";
+// Columns: run_id, fact_id, at, score, completed (NULL while the run's outcome is not known).
+constexpr char kRunInjections[] =
+    "SELECT i.run_id, i.fact_id, i.at, i.score, o.completed FROM fact_injections i "
+    "LEFT JOIN fact_run_outcomes o ON o.run_id = i.run_id WHERE i.run_id = ?1 ORDER BY i.rowid";
+constexpr char kFactInjections[] =
+    "SELECT i.run_id, i.fact_id, i.at, i.score, o.completed FROM fact_injections i "
+    "LEFT JOIN fact_run_outcomes o ON o.run_id = i.run_id WHERE i.fact_id = ?1 "
+    "ORDER BY i.at DESC, i.rowid DESC LIMIT ?2";
 constexpr char kTouch[] =
     "UPDATE facts SET access_count = access_count + 1, last_accessed = ?2 WHERE id = ?1";
 constexpr char kRecordOutcome[] =
@@ -327,16 +335,22 @@ Result<int64_t> SqliteFactStore::Count() {
 }
 
 Status SqliteFactStore::RecordInjection(const std::string& run_id,
-                                        const std::vector<std::string>& ids) {
-  if (ids.empty()) return OkStatus();
+                                        const std::vector<InjectedFact>& facts) {
+  if (facts.empty()) return OkStatus();
   std::lock_guard<std::mutex> lock(mu_);
   int64_t now = ToMillis(options_.clock->Now());
   return WriteTx([&]() -> Status {
-    for (const std::string& id : ids) {
+    for (const InjectedFact& fact : facts) {
       MEND_ASSIGN_OR_RETURN(SqliteStmt insert, db_->Prepare(kRecordInjection));
-      MEND_RETURN_IF_ERROR(insert.BindText(1, run_id).BindText(2, id).Bind(3, now).Run());
+      insert.BindText(1, run_id).BindText(2, fact.id).Bind(3, now);
+      if (fact.score) {
+        insert.BindDouble(4, *fact.score);
+      } else {
+        insert.BindNull(4);
+      }
+      MEND_RETURN_IF_ERROR(insert.Run());
       MEND_ASSIGN_OR_RETURN(SqliteStmt touch, db_->Prepare(kTouch));
-      MEND_RETURN_IF_ERROR(touch.BindText(1, id).Bind(2, now).Run());
+      MEND_RETURN_IF_ERROR(touch.BindText(1, fact.id).Bind(2, now).Run());
     }
     return OkStatus();
   });
@@ -353,6 +367,40 @@ Result<std::vector<std::string>> SqliteFactStore::InjectedInto(const std::string
     ids.push_back(stmt.Text(0));
   }
   return ids;
+}
+
+namespace {
+
+// Reads the rows of kRunInjections or kFactInjections.
+Result<std::vector<Injection>> ReadInjections(SqliteStmt& stmt) {
+  std::vector<Injection> out;
+  while (true) {
+    MEND_ASSIGN_OR_RETURN(bool more, stmt.Step());
+    if (!more) break;
+    Injection i{.run_id = stmt.Text(0), .fact_id = stmt.Text(1), .at = FromMillis(stmt.Int(2))};
+    if (!stmt.IsNull(3)) i.score = stmt.Double(3);
+    if (!stmt.IsNull(4)) i.completed = stmt.Int(4) != 0;
+    out.push_back(std::move(i));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<Injection>> SqliteFactStore::InjectionsOfRun(const std::string& run_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kRunInjections));
+  stmt.BindText(1, run_id);
+  return ReadInjections(stmt);
+}
+
+Result<std::vector<Injection>> SqliteFactStore::InjectionsOfFact(const std::string& fact_id,
+                                                                 size_t limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  MEND_ASSIGN_OR_RETURN(SqliteStmt stmt, db_->Prepare(kFactInjections));
+  // SQLite reads a negative LIMIT as none.
+  stmt.BindText(1, fact_id).Bind(2, limit == 0 ? -1 : static_cast<int64_t>(limit));
+  return ReadInjections(stmt);
 }
 
 Status SqliteFactStore::RecordOutcome(const std::string& run_id, bool completed) {

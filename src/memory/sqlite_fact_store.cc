@@ -119,12 +119,14 @@ Status SqliteFactStore::Init() {
       if (*version == kMemorySchemaVersion) return OkStatus();
       if (*version < 2) MEND_RETURN_IF_ERROR(MigrateToV2Locked());
       if (*version < 3) MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV3));
+      if (*version < 4) MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV4));
       MEND_ASSIGN_OR_RETURN(SqliteStmt update, db_->Prepare(kUpdateVersion));
       return update.BindText(1, std::to_string(kMemorySchemaVersion)).Run();
     }
     MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV1));
     MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV2));
     MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV3));
+    MEND_RETURN_IF_ERROR(db_->Exec(kSchemaV4));
     MEND_ASSIGN_OR_RETURN(SqliteStmt insert, db_->Prepare(kInsertVersion));
     return insert.BindText(1, std::to_string(kMemorySchemaVersion)).Run();
   }));

@@ -37,8 +37,12 @@ class SqliteFactStore final : public FactStore {
   Result<int64_t> Generation() override;
   Result<int64_t> VectorGeneration() override;
   Result<int64_t> Count() override;
-  Status RecordInjection(const std::string& run_id, const std::vector<std::string>& ids) override;
+  Status RecordInjection(const std::string& run_id,
+                         const std::vector<InjectedFact>& facts) override;
   Result<std::vector<std::string>> InjectedInto(const std::string& run_id) override;
+  Result<std::vector<Injection>> InjectionsOfRun(const std::string& run_id) override;
+  Result<std::vector<Injection>> InjectionsOfFact(const std::string& fact_id,
+                                                  size_t limit) override;
   Status RecordOutcome(const std::string& run_id, bool completed) override;
   Result<std::vector<FactVector>> Embeddings(const std::string& model_id) override;
   Result<int64_t> PutEmbeddings(const std::vector<FactVector>& vectors,

@@ -52,6 +52,7 @@ memory::NewFact LessonFact(const Lesson& lesson, const lessonq::LessonRequest* p
         .task = provenance->task,
         .outcome = TruncateUtf8Chars(provenance->outcome, kProvenanceOutcomeChars),
         .at = lesson.created_at,
+        .run_id = provenance->run_id,
     };
   }
   return fact;

@@ -10,6 +10,7 @@
 #include "mend/app/runtime.h"
 #include "mend/memory/fact.h"
 #include "server/api.h"
+#include "server/fact_runs.h"
 #include "server/serve_context.h"
 
 namespace mend::server {
@@ -18,6 +19,8 @@ namespace {
 constexpr int64_t kDefaultSearchResults = 10;
 constexpr int64_t kMaxSearchResults = 1000;
 constexpr int64_t kDefaultPageSize = 20;
+constexpr int64_t kDefaultGivenTo = 50;
+constexpr int64_t kMaxGivenTo = 1000;
 
 Result<std::string> RequiredQuery(const ApiRequest& req, std::string_view name) {
   std::optional<std::string> value = req.Query(name);
@@ -110,6 +113,28 @@ Result<ApiResponse> Add(app::Runtime& runtime, const ApiRequest& req) {
                      status);
 }
 
+// GET /api/v1/memory/{id}: the fact, the runs it came from and the runs it was given to.
+Result<ApiResponse> Show(app::Runtime& runtime, const ApiRequest& req) {
+  MEND_ASSIGN_OR_RETURN(int64_t limit,
+                        req.QueryInt("given_limit", kDefaultGivenTo, 1, kMaxGivenTo));
+  MEND_ASSIGN_OR_RETURN(memory::Fact fact, runtime.facts->Get(req.params[0]));
+  MEND_ASSIGN_OR_RETURN(nlohmann::json body,
+                        FactDetailJson(runtime, fact, static_cast<size_t>(limit)));
+  return ApiResponse(std::move(body));
+}
+
+// GET /api/v1/runs/{id}/memory: what the run was given from memory and the lessons it produced.
+Result<ApiResponse> RunMemory(app::Runtime& runtime, const ApiRequest& req) {
+  const std::string& run_id = req.params[0];
+  Result<store::RunRecord> run = runtime.store->GetRun(run_id);
+  if (!run.ok() && run.status().code() == StatusCode::kNotFound) {
+    return NotFoundError("no run named " + run_id);
+  }
+  MEND_RETURN_IF_ERROR(run.status());
+  MEND_ASSIGN_OR_RETURN(nlohmann::json body, RunMemoryJson(runtime, run_id));
+  return ApiResponse(std::move(body));
+}
+
 }  // namespace
 
 void AddMemoryRoutes(ApiRoutes& routes, ServeContext& context) {
@@ -121,10 +146,10 @@ void AddMemoryRoutes(ApiRoutes& routes, ServeContext& context) {
              [&runtime](const ApiRequest& req) { return Recall(runtime, req); });
   routes.Get("/api/v1/memory", [&runtime](const ApiRequest& req) { return List(runtime, req); });
   routes.Post("/api/v1/memory", [&runtime](const ApiRequest& req) { return Add(runtime, req); });
-  routes.Get("/api/v1/memory/([^/]+)", [&runtime](const ApiRequest& req) -> Result<ApiResponse> {
-    MEND_ASSIGN_OR_RETURN(memory::Fact fact, runtime.facts->Get(req.params[0]));
-    return ApiResponse(app::FactJson(fact));
-  });
+  routes.Get("/api/v1/memory/([^/]+)",
+             [&runtime](const ApiRequest& req) { return Show(runtime, req); });
+  routes.Get("/api/v1/runs/([^/]+)/memory",
+             [&runtime](const ApiRequest& req) { return RunMemory(runtime, req); });
   routes.Delete("/api/v1/memory/([^/]+)", [&runtime](const ApiRequest& req) -> Result<ApiResponse> {
     MEND_RETURN_IF_ERROR(runtime.facts->Remove(req.params[0]));
     return ApiResponse(nlohmann::json{{"id", req.params[0]}, {"removed", true}});

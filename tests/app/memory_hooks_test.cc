@@ -70,11 +70,18 @@ class InjectionFailsStore final : public memory::FactStore {
   Result<int64_t> Generation() override { return real_->Generation(); }
   Result<int64_t> VectorGeneration() override { return real_->VectorGeneration(); }
   Result<int64_t> Count() override { return real_->Count(); }
-  Status RecordInjection(const std::string&, const std::vector<std::string>&) override {
+  Status RecordInjection(const std::string&, const std::vector<memory::InjectedFact>&) override {
     return UnavailableError("database is locked");
   }
   Result<std::vector<std::string>> InjectedInto(const std::string& run_id) override {
     return real_->InjectedInto(run_id);
+  }
+  Result<std::vector<memory::Injection>> InjectionsOfRun(const std::string& run_id) override {
+    return real_->InjectionsOfRun(run_id);
+  }
+  Result<std::vector<memory::Injection>> InjectionsOfFact(const std::string& fact_id,
+                                                          size_t limit) override {
+    return real_->InjectionsOfFact(fact_id, limit);
   }
   Status RecordOutcome(const std::string& run_id, bool completed) override {
     return real_->RecordOutcome(run_id, completed);

@@ -328,6 +328,38 @@ async function runAppearsLive(t) {
 }
 
 // `needs`: the API routes a test uses; the runner checks the server has them before the test.
+// A run's page lists the lesson given to it (with its score); the link opens the lesson's page,
+// which names the run it was learned from and the runs it was given to, and links back.
+async function runInjectedLessons(t) {
+  const {page, ids} = t;
+  await open(t, `#/runs/${encodeURIComponent(ids.learned)}`);
+  const given = page.locator("section", {has: page.getByRole("heading", {name: "Memory given to this run"})});
+  const row = given.locator(`tr[data-fact="${ids.migrateLesson}"]`);
+  await row.waitFor();
+  const cells = await row.locator("td").allInnerTexts();
+  assert(cells[1] === "lesson", `the given fact's kind is ${cells[1]}`);
+  assert(/^\d+\.\d{3}$/.test(cells[2]), `the given lesson has no score: ${cells[2]}`);
+  assert(cells[3].includes("payments database migration"), `the content excerpt is ${cells[3]}`);
+  assert(cells[4] === "helped", `the run's outcome for the lesson is ${cells[4]}`);
+  await t.screenshot();
+  await row.getByRole("link", {name: ids.migrateLesson}).click();
+  await page.getByRole("heading", {name: `Lesson ${ids.migrateLesson}`}).waitFor();
+  const from = page.locator("p.came-from");
+  await from.getByRole("link", {name: ids.migrate, exact: true}).waitFor();
+  const back = page.locator("table.given-to").locator(`tr[data-run="${ids.learned}"]`);
+  await back.waitFor();
+  const outcome = await back.locator("td").nth(3).innerText();
+  assert(outcome === "helped", `the lesson's page shows ${outcome} for the run it was given to`);
+  await t.screenshot();
+  await back.getByRole("link", {name: ids.learned, exact: true}).click();
+  await page.getByRole("heading", {name: `Run ${ids.learned}`}).waitFor();
+  // The failed run's page names the lesson it produced.
+  await open(t, `#/memory/${encodeURIComponent(ids.migrateLesson)}`);
+  await page.locator("p.came-from").getByRole("link", {name: ids.migrate, exact: true}).click();
+  const lesson = page.locator("section", {has: page.getByRole("heading", {name: "Lesson from this run"})});
+  await lesson.locator(`li[data-fact="${ids.migrateLesson}"]`).waitFor();
+}
+
 export const TESTS = [
   {name: "token-prompt-and-runs-list", asksForToken: true, run: tokenAndRunsList,
    needs: ["GET /api/v1/runs", "GET /api/v1/agents"]},
@@ -359,4 +391,6 @@ export const TESTS = [
   {name: "metrics-overview", run: metricsOverview, needs: ["GET /metrics", "GET /api/v1/metrics"]},
   {name: "run-appears-live", run: runAppearsLive,
    needs: ["POST /api/v1/events/tickets", "GET /api/v1/runs", "POST /api/v1/runs"]},
+  {name: "run-injected-lessons", run: runInjectedLessons,
+   needs: ["GET /api/v1/runs/ID", "GET /api/v1/runs/ID/memory", "GET /api/v1/memory/ID"]},
 ];

@@ -2,7 +2,7 @@
 // two runs waiting for approval (one task holds markup that must stay text), a run waiting for an
 // answer, a failed run whose lesson job ends in the dead-letter queue, a run whose tool result an
 // output check replaced, memory facts, and a queued improve proposal (the skill-fix scenario of
-// bench/improve).
+// bench/improve); also a failed run whose lesson a later similar run receives.
 import {spawnSync} from "node:child_process";
 import {cpSync, mkdirSync, readFileSync, writeFileSync} from "node:fs";
 import path from "node:path";
@@ -13,6 +13,8 @@ export const TASKS = {
   replace: "TASK-REPLACE: read notes.txt and tell me what it says",
   deny: "TASK-DENY: deploy release 2.0 to production",
   ask: "TASK-ASK: deploy the hotfix where it is needed",
+  migrate: "TASK-MIGRATE: deploy the payments service after its database migration",
+  learned: "TASK-LEARNED: deploy the payments service after its database migration, release 3",
 };
 
 export const DENY_REASON = "not during the release freeze";
@@ -26,9 +28,29 @@ export const LESSON_TEXT =
   "<correction>Rephrase the request as a neutral summary of the report</correction>\n" +
   "<tags>summary, report, refusal</tags>\n";
 
+// A failed run whose lesson is stored at once, and a later similar run that receives it: the
+// lesson generator's request quotes TASK-MIGRATE, the later run's says TASK-LEARNED.
+export const MIGRATE_LESSON =
+  "<situation>When the payments service is deployed before its database migration ran</situation>\n" +
+  "<mistake>The deploy started while the payments database migration was still pending</mistake>\n" +
+  "<correction>Run the payments database migration first, then deploy the service</correction>\n" +
+  "<tags>payments, migration, deploy</tags>\n";
+
+function lessonRoutes() {
+  return [
+    {name: "migrate-lesson", contains: [LESSON_PROMPT, "TASK-MIGRATE"],
+     responses: [{text: MIGRATE_LESSON}]},
+    {name: "learned-done", contains: "TASK-LEARNED",
+     responses: [{text: "The migration ran first; release 3 of the payments service is deployed."}]},
+    {name: "migrate-fail", contains: "TASK-MIGRATE",
+     responses: [{status: 400, error_message: "the deploy was refused: a migration is pending"}]},
+  ];
+}
+
 // The fake model: lesson generator first (its request quotes the failed task), then the agents.
 function routes(scenarioRoutes) {
   return [
+    ...lessonRoutes(),
     // The first lesson reply is unusable (a permanent error: the job is dead-lettered); after a
     // retry the generator answers properly.
     {name: "lesson", contains: LESSON_PROMPT, cycle: false,
@@ -176,9 +198,30 @@ export function seed(seeder, paths) {
     throw new Error(`mend improve: expected a proposal, got ${JSON.stringify(improve.json)}`);
   }
   ids.improve = improve.json.attempt_id;
+  seedInjectedLesson(seeder, paths, ids);
   const lessons = seeder.mendJson(["reflect", "list"]);
   const dlq = (lessons.json && lessons.json.dlq) || [];
   if (dlq.length !== 1) throw new Error(`expected one dead letter, got ${JSON.stringify(lessons.json)}`);
   ids.deadLetter = dlq[0].id;
   return ids;
+}
+
+// A run that fails and leaves a lesson, then a later similar run that receives it in its prompt
+// and completes (ids.migrate, ids.learned, ids.migrateLesson). An agent of their own, so the
+// filters of other tests (the summariser's failed trace) see only what they expect.
+function seedInjectedLesson(seeder, paths, ids) {
+  const agent = path.join(path.dirname(paths.agents), "releaser");
+  write(path.join(agent, "agent.toml"), 'name = "releaser"\ntools = []\n');
+  write(path.join(agent, "instructions.md"), "You release services.\n");
+  const failed = seeder.mendJson(["run", agent, TASKS.migrate], {allowFailure: true});
+  expectStatus(failed, "failed", "the payments run");
+  ids.migrate = failed.json.run_id;
+  const learned = seeder.mendJson(["run", agent, TASKS.learned]);
+  expectStatus(learned, "completed", "the second payments run");
+  ids.learned = learned.json.run_id;
+  const shown = seeder.mendJson(["memory", "list", "--category", "lesson"]);
+  const facts = (shown.json && (shown.json.facts || shown.json)) || [];
+  const lesson = facts.find((f) => String(f.content).includes("payments database migration"));
+  if (!lesson) throw new Error(`the payments run left no lesson: ${JSON.stringify(shown.json)}`);
+  ids.migrateLesson = lesson.id;
 }

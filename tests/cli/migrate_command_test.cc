@@ -1,6 +1,6 @@
-// `mend migrate` on a real home: a home written by the previous release's schemas (runs 3, memory
-// 2, traces 1) is brought to this build's versions with its data, once; a newer schema is refused
-// before anything changes; --dry-run changes nothing.
+// `mend migrate` on a real home: a home written by older schemas (runs 3, memory 2, traces 1) is
+// brought to this build's versions with its data, once; a newer schema is refused before anything
+// changes; --dry-run changes nothing.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -77,6 +77,8 @@ class MigrateCommandTest : public CliHomeTest {
     Query(db(), "DROP INDEX runs_recovery_class");
     Query(db(), "UPDATE meta SET value = '3' WHERE key = 'store.schema_version'");
     Query(db(), "ALTER TABLE facts DROP COLUMN as_written");
+    Query(db(), "DROP INDEX fact_injections_fact");
+    Query(db(), "ALTER TABLE fact_injections DROP COLUMN score");
     Query(db(), "UPDATE meta SET value = '2' WHERE key = 'memory.schema_version'");
     Query(observe(), "DROP TABLE traces");
     Query(observe(), "DROP INDEX spans_otlp");
@@ -109,7 +111,7 @@ TEST_F(MigrateCommandTest, APreviousReleaseHomeIsMigratedOnceAndKeepsItsData) {
   MakePreviousReleaseHome();
 
   ASSERT_EQ(Mend({"migrate", "--json"}), 0) << err();
-  EXPECT_THAT(Stores(), ElementsAre("runs 3 4 true", "memory 2 3 true", "traces 1 3 true"));
+  EXPECT_THAT(Stores(), ElementsAre("runs 3 4 true", "memory 2 4 true", "traces 1 3 true"));
   const nlohmann::json runs = Json().at("stores").at(0);
   EXPECT_EQ(JsonKeys(runs),
             (std::set<std::string>{"store", "backend", "location", "from", "to", "migrated"}));
@@ -117,7 +119,7 @@ TEST_F(MigrateCommandTest, APreviousReleaseHomeIsMigratedOnceAndKeepsItsData) {
   EXPECT_EQ(runs.at("location"), db());
   EXPECT_EQ(Json().at("stores").at(2).at("location"), observe());
   EXPECT_EQ(Json().at("dry_run"), false);
-  EXPECT_THAT(Versions(), ElementsAre("4", "3", "3"));
+  EXPECT_THAT(Versions(), ElementsAre("4", "4", "3"));
   EXPECT_THAT(Query(db(), kRecoveryIndexes), ElementsAre("runs_recovery", "runs_recovery_class"));
 
   // The run and the fact are there, read by this build.
@@ -143,10 +145,10 @@ TEST_F(MigrateCommandTest, APreviousReleaseHomeIsMigratedOnceAndKeepsItsData) {
 
   // A second run finds every store at its version.
   ASSERT_EQ(Mend({"migrate", "--json"}), 0) << err();
-  EXPECT_THAT(Stores(), ElementsAre("runs 4 4 false", "memory 3 3 false", "traces 3 3 false"));
+  EXPECT_THAT(Stores(), ElementsAre("runs 4 4 false", "memory 4 4 false", "traces 3 3 false"));
   ASSERT_EQ(Mend({"migrate"}), 0) << err();
   EXPECT_EQ(out(), "runs (sqlite, " + db() + "): version 4, up to date\n" + "memory (sqlite, " +
-                       db() + "): version 3, up to date\n" + "traces (sqlite, " + observe() +
+                       db() + "): version 4, up to date\n" + "traces (sqlite, " + observe() +
                        "): version 3, up to date\n");
 }
 
@@ -158,11 +160,11 @@ TEST_F(MigrateCommandTest, DryRunReportsWhatWouldChangeAndChangesNothing) {
             "dry run: nothing changed\n"
             "runs (sqlite, " +
                 db() + "): version 3 -> version 4, would be migrated\n" + "memory (sqlite, " +
-                db() + "): version 2 -> version 3, would be migrated\n" + "traces (sqlite, " +
+                db() + "): version 2 -> version 4, would be migrated\n" + "traces (sqlite, " +
                 observe() + "): version 1 -> version 3, would be migrated\n");
   ASSERT_EQ(Mend({"migrate", "--dry-run", "--json"}), 0) << err();
   EXPECT_EQ(Json().at("dry_run"), true);
-  EXPECT_THAT(Stores(), ElementsAre("runs 3 4 true", "memory 2 3 true", "traces 1 3 true"));
+  EXPECT_THAT(Stores(), ElementsAre("runs 3 4 true", "memory 2 4 true", "traces 1 3 true"));
 
   EXPECT_THAT(Versions(), ElementsAre("3", "2", "1"));
   EXPECT_THAT(Query(db(), kRecoveryIndexes), IsEmpty());
@@ -181,7 +183,7 @@ TEST_F(MigrateCommandTest, ANewerSchemaIsRefusedAndNothingIsMigrated) {
   EXPECT_EQ(Mend({"migrate", "--json"}), 1);
   EXPECT_EQ(err(), "mend: " + db() +
                        ": the memory schema (version 99) was written by a newer mend; this build "
-                       "writes version 3; upgrade mend\n");
+                       "writes version 4; upgrade mend\n");
   EXPECT_THAT(Stores(), ElementsAre("runs 3 3 false", "memory 99 99 false", "traces 1 1 false"));
   EXPECT_EQ(Json().at("error").at("code"), "FAILED_PRECONDITION");
   EXPECT_THAT(Json().at("stores").at(1).at("error").get<std::string>(), HasSubstr("newer mend"));
@@ -196,20 +198,20 @@ TEST_F(MigrateCommandTest, ANewerSchemaIsRefusedAndNothingIsMigrated) {
 
 TEST_F(MigrateCommandTest, AHomeWithoutStoresGetsThemCreated) {
   ASSERT_EQ(Mend({"migrate", "--dry-run", "--json"}), 0) << err();
-  EXPECT_THAT(Stores(), ElementsAre("runs 0 4 true", "memory 0 3 true", "traces 0 3 true"));
+  EXPECT_THAT(Stores(), ElementsAre("runs 0 4 true", "memory 0 4 true", "traces 0 3 true"));
   EXPECT_FALSE(fs_.Stat(db()).ok());
 
   ASSERT_EQ(Mend({"migrate"}), 0) << err();
   EXPECT_EQ(out(), "runs (sqlite, " + db() + "): none -> version 4, created\n" +
-                       "memory (sqlite, " + db() + "): none -> version 3, created\n" +
+                       "memory (sqlite, " + db() + "): none -> version 4, created\n" +
                        "traces (sqlite, " + observe() + "): none -> version 3, created\n");
-  EXPECT_THAT(Versions(), ElementsAre("4", "3", "3"));
+  EXPECT_THAT(Versions(), ElementsAre("4", "4", "3"));
 }
 
 TEST_F(MigrateCommandTest, TracesOffAndNoObserveDbLeavesTheTracesOut) {
   env_["MEND_OBSERVE_ENABLED"] = "false";
   ASSERT_EQ(Mend({"migrate", "--json"}), 0) << err();
-  EXPECT_THAT(Stores(), ElementsAre("runs 0 4 true", "memory 0 3 true"));
+  EXPECT_THAT(Stores(), ElementsAre("runs 0 4 true", "memory 0 4 true"));
   EXPECT_FALSE(fs_.Stat(observe()).ok());
 }
 

@@ -102,18 +102,18 @@ TEST_F(PostgresMigrateTest, APreviousReleaseDatabaseIsMigratedOnceAndKeepsItsRun
   MakePreviousReleaseDatabase();
 
   nlohmann::json dry = Migrate({"--dry-run"});
-  EXPECT_THAT(Stores(dry), ElementsAre("runs postgres 3 4 true", "memory postgres 0 1 true",
+  EXPECT_THAT(Stores(dry), ElementsAre("runs postgres 3 4 true", "memory postgres 0 2 true",
                                        "improve postgres 0 1 true"));
   EXPECT_THAT(QueryPostgres(db_.url(), kRunsVersion), ElementsAre("3"));
   EXPECT_THAT(QueryPostgres(db_.url(), kHasFacts), ElementsAre("f"));
 
   nlohmann::json done = Migrate({});
-  EXPECT_THAT(Stores(done), ElementsAre("runs postgres 3 4 true", "memory postgres 0 1 true",
+  EXPECT_THAT(Stores(done), ElementsAre("runs postgres 3 4 true", "memory postgres 0 2 true",
                                         "improve postgres 0 1 true"));
   ASSERT_TRUE(done.is_object());
   EXPECT_EQ(done["stores"][0]["location"], store::MaskPostgresUrl(db_.url()));
   EXPECT_THAT(QueryPostgres(db_.url(), kRunsVersion), ElementsAre("4"));
-  EXPECT_THAT(QueryPostgres(db_.url(), kMemoryVersion), ElementsAre("1"));
+  EXPECT_THAT(QueryPostgres(db_.url(), kMemoryVersion), ElementsAre("2"));
   EXPECT_THAT(QueryPostgres(db_.url(), kRecoveryIndexes), ElementsAre("2"));
   EXPECT_THAT(
       QueryPostgres(db_.url(), "SELECT value FROM meta WHERE key = 'improve.schema_version'"),
@@ -129,14 +129,14 @@ TEST_F(PostgresMigrateTest, APreviousReleaseDatabaseIsMigratedOnceAndKeepsItsRun
   runs->reset();
 
   nlohmann::json again = Migrate({});
-  EXPECT_THAT(Stores(again), ElementsAre("runs postgres 4 4 false", "memory postgres 1 1 false",
+  EXPECT_THAT(Stores(again), ElementsAre("runs postgres 4 4 false", "memory postgres 2 2 false",
                                          "improve postgres 1 1 false"));
 }
 
 TEST_F(PostgresMigrateTest, ThePostgresLessonQueueIsOneOfTheStores) {
   const std::vector<std::string> queue = {"MEND_QUALITY_REFLEXION_QUEUE_BACKEND=postgres"};
   nlohmann::json done = Migrate({}, 0, queue);
-  EXPECT_THAT(Stores(done), ElementsAre("runs postgres 0 4 true", "memory postgres 0 1 true",
+  EXPECT_THAT(Stores(done), ElementsAre("runs postgres 0 4 true", "memory postgres 0 2 true",
                                         "lessons postgres 0 3 true", "improve postgres 0 1 true"));
   EXPECT_THAT(QueryPostgres(db_.url(),
                             "SELECT value FROM lesson_queue_meta WHERE key = "
@@ -144,11 +144,11 @@ TEST_F(PostgresMigrateTest, ThePostgresLessonQueueIsOneOfTheStores) {
               ElementsAre("3"));
   nlohmann::json again = Migrate({}, 0, queue);
   EXPECT_THAT(Stores(again),
-              ElementsAre("runs postgres 4 4 false", "memory postgres 1 1 false",
+              ElementsAre("runs postgres 4 4 false", "memory postgres 2 2 false",
                           "lessons postgres 3 3 false", "improve postgres 1 1 false"));
   // The WAL backend has no tables to migrate.
   EXPECT_THAT(Stores(Migrate({})),
-              ElementsAre("runs postgres 4 4 false", "memory postgres 1 1 false",
+              ElementsAre("runs postgres 4 4 false", "memory postgres 2 2 false",
                           "improve postgres 1 1 false"));
   MEND_ASSERT_OK(ExecPostgres(
       db_.url(), "UPDATE lesson_queue_meta SET value = '7' WHERE key = 'lessonq.schema_version'"));

@@ -74,6 +74,7 @@ TEST_F(FactStoreIndexTest, AVersionOneFileIsCountedWhenOpened) {
   store_.reset();
   // What version 1 had: no statistics, no tag keys.
   Sql("DROP TABLE fact_terms; DROP TABLE fact_tag_keys; ALTER TABLE facts DROP COLUMN as_written; "
+      "DROP INDEX fact_injections_fact; ALTER TABLE fact_injections DROP COLUMN score; "
       "DELETE FROM meta WHERE key IN ('memory.documents', 'memory.words', 'memory.tokens'); "
       "UPDATE meta SET value = '1' WHERE key = 'memory.schema_version'");
   Reopen();

@@ -98,6 +98,8 @@ TEST_F(FactStoreTest, AVersionTwoFileGainsTheWrittenColumn) {
   ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db,
                          "ALTER TABLE facts DROP COLUMN as_written; "
+                         "DROP INDEX fact_injections_fact; "
+                         "ALTER TABLE fact_injections DROP COLUMN score; "
                          "UPDATE meta SET value = '2' WHERE key = 'memory.schema_version'",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
@@ -119,12 +121,45 @@ TEST_F(FactStoreTest, AVersionTwoFileGainsTheWrittenColumn) {
                                &stmt, nullptr),
             SQLITE_OK);
   ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "3");
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "4");
   sqlite3_finalize(stmt);
   sqlite3_close(db);
   auto deploy = store_->Get("aaaaaaaaaaaaaaaaaaaaaaaa");
   ASSERT_THAT(deploy.status(), IsOk());
   EXPECT_EQ(deploy->as_written.provenance, "correction");
+}
+
+TEST_F(FactStoreTest, AVersionThreeFileGainsInjectionScoresAndKeepsItsInjections) {
+  AddResult a = MustAdd({"alpha fact"});
+  MEND_ASSERT_OK(store_->RecordInjection("run-1", {{a.id, 0.5}}));
+  MEND_ASSERT_OK(store_->RecordOutcome("run-1", true));
+  store_.reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  // What version 3 had: injections without a score and no index by fact.
+  ASSERT_EQ(sqlite3_exec(db,
+                         "DROP INDEX fact_injections_fact; "
+                         "ALTER TABLE fact_injections DROP COLUMN score; "
+                         "UPDATE meta SET value = '3' WHERE key = 'memory.schema_version'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+
+  Reopen();
+
+  auto old = store_->InjectionsOfRun("run-1");
+  ASSERT_THAT(old.status(), IsOk());
+  ASSERT_EQ(old->size(), 1u);
+  EXPECT_EQ((*old)[0].fact_id, a.id);
+  EXPECT_EQ((*old)[0].score, std::nullopt);
+  EXPECT_EQ((*old)[0].completed, true);
+  MEND_ASSERT_OK(store_->RecordInjection("run-2", {{a.id, 0.25}}));
+  auto given = store_->InjectionsOfFact(a.id, 10);
+  ASSERT_THAT(given.status(), IsOk());
+  ASSERT_EQ(given->size(), 2u);
+  EXPECT_EQ((*given)[0].run_id, "run-2");
+  EXPECT_EQ((*given)[0].score, 0.25);
+  EXPECT_EQ((*given)[1].run_id, "run-1");
 }
 
 TEST_F(FactStoreTest, NewerSchemaIsRefusedWithAClearMessage) {

@@ -220,6 +220,36 @@ TEST_F(PostgresFactStoreTest, RefusesMemoryWrittenByANewerMend) {
   EXPECT_THAT(std::string(store.status().message()), HasSubstr("upgrade mend"));
 }
 
+TEST_F(PostgresFactStoreTest, AVersionOneDatabaseGainsInjectionScoresAndKeepsItsInjections) {
+  std::string id;
+  {
+    std::unique_ptr<FactStore> store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    auto added = store->Add({"alpha fact"});
+    ASSERT_THAT(added.status(), IsOk());
+    id = added->id;
+    ASSERT_THAT(store->RecordInjection("run-1", {{id, 0.5}}), IsOk());
+  }
+  // What version 1 had: injections without a score and no index by fact.
+  const std::string schema = "\"" + harness_->schema() + "\".";
+  RawPostgresExec("DROP INDEX " + schema + "fact_injections_fact");
+  RawPostgresExec("ALTER TABLE " + schema + "fact_injections DROP COLUMN score");
+  RawPostgresExec("UPDATE " + schema + "meta SET value = '1' WHERE key = 'memory.schema_version'");
+  std::unique_ptr<FactStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto old = store->InjectionsOfRun("run-1");
+  ASSERT_THAT(old.status(), IsOk());
+  ASSERT_EQ(old->size(), 1u);
+  EXPECT_EQ((*old)[0].fact_id, id);
+  EXPECT_EQ((*old)[0].score, std::nullopt);
+  ASSERT_THAT(store->RecordInjection("run-2", {{id, 0.25}}), IsOk());
+  auto given = store->InjectionsOfFact(id, 10);
+  ASSERT_THAT(given.status(), IsOk());
+  ASSERT_EQ(given->size(), 2u);
+  EXPECT_EQ((*given)[0].run_id, "run-2");
+  EXPECT_EQ((*given)[0].score, 0.25);
+}
+
 TEST_F(PostgresFactStoreTest, UnreadableSchemaVersionIsDataLoss) {
   { ASSERT_NE(MustOpen(), nullptr); }
   RawPostgresExec("UPDATE \"" + harness_->schema() +

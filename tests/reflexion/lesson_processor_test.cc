@@ -48,10 +48,16 @@ class FailingFactStore final : public memory::FactStore {
   Result<int64_t> Generation() override { return Unimplemented(); }
   Result<int64_t> VectorGeneration() override { return Unimplemented(); }
   Result<int64_t> Count() override { return Unimplemented(); }
-  Status RecordInjection(const std::string&, const std::vector<std::string>&) override {
+  Status RecordInjection(const std::string&, const std::vector<memory::InjectedFact>&) override {
     return Unimplemented();
   }
   Result<std::vector<std::string>> InjectedInto(const std::string&) override {
+    return Unimplemented();
+  }
+  Result<std::vector<memory::Injection>> InjectionsOfRun(const std::string&) override {
+    return Unimplemented();
+  }
+  Result<std::vector<memory::Injection>> InjectionsOfFact(const std::string&, size_t) override {
     return Unimplemented();
   }
   Status RecordOutcome(const std::string&, bool) override { return Unimplemented(); }

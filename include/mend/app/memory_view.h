@@ -21,7 +21,7 @@ struct Runtime;
 
 /// FACT: {"id","content","category","tags","workspace","source","confidence","created_at",
 /// "last_accessed","access_count","helped","hurt","superseded_by","provenance":[{"task","outcome",
-/// "at"}]} with RFC 3339 UTC times.
+/// "at","run_id"}]} with RFC 3339 UTC times; an episode's run_id is null when not known.
 nlohmann::json FactJson(const memory::Fact& fact);
 
 /// {"results":[{"id","score","category","tags","content"}]}, in the order given.

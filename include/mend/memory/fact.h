@@ -20,6 +20,9 @@ struct Episode {
   std::string task;     ///< the task text
   std::string outcome;  ///< an excerpt of how it ended
   Time at;              ///< when
+  /// The mend run it came from (a lesson's failed run); "" when not known. mend's own: exports to
+  /// chatcli's format leave it out.
+  std::string run_id;
 
   /// Field by field.
   bool operator==(const Episode&) const = default;

@@ -104,6 +104,29 @@ struct EmbeddingCoverage {
   int dimension = 0;      ///< of the model's stored vectors; 0 when it has none
 };
 
+/// One fact given to a run, as FactStore::RecordInjection takes it.
+struct InjectedFact {
+  /// Implicit, so a list of ids reads as facts given without a score.
+  InjectedFact(std::string fact_id, std::optional<double> fact_score = std::nullopt)  // NOLINT
+      : id(std::move(fact_id)), score(fact_score) {}
+  std::string id;               ///< the fact
+  std::optional<double> score;  ///< the retrieval's score for it (ScoredFact::score), if any
+};
+
+/// One run's receipt of one fact (FactStore::InjectionsOfRun, InjectionsOfFact).
+struct Injection {
+  std::string run_id;           ///< the run
+  std::string fact_id;          ///< the fact it received
+  Time at;                      ///< when
+  std::optional<double> score;  ///< retrieval score; none when not recorded (older rows, MCP)
+  /// How the run ended as RecordOutcome counted it (true: completed, the fact helped; false:
+  /// failed, it hurt); none while not known ("pending").
+  std::optional<bool> completed;
+
+  /// Field by field.
+  bool operator==(const Injection&) const = default;
+};
+
 /// What `mend memory stats` counts.
 struct FactCounts {
   int64_t active = 0;      ///< facts search returns
@@ -185,11 +208,19 @@ class FactStore {
   /// Active facts.
   virtual Result<int64_t> Count() = 0;
 
-  /// Records that run `run_id` received `ids` in its prompt (access count and last accessed move).
+  /// Records that run `run_id` received `facts` in its prompt, with their scores when given
+  /// (access count and last accessed move). A fact recorded for the run before keeps its first
+  /// record and score.
   virtual Status RecordInjection(const std::string& run_id,
-                                 const std::vector<std::string>& ids) = 0;
+                                 const std::vector<InjectedFact>& facts) = 0;
   /// The facts run `run_id` received (empty when none).
   virtual Result<std::vector<std::string>> InjectedInto(const std::string& run_id) = 0;
+  /// What run `run_id` received, in the order recorded, with scores and the run's outcome.
+  virtual Result<std::vector<Injection>> InjectionsOfRun(const std::string& run_id) = 0;
+  /// The runs fact `fact_id` was given to, newest first (ties: the later recorded first), at most
+  /// `limit` (0: no limit, as ListOptions). Empty for a fact never given or absent.
+  virtual Result<std::vector<Injection>> InjectionsOfFact(const std::string& fact_id,
+                                                          size_t limit) = 0;
   /// Moves helped (completed) or hurt (failed) of every fact run `run_id` received. Once per run:
   /// later calls for the same run change nothing.
   virtual Status RecordOutcome(const std::string& run_id, bool completed) = 0;

@@ -4,6 +4,7 @@
 import {forgetToken, onTokenChange, storedToken} from "./lib/api.js";
 import {h, render} from "./lib/dom.js";
 import {announce} from "./lib/page.js";
+import * as fact from "./pages/fact.js";
 import * as improve from "./pages/improve.js";
 import * as lessons from "./pages/lessons.js";
 import * as memory from "./pages/memory.js";
@@ -16,7 +17,7 @@ import * as traces from "./pages/traces.js";
 const PAGES = {
   runs: {list: runs, item: run, title: "Runs"},
   pending: {list: pending, title: "Pending"},
-  memory: {list: memory, title: "Memory"},
+  memory: {list: memory, item: fact, title: "Memory"},
   traces: {list: traces, item: traces, title: "Traces"},
   lessons: {list: lessons, title: "Lessons"},
   improve: {list: improve, item: improve, title: "Improve"},

@@ -1,7 +1,7 @@
 // Long-term memory: search it as runs do, see what a run for a task would receive (recall), read,
 // add and delete facts, with the helped/hurt counts the store keeps.
 import {apiPath, del, get, post, withQuery} from "../lib/api.js";
-import {emptyRow, errorBox, field, h, render, textBlock} from "../lib/dom.js";
+import {emptyRow, errorBox, field, h, link, render, textBlock} from "../lib/dom.js";
 import {formatTime, preview} from "../lib/format.js";
 import {loadInto, onAction, onSubmit, pageHeader, section} from "../lib/page.js";
 
@@ -32,7 +32,8 @@ function factDetail(fact) {
                 ...Object.keys(fact).filter((k) => !DETAIL_ORDER.includes(k) && k !== "content" &&
                                                    k !== "provenance")];
   const episodes = Array.isArray(fact.provenance) ? fact.provenance : [];
-  return h("div", {class: "fact-detail"}, textBlock(fact.content ?? "", 8000),
+  return h("div", {class: "fact-detail"}, h("p", {}, link("Open its page: the runs it was given to", "memory", fact.id)),
+    textBlock(fact.content ?? "", 8000),
     h("dl", {class: "kv"}, keys.map((k) => [h("dt", {}, k), h("dd", {}, detailValue(k, fact[k]))])),
     episodes.length ? [h("h4", {}, "Where it came from"), h("ul", {}, episodes.map((e) =>
       h("li", {}, formatTime(e.at), " — task: ", preview(e.task, 200),

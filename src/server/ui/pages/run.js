@@ -5,6 +5,7 @@ import {badge, emptyRow, errorBox, h, render, route, textBlock} from "../lib/dom
 import {formatAgo, formatCount, formatTime, formatUsd, interruptionText, toMillis} from "../lib/format.js";
 import {isRunEvent, live, liveState} from "../lib/live.js";
 import {onAction, pageHeader} from "../lib/page.js";
+import {runMemorySections} from "../lib/fact_runs.js";
 import {awaitedCalls, runActions} from "../lib/run_actions.js";
 import {waterfall} from "../lib/waterfall.js";
 import {modelText, statusCell} from "./runs.js";
@@ -141,11 +142,12 @@ export async function show(main, current, signal) {
   const headerTools = h("span", {class: "muted"});
   const overviewSlot = h("section", {class: "card", "aria-label": "Overview"});
   const actionSlot = h("div");
+  const memory = runMemorySections(id, signal);
   const t = tabs([["trace", "Trace"], ["transcript", "Transcript"], ["checkpoints", "Checkpoints"]]);
   for (const panel of Object.values(t.panels)) render(panel, h("p", {class: "muted"}, "Loading…"));
   render(overviewSlot, h("p", {class: "muted"}, "Loading…"));
   render(main, pageHeader("Run " + id, headerTools), h("p", {}, h("a", {href: "#/runs"}, "‹ All runs")),
-         actionSlot, overviewSlot, t.list, Object.values(t.panels));
+         actionSlot, overviewSlot, memory.element, t.list, Object.values(t.panels));
   let seen = "";
   let traceSeen = "";
   let keepPolling = true;
@@ -181,6 +183,7 @@ export async function show(main, current, signal) {
       render(t.panels.transcript, transcriptView(transcript));
       render(t.panels.checkpoints, checkpointsView(run, checkpoints, signal));
     }
+    await memory.load();
     try {
       const trace = await loadTrace(id, signal);
       const traceSignature = trace ? JSON.stringify((trace.spans || []).map((s) => [s.span_id, s.end, s.status])) : "none";
