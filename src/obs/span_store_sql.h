@@ -275,4 +275,48 @@ inline constexpr char kTracesStartedBefore[] = "SELECT trace_id FROM traces WHER
 inline constexpr char kPageCount[] = "PRAGMA page_count";
 inline constexpr char kPageSize[] = "PRAGMA page_size";
 
+// Series (span_store_series.cc): ?1 from, ?2 to, ?3 bucket width, all in unix nanoseconds. Runs
+// are summed from their summaries (not mend proxy's conversations, run ids "proxy-..."); model
+// calls from the chat spans, whose attributes are read with json_each (the attribute's value is
+// under "s", "i" or "d" by its type).
+inline constexpr char kSeriesByAgent[] = R"sql(
+SELECT agent, (start_ns - ?1) / ?3 AS bucket, count(*),
+  sum(status IN ('failed', 'quarantined')), total(cost_usd), total(input_tokens),
+  total(output_tokens), avg(end_ns - start_ns), max(end_ns - start_ns)
+FROM runs WHERE start_ns >= ?1 AND start_ns < ?2 AND substr(run_id, 1, 6) <> 'proxy-'
+GROUP BY agent, bucket ORDER BY agent, bucket)sql";
+#define MEND_ATTR(key, value)                                    \
+  "(SELECT " value                                               \
+  " FROM json_each(s.attributes) a WHERE json_extract(a.value, " \
+  "'$.k') = '" key "' LIMIT 1)"
+#define MEND_ATTR_NUMBER(key) \
+  MEND_ATTR(key, "coalesce(json_extract(a.value, '$.d'), json_extract(a.value, '$.i'))")
+inline constexpr char kSeriesByModel[] =
+    "WITH calls AS (SELECT s.start_ns AS start_ns, s.end_ns - s.start_ns AS took, "
+    "s.status AS status, coalesce(" MEND_ATTR("gen_ai.response.model", "json_extract(a.value, '$.s')")
+    ", " MEND_ATTR("gen_ai.request.model", "json_extract(a.value, '$.s')")
+    ", '') AS model, " MEND_ATTR_NUMBER("mend.cost_usd") " AS cost, " MEND_ATTR_NUMBER(
+        "gen_ai.usage.input_tokens") " AS input, " MEND_ATTR_NUMBER("gen_ai.usage.output_tokens")
+    " AS output FROM spans s WHERE s.end_ns >= ?1 AND s.start_ns >= ?1 AND s.start_ns < ?2 "
+    "AND instr(s.attributes, '\"chat\"') > 0 AND " MEND_ATTR(
+        "gen_ai.operation.name", "json_extract(a.value, '$.s')") " = 'chat') "
+    "SELECT model, (start_ns - ?1) / ?3 AS bucket, count(*), sum(status = 2), total(cost), "
+    "total(input), total(output), avg(took), max(took) FROM calls GROUP BY model, bucket "
+    "ORDER BY model, bucket";
+#undef MEND_ATTR_NUMBER
+#undef MEND_ATTR
+
+// Sessions (span_store_sessions.cc): ?1 limit, ?2 prefix of the run ids. The agent falls back to
+// the mend.agent attribute of one of the run's spans (mend proxy's spans carry that one).
+inline constexpr char kRunsByPrefix[] =
+    "SELECT run_id, trace_id, trace_rank, CASE WHEN agent <> '' THEN agent ELSE coalesce((SELECT "
+    "json_extract(a.value, '$.s') FROM spans s, json_each(s.attributes) a WHERE s.run_id = "
+    "runs.run_id AND json_extract(a.value, '$.k') = 'mend.agent' LIMIT 1), '') END, status, "
+    "status_end_ns, start_ns, end_ns, attempts, model_turns, tool_calls, tool_errors, "
+    "heal_actions, cost_usd, input_tokens, output_tokens FROM runs WHERE substr(run_id, 1, "
+    "length(?2)) = ?2 ORDER BY end_ns DESC, run_id DESC LIMIT ?1";
+inline constexpr char kSpansOfRunInOrder[] = "SELECT " MEND_SPAN_COLUMNS
+                                             " FROM spans WHERE run_id = ?1 ORDER BY start_ns, "
+                                             "span_id";
+
 }  // namespace mend::obs::internal

@@ -105,6 +105,9 @@ void AddImproveRoutes(ApiRoutes& routes, ServeContext& context);  // improve
 void AddMetricsRoutes(ApiRoutes& routes, ServeContext& context);  // /metrics, /api/v1/metrics
 void AddUiRoutes(ApiRoutes& routes, ServeContext& context);       // the web UI's static files
 void AddEventRoutes(ApiRoutes& routes, ServeContext& context);    // events (server-sent)
+void AddSeriesRoutes(ApiRoutes& routes, ServeContext& context);   // metrics over time
+void AddAgentRoutes(ApiRoutes& routes, ServeContext& context);    // one agent folder
+void AddSessionRoutes(ApiRoutes& routes, ServeContext& context);  // proxy conversations
 
 class EventStreams;
 // Whether `req` opens the event stream with a ticket of `streams` (spending it): such a request

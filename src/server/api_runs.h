@@ -42,6 +42,11 @@ Result<store::PendingQuery> PageQueryOf(const ApiRequest& request, store::RunSco
 // kInvalidArgument otherwise.
 Status CheckRunId(const std::string& id);
 
+// The folder of agent `name` under serve.agents_dir: kInvalidArgument for a name that is not a
+// plain folder name (empty, starting with '.', holding '/', '\\' or a control character), so a
+// request never names a path outside it; kNotFound without serve.agents_dir or such a folder.
+Result<std::string> AgentDirOf(ServeContext& context, const std::string& name);
+
 // POST /api/v1/runs and /api/v1/runs/{id}/{resume,approve,deny,answer,fork}.
 void AddRunActionRoutes(ApiRoutes& routes, ServeContext& context);
 

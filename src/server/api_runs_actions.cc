@@ -54,25 +54,6 @@ ApiResponse Accepted(const std::string& run_id) {
   return ApiResponse(json{{"run_id", run_id}, {"status", "running"}}, 202);
 }
 
-// The folder of agent `name` under serve.agents_dir. Only a plain name of a folder there is
-// accepted, so a request never names an arbitrary path.
-Result<std::string> AgentDirOf(ServeContext& context, const std::string& name) {
-  bool plain = !name.empty() && name.front() != '.';
-  for (char c : name) plain = plain && c != '/' && c != '\\' && static_cast<unsigned char>(c) >= 32;
-  if (!plain) {
-    return InvalidArgumentError("agent must be the name of a folder in serve.agents_dir, not \"" +
-                                name + "\"");
-  }
-  const std::string& root = context.options().agents_dir;
-  if (root.empty()) return NotFoundError("no agents are served: serve.agents_dir is not set");
-  const std::string dir = root + "/" + name;
-  Result<FileInfo> info = context.runtime().env.fs->Stat(dir);
-  if (!info.ok() || !info->is_directory) {
-    return NotFoundError("no agent named " + name + " in serve.agents_dir");
-  }
-  return dir;
-}
-
 // Set once: by Send when the run's record exists, or by Send's end when it failed before.
 class Creation {
  public:
@@ -216,6 +197,25 @@ Result<ApiResponse> ForkRun(ServeContext& context, const ApiRequest& request) {
 }
 
 }  // namespace
+
+// The folder of agent `name` under serve.agents_dir. Only a plain name of a folder there is
+// accepted, so a request never names an arbitrary path.
+Result<std::string> AgentDirOf(ServeContext& context, const std::string& name) {
+  bool plain = !name.empty() && name.front() != '.';
+  for (char c : name) plain = plain && c != '/' && c != '\\' && static_cast<unsigned char>(c) >= 32;
+  if (!plain) {
+    return InvalidArgumentError("agent must be the name of a folder in serve.agents_dir, not \"" +
+                                name + "\"");
+  }
+  const std::string& root = context.options().agents_dir;
+  if (root.empty()) return NotFoundError("no agents are served: serve.agents_dir is not set");
+  const std::string dir = root + "/" + name;
+  Result<FileInfo> info = context.runtime().env.fs->Stat(dir);
+  if (!info.ok() || !info->is_directory) {
+    return NotFoundError("no agent named " + name + " in serve.agents_dir");
+  }
+  return dir;
+}
 
 void AddRunActionRoutes(ApiRoutes& routes, ServeContext& context) {
   routes.Post("/api/v1/runs",

@@ -161,6 +161,9 @@ void HttpServer::Configure() {
   AddMetricsRoutes(routes, context_);
   AddUiRoutes(routes, context_);
   AddEventRoutes(routes, context_);
+  AddSeriesRoutes(routes, context_);
+  AddAgentRoutes(routes, context_);
+  AddSessionRoutes(routes, context_);
   // Last, so that serve's own /v1/traces comes first.
   if (proxy_ != nullptr) proxy_->service->Mount(*http_);
 }

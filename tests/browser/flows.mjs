@@ -327,6 +327,69 @@ async function runAppearsLive(t) {
   await t.screenshot();
 }
 
+async function chartsDrawn(t) {
+  const {page} = t;
+  await open(t, "#/charts?by=agent&range=24h");
+  // The seeded runs are drawn: a legend entry and a line per agent, with at least one dot.
+  for (const agent of ["deployer", "summariser"]) {
+    await page.locator(".chart-legend li", {hasText: agent}).first().waitFor();
+  }
+  const count = page.locator('figure[data-metric="count"] svg');
+  await count.waitFor();
+  assert(await count.getAttribute("role") === "img", "the chart has no img role");
+  const lines = await page.locator('figure[data-metric="count"] path').count();
+  assert(lines >= 4, `the runs chart draws ${lines} lines, fewer than the seeded agents`);
+  await page.locator('figure[data-metric="count"] circle').first().waitFor();
+  // One agent chosen in the list narrows the charts to it, and the choice is in the address.
+  await page.getByLabel("Agent", {exact: true}).selectOption("summariser");
+  await page.locator('figure[data-metric="count"] path[data-key="summariser"]').waitFor();
+  assert(await page.locator('figure[data-metric="count"] path').count() === 1,
+         "another agent is still drawn");
+  assert(page.url().includes("key=summariser"), `the choice is not in the address: ${page.url()}`);
+  // The summariser's run failed: its failure rate reaches the top of the chart.
+  await page.locator('figure[data-metric="failure_rate"] circle').first().waitFor();
+  // Per model, the model calls are drawn.
+  await open(t, "#/charts?by=model&range=24h");
+  await page.locator('figure[data-metric="count"] circle').first().waitFor();
+  await t.screenshot();
+  // A range without runs says so instead of drawing a flat line.
+  await open(t, "#/charts?by=agent&range=24h&key=no-such-agent");
+  await page.getByText("No runs in this range").waitFor();
+  assert(await page.locator("svg.chart").count() === 0, "an empty range drew a chart");
+}
+
+async function agentPage(t) {
+  const {page, ids} = t;
+  // From a run to its agent: the reader's run had its tool result replaced by a check.
+  await open(t, `#/runs/${encodeURIComponent(ids.replace)}`);
+  await page.locator("#main").getByRole("link", {name: "reader", exact: true}).click();
+  await page.getByRole("heading", {name: "Agent reader"}).waitFor();
+  await page.getByText("You read files and report on them.").waitFor();
+  // A built-in tool's JSON schema, behind its disclosure.
+  const tool = page.locator('li[data-tool="read_file"]');
+  await tool.getByText("Schema of read_file").click();
+  const schema = JSON.parse(await tool.locator("pre").textContent());
+  assert(schema.type === "object" && schema.properties && schema.properties.path,
+         `read_file's schema is not shown: ${JSON.stringify(schema)}`);
+  // Its check and its recent runs, the seeded one among them.
+  await page.locator("table.data td", {hasText: "read_file"}).first().waitFor();
+  await page.getByRole("link", {name: ids.replace, exact: true}).waitFor();
+  assert(page.url().includes("#/agents/reader"), `not on the agent's page: ${page.url()}`);
+  await t.screenshot();
+  // A name that is not an agent is an error, not an empty page.
+  await open(t, "#/agents/no-such-agent");
+  await page.getByRole("alert").getByText("no agent named no-such-agent").waitFor();
+}
+
+async function sessionsPage(t) {
+  const {page} = t;
+  // The seeded home has no proxy conversation: the page says where sessions come from.
+  await open(t, "#/sessions");
+  await page.getByText("No sessions: conversations through mend proxy").waitFor();
+  await open(t, "#/sessions/no-such-session");
+  await page.getByRole("alert").getByText("no session no-such-session").waitFor();
+}
+
 // `needs`: the API routes a test uses; the runner checks the server has them before the test.
 // A run's page lists the lesson given to it (with its score); the link opens the lesson's page,
 // which names the run it was learned from and the runs it was given to, and links back.
@@ -393,4 +456,8 @@ export const TESTS = [
    needs: ["POST /api/v1/events/tickets", "GET /api/v1/runs", "POST /api/v1/runs"]},
   {name: "run-injected-lessons", run: runInjectedLessons,
    needs: ["GET /api/v1/runs/ID", "GET /api/v1/runs/ID/memory", "GET /api/v1/memory/ID"]},
+  {name: "charts-drawn", run: chartsDrawn, needs: ["GET /api/v1/metrics/series"]},
+  {name: "agent-page", run: agentPage,
+   needs: ["GET /api/v1/runs/ID", "GET /api/v1/agents/ID", "GET /api/v1/runs", "GET /api/v1/improve"]},
+  {name: "sessions-page", run: sessionsPage, needs: ["GET /api/v1/sessions", "GET /api/v1/sessions/ID"]},
 ];

@@ -228,3 +228,55 @@ test("the traces filters' times go to the local time inputs and back", () => {
   assert.equal(toLocalInput("yesterday"), "");
   assert.equal(fromLocalInput(""), "");
 });
+
+test("charts: buckets fill additive metrics with zero and leave rates empty", async () => {
+  const {bucketValues} = await import("../../src/server/ui/lib/charts.js");
+  const from = Date.parse("2026-01-01T00:00:00Z");
+  const points = [{start: "2026-01-01T01:00:00Z", count: 2, failed: 1, failure_rate: 0.5,
+                   cost_usd: 0.25, input_tokens: 10, output_tokens: 5, mean_ms: 40}];
+  assert.deepEqual(bucketValues(points, "count", from, 3600000, 3), [0, 2, 0]);
+  assert.deepEqual(bucketValues(points, "tokens", from, 3600000, 3), [0, 15, 0]);
+  assert.deepEqual(bucketValues(points, "failure_rate", from, 3600000, 3), [null, 0.5, null]);
+  assert.deepEqual(bucketValues(points, "mean_ms", from, 3600000, 3), [null, 40, null]);
+});
+
+test("charts: niceCeil rounds up to 1, 2 or 5 times a power of ten", async () => {
+  const {niceCeil} = await import("../../src/server/ui/lib/charts.js");
+  assert.equal(niceCeil(0), 1);
+  assert.equal(niceCeil(3), 5);
+  assert.equal(niceCeil(5), 5);
+  assert.equal(niceCeil(0.013), 0.02);
+  assert.equal(niceCeil(1200), 2000);
+  assert.equal(niceCeil(7), 10);
+});
+
+test("charts: the model places buckets at their middle, cuts gaps and labels the axes", async () => {
+  const {chartModel} = await import("../../src/server/ui/lib/charts.js");
+  const series = [{key: "writer", points: [
+    {start: "2026-01-01T00:00:00Z", count: 4, failure_rate: 0.25, mean_ms: 10},
+    {start: "2026-01-01T02:00:00Z", count: 1, failure_rate: 1, mean_ms: 30}]}];
+  const opts = {from: "2026-01-01T00:00:00Z", to: "2026-01-01T04:00:00Z", bucketSeconds: 3600,
+                width: 400, height: 200, pad: {left: 0, right: 0, top: 0, bottom: 0}};
+  const counts = chartModel(series, "count", opts);
+  assert.equal(counts.empty, false);
+  assert.equal(counts.yMax, 5);
+  // Four buckets of 100 px: middles at 50, 150, 250, 350; zeros in the empty buckets.
+  assert.equal(counts.lines[0].path, "M50 40L150 200L250 160L350 200");
+  assert.deepEqual(counts.lines[0].dots.map((d) => d.value), [4, 1]);
+  assert.deepEqual(counts.xTicks.map((t) => t.label), ["00:00", "01:00", "02:00", "03:00", "04:00"]);
+  assert.deepEqual(counts.yTicks.map((t) => t.value), [0, 1.25, 2.5, 3.75, 5]);
+  const rates = chartModel(series, "failure_rate", opts);
+  assert.equal(rates.yMax, 1);
+  assert.equal(rates.lines[0].path, "M50 150M250 0");
+  assert.equal(rates.lines[0].dots.length, 2);
+  assert.equal(rates.lines[0].dots[1].start, "2026-01-01T02:00:00.000Z");
+});
+
+test("charts: no points is an empty chart, never a flat line of data", async () => {
+  const {chartModel} = await import("../../src/server/ui/lib/charts.js");
+  const model = chartModel([], "count", {from: "2026-01-01T00:00:00Z",
+                                        to: "2026-01-02T00:00:00Z", bucketSeconds: 86400});
+  assert.equal(model.empty, true);
+  assert.deepEqual(model.lines, []);
+  assert.deepEqual(model.xTicks.map((t) => t.label), ["2026-01-01", "2026-01-02"]);
+});

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mend/base/clock.h"
@@ -148,6 +149,40 @@ struct TracePage {
   int64_t more = 0;                  ///< traces after this page
 };
 
+/// The largest number of buckets SpanStore::Series adds up in one query.
+inline constexpr int64_t kMaxSeriesBuckets = 1000;
+
+/// What SpanStore::Series counts and groups by.
+enum class SeriesBy {
+  kAgent,  ///< runs (the per-run summaries, without mend proxy's "proxy-" ones), by agent
+  kModel,  ///< model calls (chat spans), by the model that answered (else the one requested)
+};
+
+/// A query of SpanStore::Series: the things that started in [from, to), in buckets of `bucket`
+/// counted from `from`.
+struct SeriesQuery {
+  Time from{};        ///< the first bucket starts here
+  Time to{};          ///< after `from`
+  Duration bucket{};  ///< positive; at most kMaxSeriesBuckets buckets between from and to
+  SeriesBy by = SeriesBy::kAgent;  ///< what is counted and how it is grouped
+};
+
+/// What the runs (or model calls) of one key that started in one bucket add up to.
+struct SeriesPoint {
+  std::string key;     ///< the agent or model; "" when the span did not say
+  int64_t bucket = 0;  ///< 0 for the bucket starting at SeriesQuery::from, 1 for the next, ...
+  int64_t count = 0;   ///< runs or model calls
+  /// Runs whose last status is failed or quarantined; model calls of status ERROR.
+  int64_t failed = 0;
+  double cost_usd = 0;        ///< sum of mend.cost_usd
+  int64_t input_tokens = 0;   ///< sum of gen_ai.usage.input_tokens
+  int64_t output_tokens = 0;  ///< sum of gen_ai.usage.output_tokens
+  double mean_ms = 0;         ///< mean duration (a run: first span start to last span end)
+  double max_ms = 0;          ///< longest duration
+  /// Field by field.
+  bool operator==(const SeriesPoint&) const = default;
+};
+
 /// Whether spans written now still have to reach an OTLP collector (docs/observe.md, "Spans a
 /// collector has not taken").
 enum class OtlpExport {
@@ -242,6 +277,21 @@ class SpanStore {
   /// The summary of one trace; kNotFound when none of its spans is stored, kFailedPrecondition as
   /// for ListTraces.
   Result<TraceSummary> GetTraceSummary(const std::string& trace_id);
+
+  /// What the runs or model calls that started in [query.from, query.to) add up to per key and
+  /// bucket, summed by the database; ordered by key, then bucket; buckets with nothing are left
+  /// out. kInvalidArgument for `to` not after `from`, a bucket that is not positive, or more than
+  /// kMaxSeriesBuckets buckets.
+  Result<std::vector<SeriesPoint>> Series(const SeriesQuery& query);
+
+  /// The runs whose id starts with `prefix` (such as "proxy-", the conversations of mend proxy,
+  /// docs/proxy.md), the one with the latest span end first, at most `limit` (from 1 to
+  /// kMaxRunTracePageSize, else kInvalidArgument). A run whose spans carry no gen_ai.agent.name
+  /// takes the mend.agent attribute of one of its spans as its agent.
+  Result<std::vector<RunTraceSummary>> ListRunsByPrefix(std::string_view prefix, size_t limit);
+  /// Every span of run `run_id`, by start time (then span id), whatever trace each belongs to;
+  /// empty when there is none.
+  Result<std::vector<SpanData>> SpansOfRun(const std::string& run_id);
 
   /// Deletes the spans that ended before `cutoff` (nothing with kDryRun), except those of the runs
   /// in `keep_runs` (unfinished runs keep their whole trace), updates the summaries of the runs and

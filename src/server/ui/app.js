@@ -5,6 +5,8 @@ import {forgetToken, onTokenChange, storedToken} from "./lib/api.js";
 import {h, render} from "./lib/dom.js";
 import {announce} from "./lib/page.js";
 import * as fact from "./pages/fact.js";
+import * as agents from "./pages/agents.js";
+import * as charts from "./pages/charts.js";
 import * as improve from "./pages/improve.js";
 import * as lessons from "./pages/lessons.js";
 import * as memory from "./pages/memory.js";
@@ -12,6 +14,7 @@ import * as metrics from "./pages/metrics.js";
 import * as pending from "./pages/pending.js";
 import * as run from "./pages/run.js";
 import * as runs from "./pages/runs.js";
+import * as sessions from "./pages/sessions.js";
 import * as traces from "./pages/traces.js";
 
 const PAGES = {
@@ -22,6 +25,9 @@ const PAGES = {
   lessons: {list: lessons, title: "Lessons"},
   improve: {list: improve, item: improve, title: "Improve"},
   metrics: {list: metrics, title: "Metrics"},
+  charts: {list: charts, title: "Charts"},
+  agents: {list: agents, item: agents, title: "Agents"},
+  sessions: {list: sessions, item: sessions, title: "Sessions"},
 };
 
 // "#/runs/r-1?x=1" -> {section: "runs", id: "r-1", query: URLSearchParams("x=1")}

@@ -17,7 +17,7 @@ function overview(run) {
   const why = interruptionText(run);
   const rows = [
     ["Status", why ? [statusCell(run), " ", h("span", {class: "muted"}, why)] : statusCell(run)],
-    ["Agent", run.agent ?? ""],
+    ["Agent", run.agent ? h("a", {href: route("agents", run.agent)}, run.agent) : ""],
     ["Steps", run.steps ?? ""],
     ["Attempts", run.attempts ?? ""],
     ["Model", modelText(run)],

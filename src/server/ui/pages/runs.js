@@ -35,7 +35,7 @@ function runRow(run) {
   const error = run.last_error;
   return h("tr", {},
     h("td", {}, h("a", {href: route("runs", run.id), dataset: {key: "run:" + run.id}}, run.id)),
-    h("td", {}, run.agent ?? ""),
+    h("td", {}, run.agent ? h("a", {href: route("agents", run.agent)}, run.agent) : ""),
     h("td", {}, statusCell(run)),
     h("td", {}, modelText(run)),
     h("td", {class: "num"}, run.steps ?? ""),
