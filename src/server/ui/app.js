@@ -4,9 +4,9 @@
 import {forgetToken, onTokenChange, storedToken} from "./lib/api.js";
 import {h, render} from "./lib/dom.js";
 import {announce} from "./lib/page.js";
-import * as fact from "./pages/fact.js";
 import * as agents from "./pages/agents.js";
 import * as charts from "./pages/charts.js";
+import * as fact from "./pages/fact.js";
 import * as improve from "./pages/improve.js";
 import * as lessons from "./pages/lessons.js";
 import * as memory from "./pages/memory.js";
