@@ -38,7 +38,7 @@ using folder_internal::TomlTypeName;
 
 const std::vector<std::string> kAgentKeys = {"name",      "description", "model",        "tools",
                                              "workspace", "limits",      "tool_options", "checks",
-                                             "shadow",    "mcp_servers", "canary"};
+                                             "shadow",    "mcp_servers", "canary",       "improve"};
 const std::vector<std::string> kLimitKeys = {"max_steps", "max_cost_usd", "max_wall_seconds"};
 const std::vector<std::string> kToolOptionKeys = {"timeout_seconds", "max_output_bytes"};
 constexpr int64_t kMaxOutputBytesLimit = 64 * 1024 * 1024;
@@ -227,6 +227,7 @@ Result<AgentSpec> LoadFolder(FileSystem& fs, const std::string& dir) {
   MEND_ASSIGN_OR_RETURN(spec.shadow, folder_internal::ParseShadow(table, path, spec));
   MEND_ASSIGN_OR_RETURN(spec.mcp_servers, folder_internal::ParseMcpServers(table, path, spec));
   MEND_ASSIGN_OR_RETURN(spec.canary, folder_internal::ParseCanary(table, path));
+  MEND_ASSIGN_OR_RETURN(spec.improve, folder_internal::ParseImprove(table, path));
   MEND_ASSIGN_OR_RETURN(spec.instructions, LoadInstructions(fs, dir));
   MEND_ASSIGN_OR_RETURN(spec.skills, folder_internal::LoadSkills(fs, dir));
   return spec;

@@ -327,4 +327,51 @@ Result<CanarySpec> ParseCanary(const toml::table& agent_toml, const std::string&
   return canary;
 }
 
+Result<ImproveSpec> ParseImprove(const toml::table& agent_toml, const std::string& path) {
+  ImproveSpec improve;
+  MEND_ASSIGN_OR_RETURN(const toml::table* t, GetTomlTable(agent_toml, "improve", path, "improve"));
+  if (t == nullptr) return improve;
+  MEND_RETURN_IF_ERROR(CheckKnownKeys(*t, {"check", "cases", "timeout_seconds"}, path, "improve."));
+  MEND_ASSIGN_OR_RETURN(auto check, GetTomlArgv(*t, "check", path, "improve.check"));
+  if (check.has_value()) {
+    for (size_t i = 0; i < check->size(); ++i) {
+      const std::string& arg = (*check)[i];
+      Status vars = CheckCommandVariables(arg);
+      if (vars.ok() && arg.find("${WORKSPACE}") != std::string::npos) {
+        vars = InvalidArgumentError(
+            "${WORKSPACE} is not known here: the check runs in the run's workspace, so a path "
+            "relative to it names a file there");
+      }
+      if (!vars.ok()) {
+        return ErrorAt(path, KeyLine(*t, "check"),
+                       "improve.check[" + std::to_string(i) + "]: " + std::string(vars.message()));
+      }
+    }
+    improve.check = std::move(*check);
+  }
+  MEND_ASSIGN_OR_RETURN(auto cases, GetTomlString(*t, "cases", path, "improve.cases"));
+  if (cases.has_value()) {
+    // The server reads the file when a request names the folder: it must be the folder's own.
+    bool inside = !cases->empty() && cases->front() != '/';
+    size_t start = 0;
+    while (inside && start <= cases->size()) {
+      size_t slash = cases->find('/', start);
+      if (slash == std::string::npos) slash = cases->size();
+      inside = cases->compare(start, slash - start, "..") != 0;
+      start = slash + 1;
+    }
+    if (!inside) {
+      return ErrorAt(path, KeyLine(*t, "cases"),
+                     "improve.cases must be a path inside the agent folder (relative, without "
+                     "\"..\"), got " +
+                         Quoted(*cases));
+    }
+    improve.cases = std::move(*cases);
+  }
+  MEND_ASSIGN_OR_RETURN(
+      auto timeout, GetTomlInt(*t, "timeout_seconds", path, "improve.timeout_seconds", 1, 3600));
+  if (timeout.has_value()) improve.timeout = std::chrono::seconds(*timeout);
+  return improve;
+}
+
 }  // namespace mend::agent::folder_internal

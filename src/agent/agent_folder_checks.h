@@ -28,4 +28,9 @@ Result<ShadowSpec> ParseShadow(const toml::table& agent_toml, const std::string&
 // Errors are kInvalidArgument "<path>:<line>: canary.check ...".
 Result<CanarySpec> ParseCanary(const toml::table& agent_toml, const std::string& path);
 
+// The [improve] table of `agent_toml`: the check command and the cases file of an attempt started
+// by naming the folder; empty when absent. Errors are kInvalidArgument
+// "<path>:<line>: improve.cases ...".
+Result<ImproveSpec> ParseImprove(const toml::table& agent_toml, const std::string& path);
+
 }  // namespace mend::agent::folder_internal

@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
 
+#include "mend/agent/command_vars.h"
 #include "mend/app/canary.h"
 #include "mend/app/mcp_tools.h"
 #include "mend/app/runtime.h"
@@ -130,6 +132,64 @@ Result<std::optional<improve::Proposal>> Propose(Runtime& runtime, improve::Atte
 
 }  // namespace
 
+Status ValidateImproveRequest(const ImproveRequest& r, ImproveFieldNames names) {
+  const bool flags = names == ImproveFieldNames::kFlags;
+  auto name = [flags](std::string_view flag, std::string_view field) {
+    return std::string(flags ? flag : field);
+  };
+  auto between = [&](std::string_view flag, std::string_view field, int value, int low, int high,
+                     std::string_view why = "") -> Status {
+    if (value >= low && value <= high) return OkStatus();
+    return InvalidArgumentError(name(flag, field) + " must be between " + std::to_string(low) +
+                                " and " + std::to_string(high) + std::string(why));
+  };
+  if (!(r.held_out_fraction >= 0 && r.held_out_fraction < 1)) {
+    return InvalidArgumentError(name("--held-out", "held_out_fraction") +
+                                " must be at least 0 and below 1");
+  }
+  if (!std::isfinite(r.max_cost_increase) || r.max_cost_increase < 0) {
+    return InvalidArgumentError(name("--max-cost-increase", "max_cost_increase") +
+                                " must be a number >= 0");
+  }
+  MEND_RETURN_IF_ERROR(between("--candidates", "candidates", r.candidates, 1, 20));
+  MEND_RETURN_IF_ERROR(between("--rounds", "rounds", r.rounds, 1, 20));
+  MEND_RETURN_IF_ERROR(between("--repeats", "repeats", r.repeats, 2, 100,
+                               " (one run per case cannot tell a fix from noise)"));
+  MEND_RETURN_IF_ERROR(between("--concurrency", "concurrency", r.concurrency, 1, 64));
+  if (r.check_timeout <= std::chrono::milliseconds::zero()) {
+    return InvalidArgumentError(name("--check-timeout", "improve.timeout_seconds") +
+                                " must be a positive duration");
+  }
+  return OkStatus();
+}
+
+Result<std::vector<std::string>> ImproveTableCheck(const agent::AgentSpec& spec,
+                                                   const std::string& agent_dir) {
+  if (spec.improve.check.empty()) {
+    return InvalidArgumentError("agent folder " + agent_dir +
+                                " has no check command for improve: add `check = [\"...\"]` to "
+                                "the [improve] table of its agent.toml (docs/agent_folder.md)");
+  }
+  return agent::ExpandCommand(spec.improve.check, agent_dir, "");
+}
+
+Result<std::vector<improve::Case>> ImproveTableCases(FileSystem& fs, const agent::AgentSpec& spec,
+                                                     const std::string& agent_dir) {
+  if (spec.improve.cases.empty()) {
+    return InvalidArgumentError("agent folder " + agent_dir +
+                                " has no cases for improve: add `cases = \"cases.jsonl\"` to the "
+                                "[improve] table of its agent.toml (docs/agent_folder.md)");
+  }
+  return improve::LoadCasesFile(fs, JoinPath(agent_dir, spec.improve.cases));
+}
+
+Status UseImproveTable(FileSystem& fs, const agent::AgentSpec& spec, ImproveRequest& request) {
+  MEND_ASSIGN_OR_RETURN(request.check_command, ImproveTableCheck(spec, request.agent_dir));
+  MEND_ASSIGN_OR_RETURN(request.cases, ImproveTableCases(fs, spec, request.agent_dir));
+  request.check_timeout = spec.improve.timeout;
+  return OkStatus();
+}
+
 std::vector<std::string> ShellCheckCommand(const std::string& command) {
   return {"/bin/sh", "-c", command + " \"$@\"", "mend-check"};
 }
@@ -170,6 +230,7 @@ Result<ImproveAttempt> RunImproveAttempt(Runtime& runtime, const agent::AgentSpe
   eval.repeats = request.repeats;
   eval.concurrency = request.concurrency;
   eval.events = runtime.events.get();
+  eval.stop = request.stop;
   if (request.hooks == EvaluationHooks::kAsRun) {
     eval.add_run_hooks = [&runtime](agent::Agent& agent, const agent::AgentSpec&) -> Status {
       AddProgressGuard(runtime, agent);
@@ -186,7 +247,11 @@ Result<ImproveAttempt> RunImproveAttempt(Runtime& runtime, const agent::AgentSpe
     return improve::EvaluateOptions::RunTools{std::move(mcp.tools), std::move(mcp.read_only)};
   };
   eval.on_run = [&lines](const improve::CaseRun&) { lines.RunDone(); };
-  options.evaluate = [&](const improve::AgentText& text, const std::vector<improve::Case>& cases) {
+  options.evaluate = [&](const improve::AgentText& text,
+                         const std::vector<improve::Case>& cases) -> Result<improve::ArmRuns> {
+    if (request.stop != nullptr && request.stop->load()) {
+      return CancelledError("the attempt was stopped before its next arm");
+    }
     lines.ArmStarted();
     return improve::EvaluateArm(text, cases, eval);
   };
@@ -201,7 +266,10 @@ Result<ImproveAttempt> RunImproveAttempt(Runtime& runtime, const agent::AgentSpe
     return checked;
   };
   std::string attempt_id;
-  options.on_started = [&attempt_id](const std::string& id) { attempt_id = id; };
+  options.on_started = [&attempt_id, &request](const std::string& id) {
+    attempt_id = id;
+    if (request.on_started) request.on_started(id);
+  };
 
   Result<improve::ImproveReport> report = improve::ImproveAgent(options);
   if (!report.ok() && !attempt_id.empty()) {

@@ -53,17 +53,61 @@ Status AddDiff(FileSystem& fs, std::string_view home, AttemptDetail& detail) {
   return OkStatus();
 }
 
+nlohmann::json OptionalUsd(const std::optional<double>& value) {
+  if (!value.has_value()) return nullptr;
+  return *value;
+}
+
+nlohmann::json ArmTotalsJson(const improve::ArmCost& arm) {
+  return {{"total_usd", arm.total_usd}, {"runs", arm.runs}, {"passes", arm.passes}};
+}
+
+// The decision as decision.json recorded it: each case's passing runs per arm and gain, and the
+// cost figures (null in a folder written before mend recorded them; gains too).
 nlohmann::json RecordedDecisionJson(const std::optional<improve::RecordedDecision>& d) {
   if (!d.has_value()) return nullptr;
   nlohmann::json gate = nullptr;
   if (d->refused_by.has_value()) gate = improve::GateName(*d->refused_by);
+  nlohmann::json cases = nlohmann::json::array();
+  for (size_t i = 0; i < d->cases.size(); ++i) {
+    nlohmann::json c = DecisionCaseJson(d->cases[i]);
+    c["gain"] = i < d->gains.size() ? nlohmann::json(d->gains[i]) : nlohmann::json(nullptr);
+    cases.push_back(std::move(c));
+  }
+  nlohmann::json cost = nullptr;
+  if (d->costs.has_value()) {
+    const improve::RecordedCosts& costs = *d->costs;
+    cost = DecisionCostJson(costs.baseline, costs.candidate, costs.max_cost_increase,
+                            costs.cost_limit_usd);
+    cost["before"] = ArmTotalsJson(costs.baseline);
+    cost["after"] = ArmTotalsJson(costs.candidate);
+  }
   return {{"candidate", d->candidate},
           {"outcome", improve::GateOutcomeName(d->outcome)},
           {"gate", gate},
-          {"reason", d->reason}};
+          {"reason", d->reason},
+          {"cases", std::move(cases)},
+          {"cost", std::move(cost)}};
 }
 
 }  // namespace
+
+nlohmann::json DecisionCaseJson(const improve::CaseResult& c) {
+  return {{"id", c.case_id},
+          {"held_out", c.held_out},
+          {"runs", c.runs},
+          {"before", c.baseline_passes},
+          {"after", c.candidate_passes},
+          {"verdict", improve::CaseVerdictName(c.verdict)}};
+}
+
+nlohmann::json DecisionCostJson(const improve::ArmCost& baseline, const improve::ArmCost& candidate,
+                                double max_cost_increase, const std::optional<double>& limit) {
+  return {{"before_per_success_usd", OptionalUsd(baseline.per_success_usd)},
+          {"after_per_success_usd", OptionalUsd(candidate.per_success_usd)},
+          {"limit_usd", OptionalUsd(limit)},
+          {"max_cost_increase", max_cost_increase}};
+}
 
 nlohmann::json ProposalJson(const std::optional<improve::Proposal>& p) {
   if (!p.has_value()) return nullptr;

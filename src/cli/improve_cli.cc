@@ -31,32 +31,17 @@ std::string OneLine(std::string_view text) {
   return line;
 }
 
-nlohmann::json OptionalUsd(const std::optional<double>& value) {
-  if (!value.has_value()) return nullptr;
-  return *value;
-}
-
 nlohmann::json DecisionJson(const improve::GateDecision& d) {
   nlohmann::json cases = nlohmann::json::array();
-  for (const improve::CaseResult& c : d.cases) {
-    cases.push_back({{"id", c.case_id},
-                     {"held_out", c.held_out},
-                     {"runs", c.runs},
-                     {"before", c.baseline_passes},
-                     {"after", c.candidate_passes},
-                     {"verdict", improve::CaseVerdictName(c.verdict)}});
-  }
+  for (const improve::CaseResult& c : d.cases) cases.push_back(app::DecisionCaseJson(c));
   nlohmann::json gate = nullptr;
   if (d.refused_by.has_value()) gate = improve::GateName(*d.refused_by);
   return {{"outcome", improve::GateOutcomeName(d.outcome)},
           {"gate", gate},
           {"reason", d.reason},
           {"cases", cases},
-          {"cost",
-           {{"before_per_success_usd", OptionalUsd(d.baseline_cost.per_success_usd)},
-            {"after_per_success_usd", OptionalUsd(d.candidate_cost.per_success_usd)},
-            {"limit_usd", OptionalUsd(d.cost_limit_usd)},
-            {"max_cost_increase", d.max_cost_increase}}}};
+          {"cost", app::DecisionCostJson(d.baseline_cost, d.candidate_cost, d.max_cost_increase,
+                                         d.cost_limit_usd)}};
 }
 
 void PrintProposalLine(std::ostream& out, const improve::Proposal& p) {

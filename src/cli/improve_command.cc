@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cmath>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -36,68 +35,68 @@ struct ImproveArgs {
   int rounds = 2;
   int repeats = 3;
   int concurrency = 4;
-  std::string check_timeout = "60s";
+  std::string check_timeout;  // empty: the [improve] table's timeout_seconds, else 60s
   std::int64_t seed = -1;
   std::string id;      // list/show/apply/reject
   std::string reason;  // reject
 };
 
-Status ValidateArgs(const ImproveArgs& a) {
-  if (a.check.empty()) return UsageError(InvalidArgumentError("--check CMD is required"));
-  if (a.cases_file.empty() == !a.from_failures) {
-    return UsageError(InvalidArgumentError("give exactly one of --cases FILE and --from-failures"));
-  }
-  if (!(a.held_out >= 0 && a.held_out < 1)) {
-    return UsageError(InvalidArgumentError("--held-out must be at least 0 and below 1"));
+// The request's numbers and mode from the flags: usage errors (exit 2) before anything is read.
+Result<app::ImproveRequest> RequestFromFlags(const ImproveArgs& a) {
+  if (!a.cases_file.empty() && a.from_failures) {
+    return UsageError(
+        InvalidArgumentError("give one of --cases FILE and --from-failures, not both"));
   }
   if (a.mode != "auto" && a.mode != "manual") {
     return UsageError(InvalidArgumentError("--mode must be auto or manual"));
   }
-  if (!std::isfinite(a.max_cost_increase) || a.max_cost_increase < 0) {
-    return UsageError(InvalidArgumentError("--max-cost-increase must be a number >= 0"));
+  app::ImproveRequest request;
+  request.held_out_fraction = a.held_out;
+  if (a.seed >= 0) request.seed = static_cast<std::uint64_t>(a.seed);
+  request.candidates = a.candidates;
+  request.rounds = a.rounds;
+  request.repeats = a.repeats;
+  request.concurrency = a.concurrency;
+  request.max_cost_increase = a.max_cost_increase;
+  request.mode = a.mode == "auto" ? app::ProposalMode::kAuto : app::ProposalMode::kManual;
+  if (!a.check_timeout.empty()) {
+    Result<std::chrono::milliseconds> timeout = ParseDuration(a.check_timeout);
+    if (!timeout.ok() || *timeout <= std::chrono::milliseconds::zero()) {
+      return UsageError(
+          InvalidArgumentError("--check-timeout must be a positive duration, e.g. 60s"));
+    }
+    request.check_timeout = *timeout;
   }
-  if (a.candidates < 1 || a.candidates > 20) {
-    return UsageError(InvalidArgumentError("--candidates must be between 1 and 20"));
+  if (Status s = app::ValidateImproveRequest(request, app::ImproveFieldNames::kFlags); !s.ok()) {
+    return UsageError(s);
   }
-  if (a.rounds < 1 || a.rounds > 20) {
-    return UsageError(InvalidArgumentError("--rounds must be between 1 and 20"));
-  }
-  if (a.repeats < 2 || a.repeats > 100) {
-    return UsageError(InvalidArgumentError(
-        "--repeats must be between 2 and 100 (one run per case cannot tell a fix from noise)"));
-  }
-  if (a.concurrency < 1 || a.concurrency > 64) {
-    return UsageError(InvalidArgumentError("--concurrency must be between 1 and 64"));
-  }
-  return OkStatus();
+  return request;
 }
 
 Status RunImprove(CliContext& ctx, const ImproveArgs& args) {
-  MEND_RETURN_IF_ERROR(ValidateArgs(args));
-  Result<std::chrono::milliseconds> check_timeout = ParseDuration(args.check_timeout);
-  if (!check_timeout.ok() || *check_timeout <= std::chrono::milliseconds::zero()) {
-    return UsageError(
-        InvalidArgumentError("--check-timeout must be a positive duration, e.g. 60s"));
-  }
+  MEND_ASSIGN_OR_RETURN(app::ImproveRequest request, RequestFromFlags(args));
   const std::string agent_dir = AbsoluteAgentDir(args.agent_dir);
+  request.agent_dir = agent_dir;
   MEND_ASSIGN_OR_RETURN(agent::AgentSpec spec, agent::LoadAgentFolder(ctx.fs, agent_dir));
+  // What the flags leave out comes from the folder's [improve] table, as the server takes it.
+  if (!args.check.empty()) {
+    request.check_command = app::ShellCheckCommand(args.check);
+  } else if (!spec.improve.check.empty()) {
+    MEND_ASSIGN_OR_RETURN(request.check_command, app::ImproveTableCheck(spec, agent_dir));
+    if (args.check_timeout.empty()) request.check_timeout = spec.improve.timeout;
+  } else {
+    return UsageError(InvalidArgumentError(
+        "--check CMD is required (or `check` in the [improve] table of the folder's agent.toml)"));
+  }
+  if (!args.from_failures && args.cases_file.empty() && spec.improve.cases.empty()) {
+    return UsageError(InvalidArgumentError(
+        "give one of --cases FILE and --from-failures (or `cases` in the [improve] table of the "
+        "folder's agent.toml)"));
+  }
   MEND_ASSIGN_OR_RETURN(std::unique_ptr<app::Runtime> runtime, OpenCliRuntime(ctx));
   // Opened before the attempt, so a store that cannot be reached costs no model calls.
   MEND_RETURN_IF_ERROR(runtime->Attempts().status());
   if (Status s = app::PrepareProvider(*runtime, spec.model); !s.ok()) return UsageError(s);
-
-  app::ImproveRequest request;
-  request.agent_dir = agent_dir;
-  request.held_out_fraction = args.held_out;
-  if (args.seed >= 0) request.seed = static_cast<std::uint64_t>(args.seed);
-  request.candidates = args.candidates;
-  request.rounds = args.rounds;
-  request.repeats = args.repeats;
-  request.concurrency = args.concurrency;
-  request.max_cost_increase = args.max_cost_increase;
-  request.check_command = app::ShellCheckCommand(args.check);
-  request.check_timeout = *check_timeout;
-  request.mode = args.mode == "auto" ? app::ProposalMode::kAuto : app::ProposalMode::kManual;
 
   std::optional<FailureMatch> failure_match;
   if (args.from_failures) {
@@ -119,8 +118,10 @@ Status RunImprove(CliContext& ctx, const ImproveArgs& args) {
     request.cases = std::move(failures.cases);
     request.failure_reports = std::move(failures.reports);
     failure_match = std::move(failures.match);
-  } else {
+  } else if (!args.cases_file.empty()) {
     MEND_ASSIGN_OR_RETURN(request.cases, improve::LoadCasesFile(ctx.fs, args.cases_file));
+  } else {
+    MEND_ASSIGN_OR_RETURN(request.cases, app::ImproveTableCases(ctx.fs, spec, agent_dir));
   }
 
   const bool terminal = !ctx.json && &ctx.err == &std::cerr && isatty(STDERR_FILENO) == 1;
@@ -153,8 +154,10 @@ void AddImproveCommand(CLI::App& app, CliContext& ctx) {
   improve->add_option("AGENT_DIR", args->agent_dir, "the agent folder to improve");
   improve->add_option("--check", args->check,
                       "shell command that scores one run: gets the run as JSON on stdin, prints "
-                      "{\"pass\":bool,\"score\":number}; a case's check_args are appended");
-  improve->add_option("--cases", args->cases_file, "cases JSONL file (docs/improve.md)");
+                      "{\"pass\":bool,\"score\":number}; a case's check_args are appended "
+                      "(default: the [improve] table's check)");
+  improve->add_option("--cases", args->cases_file,
+                      "cases JSONL file (docs/improve.md; default: the [improve] table's cases)");
   improve->add_flag("--from-failures", args->from_failures,
                     "use the agent's failed, quarantined and no-progress runs as cases");
   improve->add_option("--held-out", args->held_out,

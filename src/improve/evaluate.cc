@@ -186,6 +186,7 @@ std::vector<CaseRun> RunAll(const ArmContext& ctx, const std::vector<Case>& case
   std::mutex on_run_mu;
   auto work = [&] {
     for (size_t job = next.fetch_add(1); job < total; job = next.fetch_add(1)) {
+      if (options.stop != nullptr && options.stop->load()) return;  // EvaluateArm says so
       const size_t c = job / repeats;
       runs[job] = internal::RunCase(ctx, cases[c], c, static_cast<int>(job % repeats));
       if (!options.on_run) continue;
@@ -269,6 +270,10 @@ Result<ArmRuns> EvaluateArm(const AgentText& text, const std::vector<Case>& case
   ctx.store = store.get();
 
   std::vector<CaseRun> runs = RunAll(ctx, cases);
+  // Runs skipped or cut short are no evidence: the arm has no result.
+  if (options.stop != nullptr && options.stop->load()) {
+    return CancelledError("the evaluation was stopped before its runs ended");
+  }
   ArmRuns arm;
   const size_t repeats = static_cast<size_t>(options.repeats);
   for (size_t c = 0; c < cases.size(); ++c) {

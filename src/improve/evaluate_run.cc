@@ -57,6 +57,7 @@ Result<std::unique_ptr<agent::Agent>> MakeAgent(const ArmContext& ctx, const std
   agent_options.workspace = workspace;
   agent_options.caller_dir = workspace;
   agent_options.shadow = true;
+  agent_options.stop = options.stop;
   heal::ShadowHookOptions shadow;
   shadow.read_only = spec.shadow.read_only;
   if (options.extra_tools && !spec.mcp_servers.empty()) {

@@ -102,6 +102,9 @@ void AddMemoryRoutes(ApiRoutes& routes, ServeContext& context);   // memory
 void AddLessonRoutes(ApiRoutes& routes, ServeContext& context);   // lessons
 void AddTraceRoutes(ApiRoutes& routes, ServeContext& context);    // traces, /v1/traces
 void AddImproveRoutes(ApiRoutes& routes, ServeContext& context);  // improve
+// POST /api/v1/improve and GET /api/v1/improve/job (api_improve_jobs.cc); AddImproveRoutes calls
+// it before its /api/v1/improve/{id} routes.
+void AddImproveJobRoutes(ApiRoutes& routes, ServeContext& context);
 void AddMetricsRoutes(ApiRoutes& routes, ServeContext& context);  // /metrics, /api/v1/metrics
 void AddUiRoutes(ApiRoutes& routes, ServeContext& context);       // the web UI's static files
 void AddEventRoutes(ApiRoutes& routes, ServeContext& context);    // events (server-sent)

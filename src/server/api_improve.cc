@@ -1,5 +1,5 @@
 // Routes of improve's recorded attempts: list, show, apply, reject, and canaries (docs/http_api.md,
-// "Improve").
+// "Improve"); starting an attempt is in api_improve_jobs.cc.
 // Each mirrors a `mend improve` subcommand and answers its JSON shape (app/improve_view.h).
 #include <memory>
 #include <mutex>
@@ -103,6 +103,7 @@ Result<ApiResponse> Canary(app::Runtime& runtime, const ApiRequest& req, CanaryA
 void AddImproveRoutes(ApiRoutes& routes, ServeContext& context) {
   app::Runtime& runtime = context.runtime();
   routes.Get("/api/v1/improve", [&runtime](const ApiRequest&) { return List(runtime); });
+  AddImproveJobRoutes(routes, context);
   // The attempt store decides each proposal once (one at a time in this process; on PostgreSQL
   // under a row lock across replicas).
   auto decide = [&runtime](Decision decision) {

@@ -42,9 +42,10 @@ Result<store::PendingQuery> PageQueryOf(const ApiRequest& request, store::RunSco
 // kInvalidArgument otherwise.
 Status CheckRunId(const std::string& id);
 
-// The folder of agent `name` under serve.agents_dir: kInvalidArgument for a name that is not a
-// plain folder name (empty, starting with '.', holding '/', '\\' or a control character), so a
-// request never names a path outside it; kNotFound without serve.agents_dir or such a folder.
+// The folder of agent `name` under serve.agents_dir. Only a plain name of a folder there is
+// accepted, so a request never names an arbitrary path: kInvalidArgument for a name with a '/', a
+// leading '.' or a control character, kNotFound for one that is not a folder there (or without
+// serve.agents_dir).
 Result<std::string> AgentDirOf(ServeContext& context, const std::string& name);
 
 // POST /api/v1/runs and /api/v1/runs/{id}/{resume,approve,deny,answer,fork}.

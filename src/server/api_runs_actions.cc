@@ -198,8 +198,6 @@ Result<ApiResponse> ForkRun(ServeContext& context, const ApiRequest& request) {
 
 }  // namespace
 
-// The folder of agent `name` under serve.agents_dir. Only a plain name of a folder there is
-// accepted, so a request never names an arbitrary path.
 Result<std::string> AgentDirOf(ServeContext& context, const std::string& name) {
   bool plain = !name.empty() && name.front() != '.';
   for (char c : name) plain = plain && c != '/' && c != '\\' && static_cast<unsigned char>(c) >= 32;

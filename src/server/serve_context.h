@@ -12,6 +12,7 @@
 #include "mend/base/result.h"
 #include "mend/server/server.h"
 #include "server/event_streams.h"
+#include "server/improve_jobs.h"
 
 namespace mend::app {
 struct Runtime;
@@ -53,8 +54,8 @@ class BackgroundRuns {
   std::atomic<bool> stopping_{false};
 };
 
-// What every route group shares: the runtime (borrowed), the options, the runs in flight and the
-// open event streams.
+// What every route group shares: the runtime (borrowed), the options, the runs in flight, the open
+// event streams and the improve attempt in the background.
 class ServeContext {
  public:
   ServeContext(app::Runtime& runtime, ServerOptions options);
@@ -63,12 +64,14 @@ class ServeContext {
   const ServerOptions& options() const { return options_; }
   BackgroundRuns& runs() { return runs_; }
   EventStreams& events() { return events_; }
+  ImproveJobs& improve() { return improve_; }
 
  private:
   app::Runtime& runtime_;
   const ServerOptions options_;
   BackgroundRuns runs_;
   EventStreams events_;
+  ImproveJobs improve_;  // last: its thread uses the rest, so it is joined first
 };
 
 }  // namespace mend::server

@@ -70,7 +70,11 @@ class HttpServer final : public Server {
   Status Start() override;
   int port() const override { return port_; }
   int WaitForRuns(Duration timeout) override {
-    return context_.runs().WaitIdle(*context_.runtime().env.clock, timeout);
+    Clock& clock = *context_.runtime().env.clock;
+    const Time deadline = clock.Now() + timeout;
+    const int runs = context_.runs().WaitIdle(clock, timeout);
+    const Duration left = std::max(Duration::zero(), deadline - clock.Now());
+    return runs + context_.improve().WaitIdle(clock, left);
   }
   int Stop() override;
 
@@ -232,6 +236,9 @@ Status HttpServer::Start() {
 int HttpServer::Stop() {
   if (stopped_) return still_running_;
   stopped_ = true;
+  // First, so that an attempt is told before the server stops answering (a client that sees it
+  // gone may count on it).
+  context_.improve().RequestStop();
   // Open event streams would hold their connections, and so the server's stop, until their
   // clients left.
   context_.events().Shutdown();
@@ -241,7 +248,12 @@ int HttpServer::Stop() {
   }
   if (proxy_ != nullptr) proxy_->service->StopSweeper();
   app::Runtime& runtime = context_.runtime();
-  still_running_ = context_.runs().Drain(*runtime.env.clock, context_.options().drain_timeout);
+  Clock& clock = *runtime.env.clock;
+  // The improve attempt was told first; its runs stop at their checkpoints as the API's do.
+  const Time deadline = clock.Now() + context_.options().drain_timeout;
+  still_running_ = context_.runs().Drain(clock, context_.options().drain_timeout);
+  const Duration left = std::max(Duration::zero(), deadline - clock.Now());
+  still_running_ += context_.improve().Drain(clock, left);
   return still_running_;
 }
 

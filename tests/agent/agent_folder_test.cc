@@ -291,5 +291,46 @@ TEST_F(AgentFolderTest, CanaryTableErrorsNameTheKey) {
               HasSubstr("canary.command"));
 }
 
+TEST_F(AgentFolderTest, ImproveTableGivesTheCheckTheCasesAndTheTimeout) {
+  Write("agent.toml", std::string(kMinimal) +
+                          "[improve]\ncheck = [\"checks/answer.sh\", \"${AGENT_DIR}\"]\n"
+                          "cases = \"improve/cases.jsonl\"\ntimeout_seconds = 20\n");
+  Result<AgentSpec> spec = Load();
+  ASSERT_THAT(spec, ::mend::testing::IsOk());
+  // Kept as written: the attempt expands ${AGENT_DIR} and joins the cases to the folder.
+  EXPECT_EQ(spec->improve.check, (std::vector<std::string>{"checks/answer.sh", "${AGENT_DIR}"}));
+  EXPECT_EQ(spec->improve.cases, "improve/cases.jsonl");
+  EXPECT_EQ(spec->improve.timeout, std::chrono::seconds(20));
+  Write("agent.toml", kMinimal);
+  spec = Load();
+  ASSERT_THAT(spec, ::mend::testing::IsOk());
+  EXPECT_TRUE(spec->improve.check.empty());
+  EXPECT_TRUE(spec->improve.cases.empty());
+  EXPECT_EQ(spec->improve.timeout, std::chrono::seconds(60));
+}
+
+TEST_F(AgentFolderTest, ImproveTableErrorsNameTheKey) {
+  EXPECT_THAT(TomlError(std::string(kMinimal) + "[improve]\ncheck = \"sh ok.sh\"\n"),
+              HasSubstr("improve.check"));
+  EXPECT_THAT(TomlError(std::string(kMinimal) + "[improve]\ncheck = [\"${WORKSPACE}/x\"]\n"),
+              HasSubstr("improve.check[0]: ${WORKSPACE} is not known here"));
+  EXPECT_THAT(TomlError(std::string(kMinimal) + "[improve]\ncheck = [\"${AGENTDIR}/x\"]\n"),
+              HasSubstr("improve.check[0]"));
+  EXPECT_THAT(TomlError(std::string(kMinimal) + "[improve]\ntimeout_seconds = 0\n"),
+              HasSubstr("improve.timeout_seconds"));
+  EXPECT_THAT(TomlError(std::string(kMinimal) + "[improve]\ncases = 3\n"),
+              HasSubstr("improve.cases"));
+  EXPECT_THAT(TomlError(std::string(kMinimal) + "[improve]\ncase = \"c.jsonl\"\n"),
+              HasSubstr("improve.case"));
+  // The server reads the cases when a request names the folder: only the folder's own file.
+  for (const char* outside : {"/etc/cases.jsonl", "../cases.jsonl", "a/../../b.jsonl", ""}) {
+    EXPECT_THAT(TomlError(std::string(kMinimal) + "[improve]\ncases = \"" + outside + "\"\n"),
+                HasSubstr("improve.cases must be a path inside the agent folder"))
+        << outside;
+  }
+  Write("agent.toml", std::string(kMinimal) + "[improve]\ncases = \"cases/..x.jsonl\"\n");
+  EXPECT_THAT(Load(), ::mend::testing::IsOk());
+}
+
 }  // namespace
 }  // namespace mend::agent

@@ -271,6 +271,102 @@ async function applyProposal(t) {
   await t.screenshot({fullPage: true});
 }
 
+// The seeded proposal's page: each case's passing runs in both arms with the gain (the attempt ran
+// with --held-out 0, so no case is held out), both arms' cost per successful run against the cost
+// gate, and the diff.
+async function proposalsPage(t) {
+  const {page, ids} = t;
+  await open(t, "#/improve");
+  await page.getByRole("link", {name: ids.improve, exact: true}).click();
+  await page.getByRole("heading", {name: "Gains per case"}).waitFor();
+  for (const id of ["search-fix", "cart-speedup"]) {
+    const row = page.locator(`table.gains tr[data-case="${id}"]`);
+    await row.locator('td[data-arm="baseline"]', {hasText: "0/2 (0%)"}).waitFor();
+    await row.locator('td[data-arm="proposal"]', {hasText: "2/2 (100%)"}).waitFor();
+    await row.getByText("+2", {exact: true}).waitFor();
+    await row.locator(".badge-better").waitFor();
+    await row.getByText("training", {exact: true}).waitFor();
+  }
+  await page.getByRole("heading", {name: "Cost"}).waitFor();
+  for (const key of ["baseline", "proposal", "limit", "gate"]) {
+    const text = await page.locator(`dl.cost [data-cost="${key}"]`).textContent();
+    assert(text.trim().length > 0, `the cost's ${key} is empty`);
+  }
+  // The baseline never passed in this scenario: the cost gate sets no limit.
+  await page.locator('dl.cost [data-cost="gate"]', {hasText: "no limit: the baseline never passed"}).waitFor();
+  await page.locator(".diff-add", {hasText: "+Name the part of the product that changed"}).waitFor();
+  await page.locator(".diff-del", {hasText: "-Never name the part of the product that changed."}).waitFor();
+  await t.screenshot({fullPage: true});
+}
+
+// A canary of the served agent's queued proposal started from its page, at 100% and decided by a
+// person: runs of the agent started through the API show up in the panel's counts as they end,
+// without a reload (the page follows the canary's events), and a rollback from the page rejects
+// the proposal.
+async function canaryStartedFromUi(t) {
+  const {page, ids} = t;
+  await open(t, `#/improve/${encodeURIComponent(ids.canary)}`);
+  await page.locator('.live-state[data-state="open"]').waitFor();
+  const form = page.locator("form.canary-form");
+  await form.getByLabel("Share of new runs (%)").fill("100");
+  assert(!(await form.getByLabel("Decide on its own (auto)").isChecked()), "auto is on by default");
+  await form.getByRole("button", {name: "Start canary"}).click();
+  const panel = page.locator(".canary-panel");
+  await panel.locator('[data-canary="state"] .badge-running').waitFor();
+  const runs = (arm, count) =>
+    panel.locator(`tr[data-arm="${arm}"] td[data-count="runs"]`, {hasText: new RegExp(`^${count}$`)});
+  await runs("proposal", 0).waitFor();
+  // Apply is refused while the canary runs, so the page no longer offers it.
+  assert(await page.getByRole("button", {name: "Apply proposal"}).count() === 0, "apply is still offered");
+  await page.evaluate(() => { window.mendNotReloaded = true; });
+  const tasks = ["Merged: SHOP-311 fixes search results ignoring the size filter.",
+                 "Merged: SHOP-318 makes the cart page load twice as fast."];
+  for (const task of tasks) {
+    const response = await fetch(`${t.url}/api/v1/runs`, {
+      method: "POST",
+      headers: {Authorization: `Bearer ${t.token}`, "Content-Type": "application/json"},
+      body: JSON.stringify({agent: "changelog-writer", task}),
+    });
+    assert(response.status === 202, `starting a run of changelog-writer answered ${response.status}`);
+  }
+  await runs("proposal", 2).waitFor({timeout: 30000});
+  await runs("baseline", 0).waitFor();
+  await panel.locator('tr[data-arm="proposal"] td[data-count="successes"]', {hasText: /^2$/}).waitFor();
+  await panel.locator('[data-canary="recommendation"]', {hasText: "continue"}).waitFor();
+  assert(await page.evaluate(() => window.mendNotReloaded === true), "the page was reloaded");
+  await t.screenshot({fullPage: true});
+  await panel.getByRole("button", {name: "Roll back"}).click();
+  await panel.locator('[data-canary="state"] .badge-rolled_back').waitFor();
+  await panel.locator('[data-canary="decision"]', {hasText: "roll_back_manual"}).waitFor();
+  await page.locator(".badge-rejected").first().waitFor();
+  assert(await panel.getByRole("button", {name: "Promote"}).count() === 0, "a decided canary offers promote");
+}
+
+// An attempt of the served agent started from the improve page: its job shows how it goes and what
+// it came to, and the attempts list gets the new attempt, without a reload.
+async function improveStartedFromUi(t) {
+  const {page} = t;
+  await open(t, "#/improve");
+  await page.locator('.live-state[data-state="open"]').waitFor();
+  await page.evaluate(() => { window.mendNotReloaded = true; });
+  const form = page.locator(".start-improve form");
+  await form.getByLabel("Agent", {exact: true}).selectOption("changelog-writer");
+  await form.getByLabel("Repeats", {exact: true}).fill("2");
+  await form.getByLabel("Rounds", {exact: true}).fill("1");
+  await form.getByLabel("Candidates", {exact: true}).fill("1");
+  await form.getByLabel("Held-out fraction", {exact: true}).fill("0");
+  await form.getByLabel("Seed", {exact: true}).fill("1");
+  await form.getByRole("button", {name: "Start attempt"}).click();
+  const job = page.locator("dl.improve-job");
+  await job.locator('[data-job="state"] .badge-succeeded').waitFor({timeout: 60000});
+  await job.locator('[data-job="progress"]', {hasText: /^improve: candidate \d+\/\d+ runs/}).waitFor();
+  await job.locator('[data-job="outcome"] .badge-proposal').waitFor();
+  const attempt = (await job.getByRole("link").textContent()).trim();
+  await page.locator(`table.data tr[data-attempt="${attempt}"] .badge-queued`).waitFor();
+  assert(await page.evaluate(() => window.mendNotReloaded === true), "the page was reloaded");
+  await t.screenshot({fullPage: true});
+}
+
 async function metricsOverview(t) {
   const {page} = t;
   // The store's totals as the API counts them before and after the page read them: runs that
@@ -451,6 +547,13 @@ export const TESTS = [
    needs: ["GET /api/v1/runs/ID", "POST /api/v1/runs/ID/fork", "POST /api/v1/runs/ID/resume"]},
   {name: "apply-proposal", run: applyProposal,
    needs: ["GET /api/v1/improve", "GET /api/v1/improve/ID", "POST /api/v1/improve/ID/apply"]},
+  {name: "proposals-page", run: proposalsPage, needs: ["GET /api/v1/improve", "GET /api/v1/improve/ID"]},
+  {name: "canary-started-from-ui", run: canaryStartedFromUi,
+   needs: ["GET /api/v1/improve/ID", "POST /api/v1/improve/ID/canary", "GET /api/v1/improve/ID/canary",
+           "POST /api/v1/improve/ID/rollback", "POST /api/v1/runs", "POST /api/v1/events/tickets"]},
+  {name: "improve-started-from-ui", run: improveStartedFromUi,
+   needs: ["POST /api/v1/improve", "GET /api/v1/improve/job", "GET /api/v1/agents",
+           "POST /api/v1/events/tickets"]},
   {name: "metrics-overview", run: metricsOverview, needs: ["GET /metrics", "GET /api/v1/metrics"]},
   {name: "run-appears-live", run: runAppearsLive,
    needs: ["POST /api/v1/events/tickets", "GET /api/v1/runs", "POST /api/v1/runs"]},

@@ -1,8 +1,11 @@
 // Seeds a mend home for the browser tests with real `mend` commands against the fake LLM server:
 // two runs waiting for approval (one task holds markup that must stay text), a run waiting for an
 // answer, a failed run whose lesson job ends in the dead-letter queue, a run whose tool result an
-// output check replaced, memory facts, and a queued improve proposal (the skill-fix scenario of
-// bench/improve); also a failed run whose lesson a later similar run receives.
+// output check replaced, memory facts, and two queued improve proposals (the skill-fix scenario of
+// bench/improve): one of a folder outside serve.agents_dir, one of the served agent
+// `changelog-writer`, whose [improve] table gives the check and the cases (for a canary started from
+// the UI, and an attempt started from it); also a failed run whose lesson a later similar run
+// receives.
 import {spawnSync} from "node:child_process";
 import {cpSync, mkdirSync, readFileSync, writeFileSync} from "node:fs";
 import path from "node:path";
@@ -144,11 +147,21 @@ export function prepare(dir, repo) {
   const scenario = path.join(repo, "bench", "improve", "skill-fix");
   const improveAgent = path.join(dir, "improve", "changelog-writer");
   cpSync(path.join(scenario, "agent"), improveAgent, {recursive: true});
+  const check = path.join(repo, "bench", "improve", "lib", "check_answer");
+  // The same agent served by mend serve: runs of it can be started from the API (a canary's), and
+  // its [improve] table lets an attempt start with nothing but its name.
+  const servedAgent = path.join(agents, "changelog-writer");
+  cpSync(path.join(scenario, "agent"), servedAgent, {recursive: true});
+  cpSync(path.join(scenario, "cases.jsonl"), path.join(servedAgent, "cases.jsonl"));
+  const toml = readFileSync(path.join(servedAgent, "agent.toml"), "utf8");
+  writeFileSync(path.join(servedAgent, "agent.toml"),
+                toml + `\n[improve]\ncheck = [${JSON.stringify(check)}, "\${AGENT_DIR}"]\n` +
+                'cases = "cases.jsonl"\n');
   const scenarioRoutes = JSON.parse(readFileSync(path.join(scenario, "routes.json"), "utf8"));
   const routesFile = path.join(dir, "routes.json");
   writeFileSync(routesFile, JSON.stringify(routes(scenarioRoutes), null, 1));
-  return {agents, routesFile, improveAgent, cases: path.join(scenario, "cases.jsonl"),
-          check: path.join(repo, "bench", "improve", "lib", "check_answer")};
+  return {agents, routesFile, improveAgent, servedAgent, cases: path.join(scenario, "cases.jsonl"),
+          check};
 }
 
 function expectStatus(result, status, what) {
@@ -199,6 +212,14 @@ export function seed(seeder, paths) {
   }
   ids.improve = improve.json.attempt_id;
   seedInjectedLesson(seeder, paths, ids);
+  // The served agent's attempt takes its check and cases from the folder's [improve] table.
+  const served = seeder.mendJson(["improve", paths.servedAgent, "--held-out", "0", "--seed", "1",
+                                  "--candidates", "1", "--rounds", "1", "--repeats", "2",
+                                  "--concurrency", "2"]);
+  if (!served.json || served.json.outcome !== "proposal") {
+    throw new Error(`mend improve of the served agent: expected a proposal, got ${JSON.stringify(served.json)}`);
+  }
+  ids.canary = served.json.attempt_id;
   const lessons = seeder.mendJson(["reflect", "list"]);
   const dlq = (lessons.json && lessons.json.dlq) || [];
   if (dlq.length !== 1) throw new Error(`expected one dead letter, got ${JSON.stringify(lessons.json)}`);

@@ -1,6 +1,7 @@
 // Unit tests of the web UI's modules that need no DOM (node --test): time parsing and formatting,
 // the trace waterfall's model, the Prometheus text parser, links built from data, and the tool
-// calls an approval is for, and the audit line of an improve attempt.
+// calls an approval is for, and the audit line, gains, costs and canary figures of an improve
+// attempt.
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
@@ -8,7 +9,8 @@ import {safeHref} from "../../src/server/ui/lib/dom.js";
 import {formatDuration, formatUptime, formatUsd, interruptionText, preview, runStatus, toMillis}
   from "../../src/server/ui/lib/format.js";
 import {headline, parseMetrics} from "../../src/server/ui/lib/prometheus.js";
-import {auditText} from "../../src/server/ui/pages/improve.js";
+import {auditText, costGateText, gainText, isCanaryEvent, isImproveEvent, passText, rateText, usdText}
+  from "../../src/server/ui/pages/improve.js";
 import {awaitedCalls} from "../../src/server/ui/lib/run_actions.js";
 import {attributesOf, classify, layout, modelContent, summarize, timeAxis}
   from "../../src/server/ui/lib/spans.js";
@@ -279,4 +281,40 @@ test("charts: no points is an empty chart, never a flat line of data", async () 
   assert.equal(model.empty, true);
   assert.deepEqual(model.lines, []);
   assert.deepEqual(model.xTicks.map((t) => t.label), ["2026-01-01", "2026-01-02"]);
+test("an improve attempt's gains per case read as runs, rates and signed gains", () => {
+  assert.equal(passText(2, 3), "2/3 (67%)");
+  assert.equal(passText(0, 2), "0/2 (0%)");
+  assert.equal(passText(1, 0), "");
+  assert.equal(gainText(3), "+3");
+  assert.equal(gainText(0), "0");
+  assert.equal(gainText(-2), "\u22122");
+  assert.equal(gainText(null), "");  // an audit folder from before gains were recorded
+});
+
+test("an improve attempt's costs say what the cost gate made of them", () => {
+  assert.equal(usdText(0.03), "$0.0300");
+  assert.equal(usdText(0.0000450), "$0.0000450");
+  assert.equal(usdText(null), "n/a");
+  assert.equal(usdText(0), "$0");
+  const cost = {before_per_success_usd: 0.03, after_per_success_usd: 0.01, limit_usd: 0.045,
+                max_cost_increase: 0.5};
+  assert.equal(costGateText(cost, null), "within the limit (baseline + 50%)");
+  assert.equal(costGateText({...cost, after_per_success_usd: 0.09}, "cost"),
+               "refused: above the limit (baseline + 50%)");
+  assert.match(costGateText({...cost, limit_usd: null}, null), /^no limit: the baseline never passed/);
+  assert.match(costGateText({...cost, after_per_success_usd: null}, null), /^no passing run/);
+  assert.match(costGateText(null, null), /^not recorded/);
+});
+
+test("canary events are told apart by type and proposal", () => {
+  const run = {type: "canary.run", proposal: "imp-20261202T101500-3fa2c1d0", arm: "baseline"};
+  assert.ok(isCanaryEvent(run));
+  assert.ok(isCanaryEvent(run, "imp-20261202T101500-3fa2c1d0"));
+  assert.ok(!isCanaryEvent(run, "imp-20261202T101500-00000000"));
+  assert.ok(!isCanaryEvent({type: "run.completed", run: "r-1"}));
+  assert.ok(isImproveEvent({type: "improve.progress", line: "improve: baseline 1/4 runs"}));
+  assert.ok(isImproveEvent({type: "canary.decided"}));
+  assert.ok(!isImproveEvent({type: "heal.action"}));
+  assert.equal(rateText(0.125, [0.041, 0.29]), "12.5% (4.1%\u201329.0%)");
+  assert.equal(rateText(0, null), "0.0%");
 });

@@ -171,6 +171,36 @@ TEST_F(ImproveCommandTest, ShowNamesTheVerdictTheEditedScoresNoLongerGive) {
                                "cases[1].verdict: recorded better, recomputed same (case b)\n"));
 }
 
+// Without --check and --cases the folder's [improve] table gives them, as it does to the server:
+// the check as an argv with ${AGENT_DIR}, the cases file from the folder.
+TEST_F(ImproveCommandTest, TheImproveTableGivesTheCheckAndTheCases) {
+  std::vector<std::string> args = {"improve",      agent_, "--held-out", "0", "--repeats",     "2",
+                                   "--candidates", "1",    "--rounds",   "1", "--concurrency", "1",
+                                   "--json"};
+  Script("[]");
+  EXPECT_EQ(MendWithModel(args), 2);
+  EXPECT_THAT(err(), HasSubstr("--check CMD is required (or `check` in the [improve] table"));
+  Write(agent_ + "/check.sh", std::string(kCheckAnswerOk) + "\n");
+  Write(agent_ + "/agent.toml",
+        std::string(kAgentToml) + "[improve]\ncheck = [\"sh\", \"${AGENT_DIR}/check.sh\"]\n");
+  EXPECT_EQ(MendWithModel(args), 2);
+  EXPECT_THAT(err(), HasSubstr("give one of --cases FILE and --from-failures (or `cases` in the "
+                               "[improve] table"));
+  EXPECT_EQ(Mend({"improve", agent_, "--check", "true", "--cases", cases_, "--from-failures"}), 2);
+  EXPECT_THAT(err(), HasSubstr("give one of --cases FILE and --from-failures, not both"));
+
+  Write(agent_ + "/cases.jsonl", "{\"id\": \"a\", \"task\": \"A\"}\n");
+  Write(agent_ + "/agent.toml", std::string(kAgentToml) +
+                                    "[improve]\ncheck = [\"sh\", \"${AGENT_DIR}/check.sh\"]\n"
+                                    "cases = \"cases.jsonl\"\ntimeout_seconds = 20\n");
+  Script(AttemptScript(2, "ANSWER-NO", "ANSWER-OK"));
+  ASSERT_EQ(MendWithModel(args), 0) << err();
+  EXPECT_EQ(Json()["outcome"], "proposal") << out();
+  EXPECT_EQ(Json()["cases"][0]["id"], "a");
+  EXPECT_EQ(Json()["cases"][0]["before"], 0);
+  EXPECT_EQ(Json()["cases"][0]["after"], 2);
+}
+
 TEST_F(ImproveCommandTest, ACheckThatEchoesTheRunReachesTheEditorOnlyEscaped) {
   Write(cases_, R"({"id": "c", "task": "Convert 3 in"})"
                 "\n");

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -211,6 +212,25 @@ TEST_F(EvaluateTest, PassingAndFailingCasesAreScoredByTheCheck) {
   EXPECT_EQ(fail.check.error, "");
   EXPECT_EQ(fail.score().cost_usd, 0.25);
   // The scratch folder EvaluateArm created is gone again.
+  EXPECT_FALSE(fs_.Exists(Path("scratch")));
+}
+
+// A raised stop flag (a server shutting down) starts no further run: the arm has no result.
+TEST_F(EvaluateTest, AStopStartsNoFurtherRunAndTheArmIsCancelled) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> calls{0};
+  FunctionProvider model([&](const llm::CompletionRequest& request) {
+    ++calls;
+    stop.store(true);  // raised during the first run
+    return EchoTask(request);
+  });
+  EvaluateOptions options = Options(&model);
+  options.stop = &stop;
+  options.repeats = 3;
+  std::vector<Case> cases = {{"a", "good", "", {}, {}}, {"b", "bad", "", {}, {}}};
+  Result<ArmRuns> arm = EvaluateArm(OriginalText(), cases, options);
+  EXPECT_EQ(arm.status().code(), StatusCode::kCancelled) << arm.status();
+  EXPECT_EQ(calls.load(), 1);
   EXPECT_FALSE(fs_.Exists(Path("scratch")));
 }
 

@@ -95,6 +95,21 @@ struct CanarySpec {
   std::chrono::milliseconds timeout{30'000};  ///< how long the command may run
 };
 
+/// agent.toml's [improve] table (docs/improve.md, "Starting an attempt from the server"): what an
+/// improve attempt of the folder checks and on which cases, so a request that only names the
+/// folder (POST /api/v1/improve, `mend improve AGENT_DIR` without --check/--cases) can run one.
+struct ImproveSpec {
+  /// argv of the check command as written (improve's check protocol; a case's check_args are
+  /// appended). ${AGENT_DIR} is the folder and a relative program holding a '/' is taken relative
+  /// to it when the attempt runs (agent::ExpandCommand); ${WORKSPACE} is refused (the check runs
+  /// in the run's workspace). Empty: none.
+  std::vector<std::string> check;
+  /// The cases file (JSONL, improve/cases.h) as written: a relative path inside the folder, without
+  /// `..`. Empty: none.
+  std::string cases;
+  std::chrono::milliseconds timeout{60'000};  ///< how long one check may run
+};
+
 /// One [[mcp_servers]] table of agent.toml (docs/mcp.md): an MCP server whose tools the agent gets
 /// as `<name>__<tool>`. The agent module only loads and validates it; app starts the server and
 /// hands its tools to the agent (AgentOptions::extra_tools).
@@ -122,7 +137,7 @@ struct McpServerSpec {
 /// A loaded, validated agent folder (docs/agent_folder.md):
 /// ```
 ///   agent.toml        name, model, tools, [limits], [tool_options.<name>], [[checks]], [shadow],
-///                     [[mcp_servers]]
+///                     [[mcp_servers]], [canary], [improve]
 ///   instructions.md   the system prompt
 ///   skills/*.md       front matter (name, description) + body
 ///   tools/*.toml      external command tools
@@ -145,6 +160,7 @@ struct AgentSpec {
   ShadowSpec shadow;                       ///< [shadow]
   std::vector<McpServerSpec> mcp_servers;  ///< in the file's order
   CanarySpec canary;                       ///< [canary]
+  ImproveSpec improve;                     ///< [improve]
   /// Lowercase hex SHA-256 of agent.toml's bytes (run fingerprints, run_origin.h).
   std::string agent_toml_sha256;
 };

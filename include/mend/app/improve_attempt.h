@@ -3,6 +3,7 @@
 // RunImproveAttempt, one improve attempt with the runtime's wiring (docs/improve.md): an
 // ImproveRequest in, an ImproveAttempt out, for `mend improve`, `mend demo` and the server.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "mend/agent/agent_spec.h"
+#include "mend/base/file_system.h"
 #include "mend/base/result.h"
 #include "mend/improve/cases.h"
 #include "mend/improve/improve.h"
@@ -70,7 +72,41 @@ struct ImproveRequest {
   /// Optional: one line of progress at a time ("improve: baseline 3/12 runs; ..."), for a display
   /// that overwrites its last line. Called from the evaluation's threads, one call at a time.
   std::function<void(const std::string& line)> on_progress;
+  /// Optional: called once the attempt is recorded (its audit folder exists), with its id, before
+  /// any run.
+  std::function<void(const std::string& attempt_id)> on_started;
+  /// Optional, borrowed: once it reads true no new evaluation run starts, runs in flight stop at
+  /// their next checkpoint, and the attempt ends with kCancelled (recorded as failed) at its next
+  /// arm. `mend serve` raises it when it shuts down.
+  const std::atomic<bool>* stop = nullptr;
 };
+
+/// Which names the errors of ValidateImproveRequest give the numbers: `mend improve`'s flags
+/// (`--held-out`) or POST /api/v1/improve's fields (`held_out_fraction`).
+enum class ImproveFieldNames { kFlags, kJson };
+
+/// The limits of an ImproveRequest's numbers, one rule for the CLI and the API: held_out_fraction
+/// in [0, 1), max_cost_increase finite and >= 0, candidates and rounds 1 to 20, repeats 2 to 100,
+/// concurrency 1 to 64, a positive check timeout. kInvalidArgument naming the first that is not
+/// ("--candidates must be between 1 and 20", "candidates must be between 1 and 20"). Pure.
+Status ValidateImproveRequest(const ImproveRequest& request, ImproveFieldNames names);
+
+/// The check command of the agent folder's [improve] table (agent_spec.h) for the folder at
+/// `agent_dir` (absolute): ${AGENT_DIR} replaced by it and a relative program holding a '/' taken
+/// relative to it (agent::ExpandCommand). kInvalidArgument saying so when the table has no check.
+Result<std::vector<std::string>> ImproveTableCheck(const agent::AgentSpec& spec,
+                                                   const std::string& agent_dir);
+
+/// The cases of the [improve] table's `cases` file, read from the folder at `agent_dir`
+/// (improve::LoadCasesFile, so relative workspaces are taken from the file's folder).
+/// kInvalidArgument saying so when the table names no cases file; LoadCasesFile's errors.
+Result<std::vector<improve::Case>> ImproveTableCases(FileSystem& fs, const agent::AgentSpec& spec,
+                                                     const std::string& agent_dir);
+
+/// An attempt of the folder as its [improve] table describes it: request.check_command,
+/// check_timeout and cases from the table (ImproveTableCheck, ImproveTableCases);
+/// request.agent_dir must be set. Their errors.
+Status UseImproveTable(FileSystem& fs, const agent::AgentSpec& spec, ImproveRequest& request);
 
 /// One finished attempt and what became of its proposal.
 struct ImproveAttempt {

@@ -18,6 +18,17 @@
 
 namespace mend::app {
 
+/// One case of a gate decision as `mend improve --json` prints it:
+/// {"id","held_out","runs","before","after","verdict"} (`before`/`after`: passing runs out of
+/// `runs` of the baseline and the candidate).
+nlohmann::json DecisionCaseJson(const improve::CaseResult& c);
+
+/// The cost figures of a gate decision as `mend improve --json` prints them:
+/// {"before_per_success_usd","after_per_success_usd","limit_usd","max_cost_increase"}; a figure
+/// that is undefined (no passing run, no limit) is null.
+nlohmann::json DecisionCostJson(const improve::ArmCost& baseline, const improve::ArmCost& candidate,
+                                double max_cost_increase, const std::optional<double>& limit);
+
 /// {"status","note","created_at","decided_at","agent_dir","files":[path...]}, or null.
 nlohmann::json ProposalJson(const std::optional<improve::Proposal>& proposal);
 
@@ -56,7 +67,9 @@ Result<AttemptDetail> ReadAttemptDetail(FileSystem& fs, improve::AttemptStore& s
 
 /// `show --json`: {"attempt_id","agent_dir","host":null|"...","audit_dir","audit_here","outcome",
 /// "gate":null|"...","cases","editor_exchanges","score_rows",
-/// "decision":null|{"candidate","outcome","gate","reason"},"recomputed_matches":null|bool,
+/// "decision":null|{"candidate","outcome","gate","reason","cases":[DecisionCaseJson + "gain"],
+/// "cost":null|DecisionCostJson + {"before","after"}:{"total_usd","runs","passes"}},
+/// "recomputed_matches":null|bool,
 /// "recomputed_mismatch":null|"<first differing field>","error":null|{"code","message"},"card",
 /// "proposal":PROPOSAL,"diff","changed_files":[...]}.
 nlohmann::json AttemptDetailJson(const AttemptDetail& detail);

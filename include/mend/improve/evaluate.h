@@ -4,6 +4,7 @@
 // every case K times in scratch copies, with shadow mode and the folder's checks, and scores each
 // run with the check command. AgentText is the part of a folder an editor may change.
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -115,6 +116,9 @@ struct EvaluateOptions {
   };
   std::function<Result<RunTools>(const agent::AgentSpec&, const std::string& workspace)>
       extra_tools;  ///< see RunTools
+  /// Optional, borrowed: once it reads true no new run starts and runs in flight stop at their
+  /// next checkpoint (AgentOptions::stop); EvaluateArm then returns kCancelled.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// Runs every case `options.repeats` times with the agent folder's text replaced by `text`: each

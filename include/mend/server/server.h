@@ -24,7 +24,8 @@ struct ServerOptions {
   /// When not empty, every request but /healthz, /readyz and the web UI's static files must carry
   /// `Authorization: Bearer <token>`. Required for an address that is not loopback.
   std::string token;
-  /// Folder whose subfolders are the agents POST /api/v1/runs may start. Empty: none.
+  /// Folder whose subfolders are the agents POST /api/v1/runs may start runs of and
+  /// POST /api/v1/improve may start improve attempts of. Empty: none.
   std::string agents_dir;
   int64_t max_body_bytes = 1 << 20;  ///< larger request bodies are refused
   int threads = 64;                  ///< requests handled at once (their heads read)
@@ -69,12 +70,14 @@ class Server {
   /// The bound port once Start returned OK.
   virtual int port() const = 0;
   /// Waits until no run is driven by this server (started, resumed, approved, denied or answered
-  /// through the API) or `timeout` passed on the runtime's clock, without stopping any. Returns
-  /// how many still are. For tests and embedders that want a run's outcome; thread-safe.
+  /// through the API) and no improve attempt started through it runs, or `timeout` passed on the
+  /// runtime's clock, without stopping any. Returns how many still are. For tests and embedders
+  /// that want a run's outcome; thread-safe.
   virtual int WaitForRuns(Duration timeout) = 0;
   /// Stops taking requests, asks the runs this server drives to stop at their next checkpoint and
-  /// waits for them up to drain_timeout. Returns how many runs were still in flight (they resume
-  /// from their last checkpoint later). Idempotent.
+  /// its improve attempt to stop (it is recorded as failed, CANCELLED), and waits for them up to
+  /// drain_timeout. Returns how many were still in flight (runs resume from their last checkpoint
+  /// later; an attempt still running is waited for when the server is destroyed). Idempotent.
   virtual int Stop() = 0;
 };
 

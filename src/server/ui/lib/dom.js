@@ -103,7 +103,8 @@ export function textBlock(text, limit = 4000) {
 // the data itself).
 const STATUS_CLASSES = new Set(["running", "interrupted", "waiting", "completed", "failed", "quarantined",
                                 "queued", "applied", "rejected", "proposal", "no_improvement",
-                                "error", "ok"]);
+                                "error", "ok", "succeeded", "promoted", "rolled_back", "better",
+                                "worse", "same"]);
 export function badge(text, kind) {
   const word = String(kind ?? text ?? "");
   const cls = STATUS_CLASSES.has(word) ? "badge badge-" + word : "badge";
