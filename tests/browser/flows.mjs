@@ -297,6 +297,7 @@ async function proposalsPage(t) {
   await page.locator(".diff-add", {hasText: "+Name the part of the product that changed"}).waitFor();
   await page.locator(".diff-del", {hasText: "-Never name the part of the product that changed."}).waitFor();
   await t.screenshot({fullPage: true});
+  await t.docsImage("improve-attempt", {fullPage: true});
 }
 
 // A canary of the served agent's queued proposal started from its page, at 100% and decided by a
@@ -335,6 +336,7 @@ async function canaryStartedFromUi(t) {
   await panel.locator('[data-canary="recommendation"]', {hasText: "continue"}).waitFor();
   assert(await page.evaluate(() => window.mendNotReloaded === true), "the page was reloaded");
   await t.screenshot({fullPage: true});
+  await t.docsImage("canary", {fullPage: true});
   await panel.getByRole("button", {name: "Roll back"}).click();
   await panel.locator('[data-canary="state"] .badge-rolled_back').waitFor();
   await panel.locator('[data-canary="decision"]', {hasText: "roll_back_manual"}).waitFor();
@@ -361,6 +363,7 @@ async function improveStartedFromUi(t) {
   await job.locator('[data-job="state"] .badge-succeeded').waitFor({timeout: 60000});
   await job.locator('[data-job="progress"]', {hasText: /^improve: candidate \d+\/\d+ runs/}).waitFor();
   await job.locator('[data-job="outcome"] .badge-proposal').waitFor();
+  await t.docsImage("improve");
   const attempt = (await job.getByRole("link").textContent()).trim();
   await page.locator(`table.data tr[data-attempt="${attempt}"] .badge-queued`).waitFor();
   assert(await page.evaluate(() => window.mendNotReloaded === true), "the page was reloaded");
@@ -448,6 +451,7 @@ async function chartsDrawn(t) {
   await open(t, "#/charts?by=model&range=24h");
   await page.locator('figure[data-metric="count"] circle').first().waitFor();
   await t.screenshot();
+  await t.docsImage("charts", {fullPage: true});
   // A range without runs says so instead of drawing a flat line.
   await open(t, "#/charts?by=agent&range=24h&key=no-such-agent");
   await page.getByText("No runs in this range").waitFor();
@@ -472,6 +476,7 @@ async function agentPage(t) {
   await page.getByRole("link", {name: ids.replace, exact: true}).waitFor();
   assert(page.url().includes("#/agents/reader"), `not on the agent's page: ${page.url()}`);
   await t.screenshot();
+  await t.docsImage("agent", {fullPage: true});
   // A name that is not an agent is an error, not an empty page.
   await open(t, "#/agents/no-such-agent");
   await page.getByRole("alert").getByText("no agent named no-such-agent").waitFor();
@@ -486,7 +491,6 @@ async function sessionsPage(t) {
   await page.getByRole("alert").getByText("no session no-such-session").waitFor();
 }
 
-// `needs`: the API routes a test uses; the runner checks the server has them before the test.
 // A run's page lists the lesson given to it (with its score); the link opens the lesson's page,
 // which names the run it was learned from and the runs it was given to, and links back.
 async function runInjectedLessons(t) {
@@ -501,6 +505,7 @@ async function runInjectedLessons(t) {
   assert(cells[3].includes("payments database migration"), `the content excerpt is ${cells[3]}`);
   assert(cells[4] === "helped", `the run's outcome for the lesson is ${cells[4]}`);
   await t.screenshot();
+  await t.docsImage("run-memory");
   await row.getByRole("link", {name: ids.migrateLesson}).click();
   await page.getByRole("heading", {name: `Lesson ${ids.migrateLesson}`}).waitFor();
   const from = page.locator("p.came-from");
@@ -510,6 +515,7 @@ async function runInjectedLessons(t) {
   const outcome = await back.locator("td").nth(3).innerText();
   assert(outcome === "helped", `the lesson's page shows ${outcome} for the run it was given to`);
   await t.screenshot();
+  await t.docsImage("lesson");
   await back.getByRole("link", {name: ids.learned, exact: true}).click();
   await page.getByRole("heading", {name: `Run ${ids.learned}`}).waitFor();
   // The failed run's page names the lesson it produced.
@@ -519,6 +525,7 @@ async function runInjectedLessons(t) {
   await lesson.locator(`li[data-fact="${ids.migrateLesson}"]`).waitFor();
 }
 
+// `needs`: the API routes a test uses; the runner checks the server has them before the test.
 export const TESTS = [
   {name: "token-prompt-and-runs-list", asksForToken: true, run: tokenAndRunsList,
    needs: ["GET /api/v1/runs", "GET /api/v1/agents"]},

@@ -228,6 +228,16 @@ async function runTests(args, env, playwright, log) {
                  docsImage: async (name, options = {}) => {
                    if (!args.docsImages) return;
                    mkdirSync(args.docsImages, {recursive: true});
+                   // The test's temporary folder is shown as "~", so no picture names it.
+                   await page.evaluate((prefix) => {
+                     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+                     for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+                       if (n.nodeValue.includes(prefix)) n.nodeValue = n.nodeValue.split(prefix).join("~");
+                     }
+                   }, args.workDir);
+                   // From the top: a page scrolled by the test would draw sticky table headers
+                   // in the middle of a full-page picture.
+                   await page.evaluate(() => window.scrollTo(0, 0));
                    await page.screenshot({path: path.join(args.docsImages, `ui-${name}.png`), ...options});
                  }};
       let error = null;
@@ -265,6 +275,7 @@ async function main() {
   }
   mkdirSync(args.out, {recursive: true});
   const dir = mkdtempSync(path.join(os.tmpdir(), "mend-browser-"));
+  args.workDir = dir;
   const lines = [];
   const log = (line) => lines.push(line);
   let env = null;

@@ -281,6 +281,8 @@ test("charts: no points is an empty chart, never a flat line of data", async () 
   assert.equal(model.empty, true);
   assert.deepEqual(model.lines, []);
   assert.deepEqual(model.xTicks.map((t) => t.label), ["2026-01-01", "2026-01-02"]);
+});
+
 test("an improve attempt's gains per case read as runs, rates and signed gains", () => {
   assert.equal(passText(2, 3), "2/3 (67%)");
   assert.equal(passText(0, 2), "0/2 (0%)");

@@ -17,7 +17,6 @@
 
 namespace mend::lessonq {
 
-/// The defaults are docs/lesson_queue.md's (the seed's CHATCLI_QUALITY_REFLEXION_QUEUE_* defaults).
 /// What became of a job after an attempt (QueueOptions::on_job).
 enum class JobFate {
   kStored,        ///< processed: a lesson was stored
@@ -27,6 +26,7 @@ enum class JobFate {
 };
 std::string_view JobFateName(JobFate fate);  ///< "stored", "skipped", "retrying", "dead_lettered"
 
+/// The defaults are docs/lesson_queue.md's (the seed's CHATCLI_QUALITY_REFLEXION_QUEUE_* defaults).
 struct QueueOptions {
   /// The WAL queue's directory, required there: holds wal/, dlq/ and the owner lock `owner.lock`.
   /// The PostgreSQL queue does not use it.
